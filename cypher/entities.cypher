@@ -1,0 +1,86 @@
+// Entities and observations: create, add, delete.
+// Nodes are always found through the (namespace, name) constraint on :KgNode;
+// real entities carry :Entity, names only referenced by relations carry :Placeholder.
+
+// name: create_entities
+// Create the entities of one batch (turning placeholders into entities); returns the names created.
+UNWIND $rows AS row
+MERGE (n:KgNode {namespace: $ns, name: row.name})
+WITH n, row
+WHERE NOT n:Entity
+REMOVE n:Placeholder
+SET n:Entity,
+    n.entityType = row.entityType,
+    n.name_lower = row.name_lower,
+    n.type_lower = row.type_lower,
+    n.created_at = $now,
+    n.obs_next = size(row.observations)
+WITH n, row
+CALL (n, row) {
+  UNWIND range(0, size(row.observations) - 1) AS i
+  CREATE (n)-[:HAS_OBSERVATION]->(:Observation {
+    namespace: $ns, text: row.observations[i], text_lower: row.observations_lower[i],
+    seq: i, created_at: $now
+  })
+}
+RETURN row.name AS name
+
+// name: add_observations
+// Add observations to existing entities; writes nothing and returns the missing names if any entity is unknown.
+UNWIND $rows AS row
+OPTIONAL MATCH (e:KgNode {namespace: $ns, name: row.entityName})
+WITH row, CASE WHEN e:Entity THEN e ELSE null END AS e
+WITH collect({row: row, e: e}) AS pairs
+WITH pairs, [p IN pairs WHERE p.e IS NULL | p.row.entityName] AS missing
+CALL (pairs, missing) {
+  UNWIND CASE WHEN size(missing) = 0 THEN pairs ELSE [] END AS p
+  WITH p.e AS e, p.row AS row
+  WITH e, row, [i IN range(0, size(row.contents) - 1)
+                WHERE NOT EXISTS { (e)-[:HAS_OBSERVATION]->(:Observation {text: row.contents[i]}) }] AS fresh
+  WITH e, row, fresh, coalesce(e.obs_next, 0) AS base
+  SET e.obs_next = base + size(fresh)
+  WITH e, row, fresh, base
+  CALL (e, row, fresh, base) {
+    UNWIND range(0, size(fresh) - 1) AS k
+    CREATE (e)-[:HAS_OBSERVATION]->(:Observation {
+      namespace: $ns, text: row.contents[fresh[k]], text_lower: row.contents_lower[fresh[k]],
+      seq: base + k, created_at: $now
+    })
+  }
+  RETURN collect({entityName: row.entityName, added: [i IN fresh | row.contents[i]]}) AS added
+}
+RETURN missing, added
+
+// name: delete_entities
+// Delete entities (or placeholders) by name with their observations and relations; drop placeholders left unconnected.
+UNWIND $names AS name
+MATCH (n:KgNode {namespace: $ns, name: name})
+OPTIONAL MATCH (n)--(p:Placeholder)
+WHERE NOT p.name IN $names
+WITH collect(DISTINCT n) AS doomed, collect(DISTINCT p) AS neighbours
+CALL (doomed) {
+  UNWIND doomed AS n
+  OPTIONAL MATCH (n)-[:HAS_OBSERVATION]->(o:Observation)
+  DETACH DELETE o
+}
+CALL (doomed) {
+  UNWIND doomed AS n
+  DETACH DELETE n
+}
+CALL (neighbours) {
+  UNWIND neighbours AS p
+  WITH p
+  WHERE NOT EXISTS { (p)--() }
+  DELETE p
+}
+RETURN size(doomed) AS deleted
+
+// name: delete_observations
+// Delete the given observation texts from entities; unknown entities and texts are ignored.
+UNWIND $rows AS row
+MATCH (e:KgNode {namespace: $ns, name: row.entityName})
+WHERE e:Entity
+MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+WHERE o.text IN row.observations
+DETACH DELETE o
+RETURN count(*) AS deleted

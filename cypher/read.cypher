@@ -1,0 +1,117 @@
+// Reads of the reference tools.  Each returns one row: `entities` (name order,
+// observations in insertion order) and `relations` (creation order) holding now.
+// Placeholders are never listed as entities; relations to them are.
+
+// name: read_graph
+// The whole namespace (at most $max_entities entities and $max_relations relations; one more signals overflow).
+CALL () {
+  MATCH (e:Entity)
+  WHERE e.namespace = $ns AND e.name IS NOT NULL
+  WITH e ORDER BY e.name
+  LIMIT $max_entities
+  CALL (e) {
+    OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+    WITH o ORDER BY o.seq
+    RETURN collect(o.text) AS observations
+  }
+  RETURN collect({name: e.name, entityType: e.entityType, observations: observations}) AS entities
+}
+CALL () {
+  MATCH (a:KgNode)-[r]->(b:KgNode)
+  WHERE a.namespace = $ns AND a.name IS NOT NULL
+    AND (r.valid_until IS NULL OR r.valid_until > $now) AND (r.valid_from IS NULL OR r.valid_from <= $now)
+  WITH a, r, b ORDER BY r.created_at, a.name, b.name, type(r)
+  LIMIT $max_relations
+  RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
+                  validFrom: r.valid_from, validUntil: r.valid_until, createdAt: r.created_at}) AS relations
+}
+RETURN entities, relations
+
+// name: read_graph_page
+// One page of entities after the name $after (name order), with the relations that start or end in the page.
+CALL () {
+  MATCH (e:Entity)
+  WHERE e.namespace = $ns AND e.name > $after
+  WITH e ORDER BY e.name
+  LIMIT $limit
+  CALL (e) {
+    OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+    WITH o ORDER BY o.seq
+    RETURN collect(o.text) AS observations
+  }
+  RETURN collect(e) AS nodes,
+         collect({name: e.name, entityType: e.entityType, observations: observations}) AS entities
+}
+CALL (nodes) {
+  UNWIND nodes AS e
+  MATCH (e)-[r]-(x:KgNode)
+  WHERE (r.valid_until IS NULL OR r.valid_until > $now) AND (r.valid_from IS NULL OR r.valid_from <= $now)
+    // each relation is listed once: in the page of its start node, or of its end when the start is a placeholder
+    AND (startNode(r) = e OR startNode(r):Placeholder)
+  WITH DISTINCT r
+  WITH r, startNode(r) AS a, endNode(r) AS b ORDER BY r.created_at, a.name, b.name, type(r)
+  RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
+                  validFrom: r.valid_from, validUntil: r.valid_until, createdAt: r.created_at}) AS relations
+}
+RETURN entities, relations
+
+// name: search_nodes
+// Case-insensitive substring search over names, types and observations (text-index backed), with touching relations.
+CALL () {
+  MATCH (e:Entity) WHERE e.name_lower CONTAINS $q AND e.namespace = $ns RETURN e
+  UNION
+  MATCH (e:Entity) WHERE e.type_lower CONTAINS $q AND e.namespace = $ns RETURN e
+  UNION
+  MATCH (o:Observation) WHERE o.text_lower CONTAINS $q AND o.namespace = $ns
+  MATCH (e:Entity)-[:HAS_OBSERVATION]->(o)
+  RETURN e
+}
+WITH e ORDER BY e.name
+LIMIT $max_entities
+WITH collect(e) AS nodes
+CALL (nodes) {
+  UNWIND nodes AS e
+  CALL (e) {
+    OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+    WITH o ORDER BY o.seq
+    RETURN collect(o.text) AS observations
+  }
+  RETURN collect({name: e.name, entityType: e.entityType, observations: observations}) AS entities
+}
+CALL (nodes) {
+  UNWIND nodes AS e
+  MATCH (e)-[r]-(x:KgNode)
+  WHERE (r.valid_until IS NULL OR r.valid_until > $now) AND (r.valid_from IS NULL OR r.valid_from <= $now)
+  WITH DISTINCT r
+  WITH r, startNode(r) AS a, endNode(r) AS b ORDER BY r.created_at, a.name, b.name, type(r)
+  RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
+                  validFrom: r.valid_from, validUntil: r.valid_until, createdAt: r.created_at}) AS relations
+}
+RETURN entities, relations
+
+// name: open_nodes
+// Entities by exact (case-sensitive) name, with every relation that starts or ends at one of them.
+UNWIND $names AS name
+MATCH (e:KgNode {namespace: $ns, name: name})
+WHERE e:Entity
+WITH DISTINCT e ORDER BY e.name
+WITH collect(e) AS nodes
+CALL (nodes) {
+  UNWIND nodes AS e
+  CALL (e) {
+    OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+    WITH o ORDER BY o.seq
+    RETURN collect(o.text) AS observations
+  }
+  RETURN collect({name: e.name, entityType: e.entityType, observations: observations}) AS entities
+}
+CALL (nodes) {
+  UNWIND nodes AS e
+  MATCH (e)-[r]-(x:KgNode)
+  WHERE (r.valid_until IS NULL OR r.valid_until > $now) AND (r.valid_from IS NULL OR r.valid_from <= $now)
+  WITH DISTINCT r
+  WITH r, startNode(r) AS a, endNode(r) AS b ORDER BY r.created_at, a.name, b.name, type(r)
+  RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
+                  validFrom: r.valid_from, validUntil: r.valid_until, createdAt: r.created_at}) AS relations
+}
+RETURN entities, relations

@@ -1,0 +1,41 @@
+// Relations: real Neo4j relationship types between :KgNode nodes, created and
+// matched with the dynamic $(...) form between nodes already bound by their key.
+
+// name: create_relations
+// Create relations, skipping (from, to, type) that already hold now; unknown ends become placeholders.
+UNWIND $rows AS row
+MERGE (a:KgNode {namespace: $ns, name: row.from})
+  ON CREATE SET a:Placeholder, a.created_at = $now
+MERGE (b:KgNode {namespace: $ns, name: row.to})
+  ON CREATE SET b:Placeholder, b.created_at = $now
+// Take both nodes' write locks before the existence check, so concurrent writers serialise.
+SET a.kg_lock = true, b.kg_lock = true
+REMOVE a.kg_lock, b.kg_lock
+WITH a, b, row
+CALL (a, b, row) {
+  OPTIONAL MATCH (a)-[x:$(row.relationType)]->(b)
+  WHERE (x.valid_until IS NULL OR x.valid_until > $now) AND (x.valid_from IS NULL OR x.valid_from <= $now)
+  WITH a, b, row, count(x) AS existing
+  WHERE existing = 0
+  CREATE (a)-[r:$(row.relationType)]->(b)
+  SET r.weight = row.weight, r.valid_from = coalesce(row.valid_from, $now), r.valid_until = row.valid_until,
+      r.created_at = $now
+  RETURN r
+}
+RETURN row.from AS from, row.to AS to, row.relationType AS relationType
+
+// name: delete_relations
+// Delete every copy of the given (from, to, type) relations; drop placeholders left unconnected.
+UNWIND $rows AS row
+MATCH (a:KgNode {namespace: $ns, name: row.from})
+MATCH (b:KgNode {namespace: $ns, name: row.to})
+MATCH (a)-[r:$(row.relationType)]->(b)
+DELETE r
+WITH collect(DISTINCT a) + collect(DISTINCT b) AS ends
+CALL (ends) {
+  UNWIND ends AS p
+  WITH DISTINCT p
+  WHERE p:Placeholder AND NOT EXISTS { (p)--() }
+  DELETE p
+}
+RETURN size(ends) AS touched

@@ -1,0 +1,3 @@
+from kg_neo4j.cli import main
+
+raise SystemExit(main())

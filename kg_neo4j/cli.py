@@ -1,0 +1,139 @@
+"""``kg-neo4j``: serve, manage a local Neo4j, import and export.
+
+Flags override the environment (``Settings``).  Logs and progress go to stderr;
+stdout carries only command output (and, under ``serve`` over stdio, the protocol).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from kg_neo4j import __version__
+from kg_neo4j.errors import KgError
+from kg_neo4j.settings import PROFILES, Settings
+
+log = logging.getLogger("kg_neo4j")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--namespace", help="graph namespace to use (default: 'default')")
+    p.add_argument("--log-level", dest="log_level", help="DEBUG, INFO, WARNING, ERROR")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kg-neo4j", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"kg-neo4j {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the MCP server (stdio by default)")
+    _common(serve)
+    serve.add_argument("--transport", choices=["stdio", "http"])
+    serve.add_argument("--host", help="HTTP bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="HTTP port (default 8000)")
+    serve.add_argument("--tools", choices=PROFILES, help="tool profile (default: 'default')")
+    serve.add_argument("--auth-token", dest="auth_token", help="bearer token required over HTTP")
+    serve.add_argument("--allowed-origin", dest="allowed_origins", action="append",
+                       help="extra browser Origin allowed over HTTP (repeatable)")
+    serve.add_argument("--max-answer-bytes", dest="max_answer_bytes", type=int,
+                       help="server-wide cap on one answer's size")
+
+    neo = sub.add_parser("neo4j", help="manage the local (no-Docker) Neo4j server")
+    neo.add_argument("action", choices=["start", "stop", "status", "env"])
+
+    imp = sub.add_parser("import", help="import a memory file (reference JSONL, memory.json, Simple Memory, "
+                                        "MemoryMesh JSONL, kg-neo4j full export)")
+    _common(imp)
+    imp.add_argument("path")
+    imp.add_argument("--format", dest="fmt", default="auto",
+                     choices=["auto", "jsonl", "memory-json", "simple-memory", "memorymesh", "full"])
+    imp.add_argument("--batch-size", dest="batch_size", type=int, default=1000)
+    imp.add_argument("--no-progress", dest="progress", action="store_false")
+
+    exp = sub.add_parser("export", help="export a namespace to a file")
+    _common(exp)
+    exp.add_argument("path")
+    exp.add_argument("--format", dest="fmt", default="jsonl", choices=["jsonl", "full"])
+    exp.add_argument("--no-progress", dest="progress", action="store_false")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    keys = ["namespace", "log_level", "transport", "host", "port", "tools", "auth_token", "allowed_origins",
+            "max_answer_bytes"]
+    overrides: dict[str, Any] = {k: getattr(args, k, None) for k in keys}
+    return Settings().with_overrides(**overrides)
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(stream=sys.stderr, level=level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("neo4j").setLevel(logging.WARNING)
+    logging.getLogger("mcp").setLevel(logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = _settings(args)
+        _setup_logging(settings.log_level)
+        return _dispatch(args, settings)
+    except KgError as exc:
+        print(f"kg-neo4j: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "serve":
+        from kg_neo4j.server.app import serve_http, serve_stdio
+
+        if settings.transport == "http":
+            from kg_neo4j.server.http import check_bind
+
+            check_bind(settings)
+            asyncio.run(serve_http(settings))
+        else:
+            asyncio.run(serve_stdio(settings))
+        return 0
+    if args.command == "neo4j":
+        from kg_neo4j.localdb import LocalNeo4j
+
+        local = LocalNeo4j(settings)
+        if args.action == "start":
+            local.start()
+            print(f"Neo4j is running at {local.bolt_uri} (Browser: http://127.0.0.1:{settings.local_http_port}/browser/)")
+        elif args.action == "stop":
+            was = local.stop()
+            print("Neo4j stopped" if was else "Neo4j was not running")
+        elif args.action == "status":
+            status = local.status()
+            print(json.dumps(status, indent=2, default=str))
+            return 0 if status.get("running") else 1
+        else:
+            print("\n".join(local.env_lines()))
+        return 0
+    if args.command == "import":
+        from kg_neo4j.transfer import run_import
+
+        report = asyncio.run(run_import(settings, args.path, fmt=args.fmt, batch_size=args.batch_size,
+                                        progress=args.progress))
+        print(json.dumps(report, indent=2))
+        return 0 if not report.get("rejected") else 1
+    if args.command == "export":
+        from kg_neo4j.transfer import run_export
+
+        report = asyncio.run(run_export(settings, args.path, fmt=args.fmt, progress=args.progress))
+        print(json.dumps(report, indent=2))
+        return 0
+    raise AssertionError(args.command)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,41 @@
+"""One error family.  Every error a user can cause is a ``KgError``; the server maps
+them to MCP tool errors in one place (``kg_neo4j.server.app``)."""
+
+from __future__ import annotations
+
+
+class KgError(Exception):
+    """Base of every kg-neo4j error; ``str(err)`` says what to fix."""
+
+
+class ValidationError(KgError):
+    """Input that breaks a rule (size, emptiness, ranges); nothing was written."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class NotFoundError(KgError):
+    """A named thing that must exist does not, e.g. ``NotFoundError("entity", "Bob")``."""
+
+    def __init__(self, kind: str, name: str, message: str | None = None) -> None:
+        super().__init__(message or f"{kind.capitalize()} with name {name} not found")
+        self.kind = kind
+        self.name = name
+
+
+class TooLargeError(KgError):
+    """An answer would exceed the server-wide cap; the message says how to page."""
+
+
+class ConfigError(KgError):
+    """Bad configuration, or a missing prerequisite such as Java or Maven."""
+
+
+class CypherFileError(KgError):
+    """A malformed ``cypher/*.cypher`` file; the message carries ``file:line``."""
+
+
+class Neo4jUnavailableError(KgError):
+    """Neo4j could not be reached or started."""

@@ -1,0 +1,120 @@
+"""Typed shapes of what goes in and out of the store, with the documented limits.
+
+Names follow the reference memory server (camelCase fields).  Every limit below is
+listed in the README ("Limits"); input over a limit is rejected before anything is
+written.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+# --- limits -----------------------------------------------------------------
+MAX_NAME_CHARS = 1024  # entity names: with a 255-char namespace stays under Neo4j's 8 KB index key limit
+MAX_TYPE_CHARS = 1024  # entityType
+MAX_RELATION_TYPE_CHARS = 255
+MAX_OBSERVATION_CHARS = 8000  # under the text index's 32 KB key limit even at 4 bytes a character
+MAX_ITEMS_PER_CALL = 10_000  # entities / relations / names / deletions in one call
+MAX_OBSERVATIONS_PER_ITEM = 1_000
+MAX_QUERY_CHARS = 1024
+
+Name = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_NAME_CHARS)]
+EntityType = Annotated[str, StringConstraints(strict=True, max_length=MAX_TYPE_CHARS)]
+RelationType = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_RELATION_TYPE_CHARS)]
+ObservationText = Annotated[str, StringConstraints(strict=True, max_length=MAX_OBSERVATION_CHARS)]
+
+
+def _no_blank(v: str, what: str) -> str:
+    if not v.strip():
+        raise ValueError(f"{what} must not be empty or only whitespace")
+    return v
+
+
+class _In(BaseModel):
+    # Like the reference (zod), unknown keys are ignored; known ones are strictly typed.
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class EntityIn(_In):
+    name: Name
+    entityType: EntityType
+    observations: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
+
+    _check_name = field_validator("name")(lambda v: _no_blank(v, "name"))
+
+
+class RelationIn(_In):
+    from_: Name = Field(alias="from")
+    to: Name
+    relationType: RelationType
+    weight: float = Field(default=1.0, ge=0.0, le=1.0, strict=False)
+    validFrom: datetime | None = None
+    validUntil: datetime | None = None
+
+    _check_from = field_validator("from_")(lambda v: _no_blank(v, "from"))
+    _check_to = field_validator("to")(lambda v: _no_blank(v, "to"))
+    _check_type = field_validator("relationType")(lambda v: _no_blank(v, "relationType"))
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.from_, self.to, self.relationType)
+
+
+class ObservationAdd(_In):
+    entityName: Name
+    contents: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
+
+
+class ObservationDelete(_In):
+    entityName: Name
+    observations: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
+
+
+# --- outputs ------------------------------------------------------------------
+
+
+class Entity(BaseModel):
+    name: str
+    entityType: str
+    observations: list[str]
+
+
+class Relation(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    relationType: str
+
+    def reference(self) -> dict[str, Any]:
+        return {"from": self.from_, "to": self.to, "relationType": self.relationType}
+
+
+class RelationFull(Relation):
+    """A relation with the properties kg-neo4j keeps on every relationship."""
+
+    weight: float = 1.0
+    validFrom: str | None = None
+    validUntil: str | None = None
+    createdAt: str | None = None
+
+
+class KnowledgeGraph(BaseModel):
+    entities: list[Entity]
+    relations: list[RelationFull]
+    nextCursor: str | None = None
+
+    def reference(self) -> dict[str, Any]:
+        """Exactly the reference server's ``{"entities", "relations"}`` shape."""
+        return {
+            "entities": [e.model_dump() for e in self.entities],
+            "relations": [r.reference() for r in self.relations],
+        }
+
+
+class ObservationResult(BaseModel):
+    entityName: str
+    addedObservations: list[str]

@@ -1,0 +1,117 @@
+"""Builds the MCP server for a profile and runs it over stdio or streamable HTTP.
+
+Shared resources (the Neo4j driver and the store) are opened once per process by
+:func:`open_runtime` and handed to every MCP session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import mcp.types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+
+from kg_neo4j import __version__
+from kg_neo4j.clock import Clock
+from kg_neo4j.errors import ConfigError
+from kg_neo4j.server import prompts
+from kg_neo4j.server.reference import REFERENCE_TOOLS
+from kg_neo4j.server.registry import Runtime, ToolSpec, call, tools_for
+from kg_neo4j.settings import Settings
+from kg_neo4j.store import GraphStore, connect
+from kg_neo4j.store.connection import bootstrap
+
+log = logging.getLogger(__name__)
+
+SERVER_NAME = "kg-neo4j"
+
+ALL_TOOLS: list[ToolSpec] = [*REFERENCE_TOOLS]
+
+INSTRUCTIONS = (
+    "Persistent knowledge-graph memory stored in Neo4j: entities with observations, "
+    "and typed relations between them. Names are case-sensitive identifiers."
+)
+
+
+def profile_tools(profile: str) -> list[ToolSpec]:
+    specs = tools_for(profile, ALL_TOOLS)
+    if not specs:
+        raise ConfigError(f"unknown tool profile {profile!r}")
+    return specs
+
+
+@contextlib.asynccontextmanager
+async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncIterator[Runtime]:
+    """Connect to Neo4j, bootstrap the schema, and yield the shared runtime."""
+    driver, conn = await connect(settings)
+    try:
+        await bootstrap(driver, conn.database, clock)
+        store = GraphStore(
+            driver,
+            database=conn.database,
+            namespace=settings.namespace,
+            clock=clock,
+            max_answer_bytes=settings.max_answer_bytes,
+        )
+        log.info("kg-neo4j %s: Neo4j %s database %r namespace %r profile %r",
+                 __version__, conn.uri, conn.database, settings.namespace, settings.tools)
+        yield Runtime(store=store, profile=settings.tools, max_answer_bytes=settings.max_answer_bytes)
+    finally:
+        await driver.close()
+
+
+def build_server(runtime: Runtime) -> Server[Any, Any]:
+    specs = {s.name: s for s in profile_tools(runtime.profile)}
+    server: Server[Any, Any] = Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
+
+    @server.list_tools()
+    async def _list_tools() -> list[types.Tool]:
+        return [s.tool(runtime.profile) for s in specs.values()]
+
+    @server.call_tool(validate_input=False)
+    async def _call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        spec = specs.get(name)
+        if spec is None:
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=f"Unknown tool: {name}")], isError=True
+            )
+        return await call(spec, runtime, arguments or {})
+
+    @server.list_prompts()
+    async def _list_prompts() -> list[types.Prompt]:
+        return [types.Prompt(name=prompts.PROMPT_NAME, description=prompts.PROMPT_DESCRIPTION, arguments=[])]
+
+    @server.get_prompt()
+    async def _get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+        if name != prompts.PROMPT_NAME:
+            raise ValueError(f"Unknown prompt: {name}")
+        return types.GetPromptResult(
+            description=prompts.PROMPT_DESCRIPTION,
+            messages=[types.PromptMessage(role="user",
+                                          content=types.TextContent(type="text", text=prompts.SYSTEM_PROMPT))],
+        )
+
+    return server
+
+
+async def serve_stdio(settings: Settings) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with open_runtime(settings) as runtime:
+        server = build_server(runtime)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options(NotificationOptions()))
+
+
+async def serve_http(settings: Settings) -> None:
+    import uvicorn
+
+    from kg_neo4j.server.http import build_http_app
+
+    app = build_http_app(settings)
+    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
+                            lifespan="on")
+    await uvicorn.Server(config).serve()

@@ -1,0 +1,155 @@
+"""Tool specs, profiles and the one place where errors become MCP tool errors."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import mcp.types as types
+import neo4j
+import pydantic
+
+from kg_neo4j.errors import KgError, TooLargeError, ValidationError
+from kg_neo4j.models import MAX_ITEMS_PER_CALL
+from kg_neo4j.store import GraphStore
+
+log = logging.getLogger(__name__)
+
+#: What a tool returns: the exact text block and the structured output.
+ToolOutput = tuple[str, dict[str, Any]]
+
+
+@dataclass
+class Runtime:
+    """Shared resources for every session (opened once by the server's lifespan)."""
+
+    store: GraphStore
+    profile: str
+    max_answer_bytes: int
+
+
+Handler = Callable[[Runtime, dict[str, Any]], Awaitable[ToolOutput]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Handler
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    output_schema: dict[str, Any] | None = None
+    #: Input schema to use outside the strict ``reference`` profile (adds e.g. paging).
+    extended_schema: dict[str, Any] | None = None
+    title: str | None = None
+    profiles: tuple[str, ...] = field(default=("reference", "default"))
+
+    def tool(self, profile: str) -> types.Tool:
+        schema = self.input_schema
+        if profile != "reference" and self.extended_schema is not None:
+            schema = self.extended_schema
+        return types.Tool(
+            name=self.name,
+            description=self.description,
+            inputSchema=schema,
+            outputSchema=self.output_schema,
+            annotations=types.ToolAnnotations(
+                title=self.title,
+                readOnlyHint=self.read_only,
+                destructiveHint=self.destructive if not self.read_only else None,
+                idempotentHint=self.idempotent,
+                openWorldHint=False,
+            ),
+        )
+
+
+def dump(obj: Any) -> str:
+    """JSON text exactly as the reference server writes it (``JSON.stringify(x, null, 2)``)."""
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+
+def parse_list(args: dict[str, Any], key: str, model: type[M]) -> list[M]:
+    """Validate ``args[key]`` as a list of ``model``; a clear ValidationError names the bad item."""
+    if key not in args:
+        raise ValidationError(f"missing required argument '{key}'", field=key)
+    value = args[key]
+    if not isinstance(value, list):
+        raise ValidationError(f"'{key}' must be an array, got {type(value).__name__}", field=key)
+    if len(value) > MAX_ITEMS_PER_CALL:
+        raise ValidationError(
+            f"'{key}' has {len(value)} items; at most {MAX_ITEMS_PER_CALL} are accepted in one call "
+            "(split the batch)", field=key)
+    out = []
+    for i, item in enumerate(value):
+        try:
+            out.append(model.model_validate(item))
+        except pydantic.ValidationError as exc:
+            raise ValidationError(f"{key}[{i}]: {describe(exc)}; nothing was written", field=key) from exc
+    return out
+
+
+def parse_strings(args: dict[str, Any], key: str, *, max_chars: int, allow_empty: bool = False) -> list[str]:
+    if key not in args:
+        raise ValidationError(f"missing required argument '{key}'", field=key)
+    value = args[key]
+    if not isinstance(value, list):
+        raise ValidationError(f"'{key}' must be an array of strings", field=key)
+    if len(value) > MAX_ITEMS_PER_CALL:
+        raise ValidationError(f"'{key}' has {len(value)} items; at most {MAX_ITEMS_PER_CALL} in one call", field=key)
+    for i, v in enumerate(value):
+        if not isinstance(v, str):
+            raise ValidationError(f"{key}[{i}] must be a string, got {type(v).__name__}", field=key)
+        if not allow_empty and not v.strip():
+            raise ValidationError(f"{key}[{i}] must not be empty", field=key)
+        if len(v) > max_chars:
+            raise ValidationError(f"{key}[{i}] is {len(v)} characters; the limit is {max_chars}", field=key)
+    return list(value)
+
+
+def describe(exc: pydantic.ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err["loc"]) or "value"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+async def call(spec: ToolSpec, runtime: Runtime, args: dict[str, Any]) -> types.CallToolResult:
+    """Run one tool; every failure becomes an MCP tool error (isError) that says what to fix."""
+    try:
+        text, structured = await spec.handler(runtime, args)
+        if len(text.encode()) > runtime.max_answer_bytes:
+            raise TooLargeError(
+                f"{spec.name}: the answer would exceed this server's cap of {runtime.max_answer_bytes} bytes; "
+                "narrow the request or page it"
+            )
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)],
+            structuredContent=structured,
+        )
+    except KgError as exc:
+        return _error(str(exc))
+    except neo4j.exceptions.ClientError as exc:
+        log.warning("tool %s: Neo4j rejected the request: %s", spec.name, exc)
+        return _error(f"Neo4j rejected the request ({exc.code}): {exc.message}; nothing was written")
+    except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.SessionExpired) as exc:
+        return _error(f"Neo4j is unavailable: {exc}; nothing was written, retry when it is back")
+    except Exception as exc:  # noqa: BLE001 - the server must answer, never crash
+        log.exception("tool %s failed", spec.name)
+        return _error(f"internal error in {spec.name}: {type(exc).__name__}: {exc}")
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], isError=True)
+
+
+def tools_for(profile: str, specs: Sequence[ToolSpec]) -> list[ToolSpec]:
+    return [s for s in specs if profile in s.profiles]

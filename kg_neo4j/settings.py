@@ -1,0 +1,93 @@
+"""The one place that reads the environment.
+
+Every setting has an environment variable (shown in the README's configuration
+table); CLI flags override them.  Nothing else in the package calls ``os.getenv``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Transport = Literal["stdio", "http"]
+
+#: Profiles known to ``--tools``; the server module maps each to its tool list.
+PROFILES = ("reference", "default")
+
+MAX_NAMESPACE_CHARS = 255
+
+
+def default_home() -> Path:
+    return Path.home() / ".kg-neo4j"
+
+
+class Settings(BaseSettings):
+    """kg-neo4j configuration (environment first, CLI flags override)."""
+
+    model_config = SettingsConfigDict(env_prefix="KG_NEO4J_", extra="ignore", populate_by_name=True)
+
+    # --- Neo4j connection (standard NEO4J_* names, as Neo4j's own tools use) ---
+    neo4j_uri: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_URI", "neo4j_uri"))
+    neo4j_username: str | None = Field(
+        default=None, validation_alias=AliasChoices("NEO4J_USERNAME", "NEO4J_USER", "neo4j_username")
+    )
+    neo4j_password: str | None = Field(
+        default=None, validation_alias=AliasChoices("NEO4J_PASSWORD", "neo4j_password")
+    )
+    neo4j_database: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database"))
+
+    # --- what the server exposes ---
+    namespace: str = "default"
+    transport: Transport = "stdio"
+    tools: str = "default"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    auth_token: str | None = None
+    allowed_origins: list[str] = Field(default_factory=list)
+
+    # --- limits (documented in the README) ---
+    max_answer_bytes: int = 8 * 1024 * 1024
+    max_batch_items: int = 10_000
+
+    # --- the local (no-Docker) Neo4j server ---
+    home: Path = Field(default_factory=default_home)
+    local_neo4j_version: str = "5.26.30"
+    local_bolt_port: int = 7687
+    local_http_port: int = 7474
+    local_heap: str = "1g"
+    local_pagecache: str = "1g"
+    #: Java used for the local server: ``JAVA_HOME`` (a JDK/JRE directory) and/or an explicit
+    #: ``java`` binary (``KG_NEO4J_LOCAL_NEO4J_JAVA``); otherwise ``java`` on PATH, then /usr/lib/jvm/*.
+    java_home: Path | None = Field(default=None, validation_alias=AliasChoices("JAVA_HOME", "java_home"))
+    local_neo4j_java: Path | None = None
+
+    log_level: str = "INFO"
+
+    @field_validator("namespace")
+    @classmethod
+    def _check_namespace(cls, v: str) -> str:
+        if not v or len(v) > MAX_NAMESPACE_CHARS:
+            raise ValueError(f"namespace must be a non-empty string of at most {MAX_NAMESPACE_CHARS} characters")
+        return v
+
+    @field_validator("tools")
+    @classmethod
+    def _check_profile(cls, v: str) -> str:
+        if v not in PROFILES:
+            raise ValueError(f"unknown tool profile {v!r}; choose one of: {', '.join(PROFILES)}")
+        return v
+
+    @property
+    def local_dir(self) -> Path:
+        """Where the local Neo4j keeps its binaries, config, data and logs."""
+        return self.home / "neo4j"
+
+    def with_overrides(self, **overrides: object) -> Settings:
+        """Return a copy with CLI flags applied (``None`` means "not given")."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        merged = self.model_dump()
+        merged.update(given)
+        return Settings.model_validate(merged)

@@ -1,0 +1,280 @@
+"""GraphStore: the reference memory operations on Neo4j, one namespace, one query per call.
+
+Every method is one Cypher statement (``cypher/*.cypher``, called by name) run in
+one managed transaction: a batch lands whole or not at all, and the driver retries
+transient failures (deadlocks between concurrent writers) for us.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import neo4j
+from neo4j import AsyncDriver, RoutingControl
+
+from kg_neo4j.clock import Clock, SystemClock
+from kg_neo4j.cypher import queries
+from kg_neo4j.errors import NotFoundError, TooLargeError, ValidationError
+from kg_neo4j.models import (
+    Entity,
+    EntityIn,
+    KnowledgeGraph,
+    ObservationAdd,
+    ObservationDelete,
+    ObservationResult,
+    Relation,
+    RelationFull,
+    RelationIn,
+)
+
+DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
+
+
+def _iso(value: Any) -> str | None:
+    if value is None:
+        return None
+    if hasattr(value, "to_native"):
+        value = value.to_native()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def _dedupe(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def encode_cursor(after: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"after": after}).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        after = data["after"]
+        if not isinstance(after, str):
+            raise TypeError
+        return after
+    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+        raise ValidationError("cursor is not one this server returned; omit it to start from the beginning",
+                              field="cursor") from exc
+
+
+class GraphStore:
+    """The graph of one namespace in one Neo4j database."""
+
+    def __init__(
+        self,
+        driver: AsyncDriver,
+        *,
+        database: str = "neo4j",
+        namespace: str = "default",
+        clock: Clock | None = None,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+    ) -> None:
+        self.driver = driver
+        self.database = database
+        self.namespace = namespace
+        self.clock = clock or SystemClock()
+        self.max_answer_bytes = max_answer_bytes
+        self.q = queries()
+
+    # -- plumbing --------------------------------------------------------------
+    async def run(self, name: str, *, read: bool = False, **params: Any) -> list[neo4j.Record]:
+        """Run one named statement as one managed transaction (reads routed to readers)."""
+        params.setdefault("ns", self.namespace)
+        params.setdefault("now", self.clock.now())
+        records, _, _ = await self.driver.execute_query(
+            self.q[name],
+            parameters_=params,
+            database_=self.database,
+            routing_=RoutingControl.READ if read else RoutingControl.WRITE,
+        )
+        return records
+
+    @property
+    def _max_rows(self) -> int:
+        # A cheap row guard before the byte check: no answer under the byte cap can hold more.
+        return max(1, self.max_answer_bytes // 16)
+
+    # -- writes ----------------------------------------------------------------
+    async def create_entities(self, entities: Sequence[EntityIn]) -> list[Entity]:
+        unique: dict[str, EntityIn] = {}
+        for e in entities:
+            unique.setdefault(e.name, e)
+        rows = []
+        for e in unique.values():
+            obs = _dedupe(e.observations)
+            rows.append({
+                "name": e.name,
+                "entityType": e.entityType,
+                "name_lower": e.name.lower(),
+                "type_lower": e.entityType.lower(),
+                "observations": obs,
+                "observations_lower": [o.lower() for o in obs],
+            })
+        if not rows:
+            return []
+        records = await self.run("create_entities", rows=rows)
+        created = {r["name"] for r in records}
+        return [
+            Entity(name=row["name"], entityType=row["entityType"], observations=row["observations"])
+            for row in rows
+            if row["name"] in created
+        ]
+
+    async def create_relations(self, relations: Sequence[RelationIn]) -> list[RelationFull]:
+        unique: dict[tuple[str, str, str], RelationIn] = {}
+        for r in relations:
+            unique.setdefault(r.key, r)
+        rows = [
+            {
+                "from": r.from_,
+                "to": r.to,
+                "relationType": r.relationType,
+                "weight": float(r.weight),
+                "valid_from": r.validFrom,
+                "valid_until": r.validUntil,
+            }
+            for r in unique.values()
+        ]
+        if not rows:
+            return []
+        records = await self.run("create_relations", rows=rows)
+        created = {(r["from"], r["to"], r["relationType"]) for r in records}
+        return [
+            RelationFull(**{"from": row["from"]}, to=row["to"], relationType=row["relationType"],
+                         weight=row["weight"])
+            for row in rows
+            if (row["from"], row["to"], row["relationType"]) in created
+        ]
+
+    async def add_observations(self, additions: Sequence[ObservationAdd]) -> list[ObservationResult]:
+        # One row per entity (the same entity may appear in several items of one call).
+        merged: dict[str, list[str]] = {}
+        for a in additions:
+            merged.setdefault(a.entityName, []).extend(a.contents)
+        rows = []
+        for name, contents in merged.items():
+            uniq = _dedupe(contents)
+            rows.append({"entityName": name, "contents": uniq, "contents_lower": [c.lower() for c in uniq]})
+        if not rows:
+            return []
+        records = await self.run("add_observations", rows=rows)
+        missing = records[0]["missing"]
+        if missing:
+            raise NotFoundError("entity", missing[0])
+        added = {item["entityName"]: list(item["added"]) for item in records[0]["added"]}
+        # Hand each input item the observations it added, in order, each text once.
+        results = []
+        for a in additions:
+            pool = added.get(a.entityName, [])
+            mine = []
+            for c in _dedupe(a.contents):
+                if c in pool:
+                    pool.remove(c)
+                    mine.append(c)
+            results.append(ObservationResult(entityName=a.entityName, addedObservations=mine))
+        return results
+
+    async def delete_entities(self, names: Sequence[str]) -> int:
+        names = _dedupe(names)
+        if not names:
+            return 0
+        records = await self.run("delete_entities", names=names)
+        return int(records[0]["deleted"]) if records else 0
+
+    async def delete_observations(self, deletions: Sequence[ObservationDelete]) -> int:
+        rows = [{"entityName": d.entityName, "observations": _dedupe(d.observations)} for d in deletions]
+        if not rows:
+            return 0
+        records = await self.run("delete_observations", rows=rows)
+        return int(records[0]["deleted"]) if records else 0
+
+    async def delete_relations(self, relations: Sequence[RelationIn | Relation]) -> None:
+        rows = _dedupe_rel_rows(relations)
+        if rows:
+            await self.run("delete_relations", rows=rows)
+
+    # -- reads -----------------------------------------------------------------
+    async def read_graph(self, *, limit: int | None = None, cursor: str | None = None) -> KnowledgeGraph:
+        if limit is None and cursor is None:
+            cap = self._max_rows
+            records = await self.run("read_graph", read=True, max_entities=cap + 1, max_relations=cap + 1)
+            graph = self._graph(records[0])
+            if len(graph.entities) > cap or len(graph.relations) > cap:
+                raise self._too_large("read_graph")
+            self._check_size(graph, "read_graph")
+            return graph
+        if limit is None:
+            limit = 1000
+        if limit < 1 or limit > 10_000:
+            raise ValidationError("limit must be between 1 and 10000", field="limit")
+        after = decode_cursor(cursor) if cursor else ""
+        records = await self.run("read_graph_page", read=True, after=after, limit=limit)
+        graph = self._graph(records[0])
+        if len(graph.entities) == limit:
+            graph.nextCursor = encode_cursor(graph.entities[-1].name)
+        self._check_size(graph, "read_graph")
+        return graph
+
+    async def search_nodes(self, query: str) -> KnowledgeGraph:
+        cap = self._max_rows
+        records = await self.run("search_nodes", read=True, q=query.lower(), max_entities=cap + 1)
+        graph = self._graph(records[0])
+        if len(graph.entities) > cap:
+            raise self._too_large("search_nodes")
+        self._check_size(graph, "search_nodes")
+        return graph
+
+    async def open_nodes(self, names: Sequence[str]) -> KnowledgeGraph:
+        records = await self.run("open_nodes", read=True, names=_dedupe(names))
+        graph = self._graph(records[0])
+        self._check_size(graph, "open_nodes")
+        return graph
+
+    # -- helpers ---------------------------------------------------------------
+    @staticmethod
+    def _graph(record: neo4j.Record) -> KnowledgeGraph:
+        return KnowledgeGraph(
+            entities=[Entity(**e) for e in record["entities"]],
+            relations=[
+                RelationFull(
+                    **{"from": r["from"]},
+                    to=r["to"],
+                    relationType=r["relationType"],
+                    weight=r["weight"] if r.get("weight") is not None else 1.0,
+                    validFrom=_iso(r.get("validFrom")),
+                    validUntil=_iso(r.get("validUntil")),
+                    createdAt=_iso(r.get("createdAt")),
+                )
+                for r in record["relations"]
+            ],
+        )
+
+    def _too_large(self, tool: str) -> TooLargeError:
+        return TooLargeError(
+            f"{tool}: the answer would exceed this server's cap of {self.max_answer_bytes} bytes "
+            "(--max-answer-bytes / KG_NEO4J_MAX_ANSWER_BYTES). Page with read_graph's `limit` and `cursor`, "
+            "narrow the query (search_nodes with a longer query, open_nodes with fewer names), "
+            "or use `kg-neo4j export` for the whole graph."
+        )
+
+    def _check_size(self, graph: KnowledgeGraph, tool: str) -> None:
+        size = len(json.dumps(graph.reference(), ensure_ascii=False).encode())
+        if size > self.max_answer_bytes:
+            raise self._too_large(tool)
+
+
+def _dedupe_rel_rows(relations: Sequence[RelationIn | Relation]) -> list[dict[str, str]]:
+    seen: dict[tuple[str, str, str], dict[str, str]] = {}
+    for r in relations:
+        key = (r.from_, r.to, r.relationType)
+        seen.setdefault(key, {"from": key[0], "to": key[1], "relationType": key[2]})
+    return list(seen.values())

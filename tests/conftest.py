@@ -1,0 +1,191 @@
+"""Fixtures: a real Neo4j (never a mock), a fresh namespace per test, and real MCP
+client sessions (stdio and streamable HTTP) against ``kg-neo4j serve``.
+
+Neo4j is found in this order: ``NEO4J_URI`` if set; a Docker engine that answers
+(testcontainers ``Neo4jContainer``); else the local server of ``kg-neo4j neo4j
+start``, started here if needed.  If none can be had the tests fail loudly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from neo4j import AsyncDriver, AsyncGraphDatabase, GraphDatabase
+
+from kg_neo4j.clock import ManualClock
+from kg_neo4j.settings import Settings
+from kg_neo4j.store import GraphStore
+from kg_neo4j.store.connection import bootstrap
+
+ROOT = Path(__file__).resolve().parent.parent
+KG = str(Path(sys.executable).with_name("kg-neo4j"))
+
+
+@dataclass(frozen=True)
+class Neo4jInfo:
+    uri: str
+    username: str
+    password: str
+    database: str
+    source: str
+
+    def env(self) -> dict[str, str]:
+        return {"NEO4J_URI": self.uri, "NEO4J_USERNAME": self.username, "NEO4J_PASSWORD": self.password,
+                "NEO4J_DATABASE": self.database}
+
+
+def _docker_answers() -> bool:
+    try:
+        import docker  # type: ignore[import-untyped]
+
+        docker.from_env(timeout=3).ping()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="session")
+def neo4j_info() -> Iterator[Neo4jInfo]:
+    settings = Settings()
+    if settings.neo4j_uri:
+        yield Neo4jInfo(settings.neo4j_uri, settings.neo4j_username or "neo4j", settings.neo4j_password or "",
+                        settings.neo4j_database, "NEO4J_URI")
+        return
+    if _docker_answers():
+        from testcontainers.neo4j import Neo4jContainer
+
+        with Neo4jContainer("neo4j:5.26-community") as container:
+            yield Neo4jInfo(container.get_connection_url(), "neo4j", container.password, "neo4j", "docker")
+        return
+    from kg_neo4j.localdb import LocalNeo4j
+
+    local = LocalNeo4j(settings)
+    local.start()  # raises (fails the run) if it cannot
+    uri, user, password = local.credentials()
+    yield Neo4jInfo(uri, user, password, "neo4j", "local")
+
+
+@pytest.fixture(scope="session")
+def sync_driver(neo4j_info: Neo4jInfo) -> Iterator[Any]:
+    driver = GraphDatabase.driver(neo4j_info.uri, auth=(neo4j_info.username, neo4j_info.password),
+                                  notifications_min_severity="OFF")
+    driver.verify_connectivity()
+    yield driver
+    driver.close()
+
+
+@pytest_asyncio.fixture(scope="session")
+async def driver(neo4j_info: Neo4jInfo) -> AsyncIterator[AsyncDriver]:
+    drv = AsyncGraphDatabase.driver(neo4j_info.uri, auth=(neo4j_info.username, neo4j_info.password),
+                                    notifications_min_severity="OFF")
+    await drv.verify_connectivity()
+    await bootstrap(drv, neo4j_info.database)
+    yield drv
+    await drv.close()
+
+
+@pytest.fixture
+def namespace(request: pytest.FixtureRequest) -> str:
+    """A namespace no other test uses: tests never see each other's data."""
+    return f"test-{request.node.name[:60]}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest_asyncio.fixture
+async def store(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock) -> GraphStore:
+    return GraphStore(driver, database=neo4j_info.database, namespace=namespace, clock=clock)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def server_env(info: Neo4jInfo, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "KG_NEO4J_"))}
+    env.update(info.env())
+    env.update(extra)
+    return env
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[Any]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=KG, args=["serve", *args], env=env or server_env(info))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@contextlib.contextmanager
+def http_server(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run ``kg-neo4j serve --transport http`` and yield its base URL once it answers."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [KG, "serve", "--transport", "http", "--port", str(port), *args],
+        env=env or server_env(info), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"HTTP server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                break
+            time.sleep(0.1)
+        else:
+            raise RuntimeError("HTTP server did not start within 60 s")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@contextlib.asynccontextmanager
+async def http_session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Any]:
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    async with streamablehttp_client(f"{url}/mcp", headers=headers) as (read, write, _), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@contextlib.asynccontextmanager
+async def mcp_session(transport: str, info: Neo4jInfo, namespace: str, *args: str) -> AsyncIterator[Any]:
+    """A real MCP client session over ``transport`` ('stdio' or 'http') on ``namespace``."""
+    if transport == "stdio":
+        async with stdio_session(info, "--namespace", namespace, *args) as s:
+            yield s
+    else:
+        with http_server(info, "--namespace", namespace, *args) as url:
+            async with http_session(url) as s:
+                yield s
+
+
+@pytest.fixture(params=["stdio", "http"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)

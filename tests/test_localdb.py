@@ -1,0 +1,260 @@
+"""The no-Docker local Neo4j manager, against real servers (no mocks).
+
+The shared server (``~/.kg-neo4j``, port 7687) is started if needed and never stopped here;
+the lifecycle test runs a second instance in a temporary home on free ports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import neo4j
+import pytest
+
+from kg_neo4j.errors import ConfigError, Neo4jUnavailableError
+from kg_neo4j.localdb import LocalNeo4j, java_requirement, parse_java_major
+from kg_neo4j.settings import Settings
+
+# --------------------------------------------------------------------------- pure
+
+
+@pytest.mark.parametrize(
+    ("version", "java"),
+    [
+        ("5.26.30", 17),
+        ("5.1.0", 17),
+        ("2025.01.0", 21),
+        ("2025.10.1", 21),
+        ("2026.01.0", 21),
+        ("4.4.40", 11),
+    ],
+)
+def test_java_requirement(version: str, java: int) -> None:
+    assert java_requirement(version) == java
+
+
+@pytest.mark.parametrize("version", ["3.5.0", "latest", ""])
+def test_java_requirement_rejects_unknown_versions(version: str) -> None:
+    with pytest.raises(ConfigError):
+        java_requirement(version)
+
+
+@pytest.mark.parametrize(
+    ("output", "major"),
+    [
+        ('openjdk version "17.0.15" 2025-04-15\nOpenJDK Runtime Environment (build 17.0.15+6)', 17),
+        ('java version "1.8.0_392"\nJava(TM) SE Runtime Environment', 8),
+        ('openjdk version "21" 2023-09-19', 21),
+        ('openjdk version "25" 2025-09-16 LTS\nOpenJDK Runtime Environment Temurin-25+36', 25),
+        ('openjdk version "26-ea" 2026-03-17', 26),
+        ("openjdk 21.0.2 2024-01-16", 21),
+        ("command not found", None),
+    ],
+)
+def test_parse_java_major(output: str, major: int | None) -> None:
+    assert parse_java_major(output) == major
+
+
+def test_bad_settings_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="KG_NEO4J_LOCAL_HEAP"):
+        LocalNeo4j(Settings(home=tmp_path, local_heap="lots"))
+    with pytest.raises(ConfigError, match="KG_NEO4J_LOCAL_NEO4J_VERSION"):
+        LocalNeo4j(Settings(home=tmp_path, local_neo4j_version="newest"))
+    with pytest.raises(ConfigError, match="ports must differ"):
+        LocalNeo4j(Settings(home=tmp_path, local_bolt_port=7000, local_http_port=7000))
+
+
+def test_too_old_explicit_java_is_a_config_error(tmp_path: Path) -> None:
+    fake = tmp_path / "java"
+    fake.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")
+    fake.chmod(0o755)
+    db = LocalNeo4j(Settings(home=tmp_path, local_neo4j_java=fake))
+    with pytest.raises(ConfigError) as err:
+        db.find_java()
+    message = str(err.value)
+    assert "Java 17" in message and "Java 11" in message
+    assert "openjdk-17-jre-headless" in message
+
+
+def test_default_java_is_new_enough(tmp_path: Path) -> None:
+    java = LocalNeo4j(Settings(home=tmp_path)).find_java()
+    out = subprocess.run([str(java), "-version"], capture_output=True, text=True, check=True)
+    major = parse_java_major(out.stderr)
+    assert major is not None and major >= 17
+
+
+def test_never_started_home(tmp_path: Path) -> None:
+    db = LocalNeo4j(Settings(home=tmp_path, local_bolt_port=free_port(), local_http_port=free_port()))
+    with pytest.raises(Neo4jUnavailableError, match="never been started"):
+        db.credentials()
+    with pytest.raises(Neo4jUnavailableError):
+        db.env_lines()
+    status = db.status()
+    assert status["running"] is False and status["pid"] is None
+    assert db.stop() is False
+
+
+def test_stale_pid_file_is_ignored_and_removed(tmp_path: Path) -> None:
+    db = LocalNeo4j(Settings(home=tmp_path, local_bolt_port=free_port(), local_http_port=free_port()))
+    db.home.mkdir(parents=True)
+    # A live process that is not our JVM (this pytest process), as after a reboot that reused the pid.
+    db.pid_file.write_text(
+        json.dumps({"pid": os.getpid(), "bolt_port": db.bolt_port, "http_port": db.http_port})
+    )
+    assert db.status()["running"] is False
+    assert not db.pid_file.exists()
+    assert db.stop() is False
+
+
+# --------------------------------------------------------------------------- the shared server
+
+
+@pytest.fixture(scope="module")
+def shared() -> LocalNeo4j:
+    settings = Settings()
+    if settings.neo4j_uri:
+        pytest.skip("NEO4J_URI is set: the tests use that server, not the local one")
+    db = LocalNeo4j(settings)
+    db.start()
+    return db
+
+
+def test_shared_status_reports_running(shared: LocalNeo4j) -> None:
+    status = shared.status()
+    assert status["running"] is True
+    assert status["bolt_uri"] == shared.bolt_uri == f"bolt://127.0.0.1:{shared.settings.local_bolt_port}"
+    assert isinstance(status["pid"], int)
+    assert status["version"] == shared.settings.local_neo4j_version
+    assert Path(str(status["log_file"])).exists()
+    assert Path(str(status["data_dir"])).is_dir()
+
+
+def test_shared_start_is_idempotent(shared: LocalNeo4j) -> None:
+    pid = shared.status()["pid"]
+    started = time.monotonic()
+    shared.start()
+    assert time.monotonic() - started < 10
+    assert shared.status()["pid"] == pid
+
+
+def test_shared_env_lines(shared: LocalNeo4j) -> None:
+    lines = shared.env_lines()
+    assert [line.split("=", 1)[0] for line in lines] == [
+        "export NEO4J_URI",
+        "export NEO4J_USERNAME",
+        "export NEO4J_PASSWORD",
+    ]
+    values = dict(shlex.split(line)[1].split("=", 1) for line in lines)
+    uri, user, password = shared.credentials()
+    assert values == {"NEO4J_URI": uri, "NEO4J_USERNAME": user, "NEO4J_PASSWORD": password}
+
+
+def test_shared_credentials_log_in(shared: LocalNeo4j) -> None:
+    uri, user, password = shared.credentials()
+    assert user == "neo4j" and password != "neo4j" and len(password) >= 16
+    assert_login(uri, user, password)
+    mode = stat.S_IMODE(shared.credentials_file.stat().st_mode)
+    assert mode == 0o600
+
+
+# --------------------------------------------------------------------------- a second instance
+
+
+def test_second_instance_lifecycle(tmp_path: Path) -> None:
+    bolt, http = free_port(), free_port()
+    settings = Settings(
+        home=tmp_path, local_bolt_port=bolt, local_http_port=http, local_heap="512m", local_pagecache="128m"
+    )
+    db = LocalNeo4j(settings)
+    try:
+        # Two processes start at once: the lock lets only one JVM come up, both see it.
+        script = textwrap.dedent(
+            f"""
+            from pathlib import Path
+            from kg_neo4j.localdb import LocalNeo4j
+            from kg_neo4j.settings import Settings
+            db = LocalNeo4j(Settings(home=Path({str(tmp_path)!r}), local_bolt_port={bolt},
+                                     local_http_port={http}, local_heap="512m", local_pagecache="128m"))
+            db.start(timeout=240)
+            print(db.status()["pid"])
+            """
+        )
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+            for _ in range(2)
+        ]
+        results = [p.communicate(timeout=400) for p in procs]
+        for proc, (out, err) in zip(procs, results, strict=True):
+            assert proc.returncode == 0, err
+            assert out.strip().isdigit(), f"only the pid may reach stdout, got {out!r}"
+        pids = {int(out.strip()) for out, _ in results}
+        assert len(pids) == 1
+        (pid,) = pids
+
+        status = db.status()
+        assert status["running"] is True and status["pid"] == pid
+        assert status["bolt_uri"] == f"bolt://127.0.0.1:{bolt}" == db.bolt_uri
+        assert status["http_url"] == f"http://127.0.0.1:{http}"
+        db.start()  # idempotent in this process too
+        assert db.status()["pid"] == pid
+
+        uri, user, password = db.credentials()
+        assert_login(uri, user, password)
+        assert db.credentials_file == tmp_path / "neo4j" / "credentials.json"
+        assert stat.S_IMODE(db.credentials_file.stat().st_mode) == 0o600
+        assert f"--home-dir={db.home}" in Path(f"/proc/{pid}/cmdline").read_bytes().decode().replace(
+            "\0", " "
+        )
+
+        assert db.pid_file.exists()
+        assert db.stop() is True
+        assert not db.pid_file.exists()
+        assert db.status()["running"] is False
+        assert not port_open(bolt)
+        assert not process_running(pid)
+        assert db.stop() is False
+    finally:
+        db.stop(timeout=10)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def process_running(pid: int) -> bool:
+    """True unless the process is gone or a zombie (its parent may not have reaped it yet)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def assert_login(uri: str, user: str, password: str) -> None:
+    with neo4j.GraphDatabase.driver(uri, auth=(user, password)) as driver:
+        records, _, _ = driver.execute_query("RETURN 1 AS one", database_="neo4j")
+        assert records[0]["one"] == 1

@@ -1,16 +1,19 @@
 // Reads of the reference tools.  Each returns one row: `entities` (name order,
-// observations in insertion order) and `relations` (creation order) holding now.
+// observations in insertion order) and `relations` (creation order) as they were at
+// $at (now, or the asOf of the request): what was created after $at is hidden, and a
+// relation shows only while valid_from <= $at < valid_until.
 // Placeholders are never listed as entities; relations to them are.
 
 // name: read_graph
 // The whole namespace (at most $max_entities entities and $max_relations relations; one more signals overflow).
 CALL () {
   MATCH (e:Entity)
-  WHERE e.namespace = $ns AND e.name IS NOT NULL
+  WHERE e.namespace = $ns AND e.name IS NOT NULL AND e.created_at <= $at
   WITH e ORDER BY e.name
   LIMIT $max_entities
   CALL (e) {
     OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+    WHERE o.created_at <= $at
     WITH o ORDER BY o.seq
     RETURN collect(o.text) AS observations
   }
@@ -19,7 +22,7 @@ CALL () {
 CALL () {
   MATCH (a:KgNode)-[r]->(b:KgNode)
   WHERE a.namespace = $ns AND a.name IS NOT NULL
-    AND (r.valid_until IS NULL OR r.valid_until > $now) AND (r.valid_from IS NULL OR r.valid_from <= $now)
+    AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
   WITH a, r, b ORDER BY r.created_at, a.name, b.name, type(r)
   LIMIT $max_relations
   RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
@@ -31,11 +34,12 @@ RETURN entities, relations
 // One page of entities after the name $after (name order), with the relations that start or end in the page.
 CALL () {
   MATCH (e:Entity)
-  WHERE e.namespace = $ns AND e.name > $after
+  WHERE e.namespace = $ns AND e.name > $after AND e.created_at <= $at
   WITH e ORDER BY e.name
   LIMIT $limit
   CALL (e) {
     OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+    WHERE o.created_at <= $at
     WITH o ORDER BY o.seq
     RETURN collect(o.text) AS observations
   }
@@ -45,7 +49,7 @@ CALL () {
 CALL (nodes) {
   UNWIND nodes AS e
   MATCH (e)-[r]-(x:KgNode)
-  WHERE (r.valid_until IS NULL OR r.valid_until > $now) AND (r.valid_from IS NULL OR r.valid_from <= $now)
+  WHERE r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
     // each relation is listed once: in the page of its start node, or of its end when the start is a placeholder
     AND (startNode(r) = e OR startNode(r):Placeholder)
   WITH DISTINCT r
@@ -62,10 +66,11 @@ CALL () {
   UNION
   MATCH (e:Entity) WHERE e.type_lower CONTAINS $q AND e.namespace = $ns RETURN e
   UNION
-  MATCH (o:Observation) WHERE o.text_lower CONTAINS $q AND o.namespace = $ns
+  MATCH (o:Observation) WHERE o.text_lower CONTAINS $q AND o.namespace = $ns AND o.created_at <= $at
   MATCH (e:Entity)-[:HAS_OBSERVATION]->(o)
   RETURN e
 }
+WITH e WHERE e.created_at <= $at
 WITH e ORDER BY e.name
 LIMIT $max_entities
 WITH collect(e) AS nodes
@@ -73,6 +78,7 @@ CALL (nodes) {
   UNWIND nodes AS e
   CALL (e) {
     OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+    WHERE o.created_at <= $at
     WITH o ORDER BY o.seq
     RETURN collect(o.text) AS observations
   }
@@ -81,7 +87,7 @@ CALL (nodes) {
 CALL (nodes) {
   UNWIND nodes AS e
   MATCH (e)-[r]-(x:KgNode)
-  WHERE (r.valid_until IS NULL OR r.valid_until > $now) AND (r.valid_from IS NULL OR r.valid_from <= $now)
+  WHERE r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
   WITH DISTINCT r
   WITH r, startNode(r) AS a, endNode(r) AS b ORDER BY r.created_at, a.name, b.name, type(r)
   RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
@@ -93,13 +99,14 @@ RETURN entities, relations
 // Entities by exact (case-sensitive) name, with every relation that starts or ends at one of them.
 UNWIND $names AS name
 MATCH (e:KgNode {namespace: $ns, name: name})
-WHERE e:Entity
+WHERE e:Entity AND e.created_at <= $at
 WITH DISTINCT e ORDER BY e.name
 WITH collect(e) AS nodes
 CALL (nodes) {
   UNWIND nodes AS e
   CALL (e) {
     OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+    WHERE o.created_at <= $at
     WITH o ORDER BY o.seq
     RETURN collect(o.text) AS observations
   }
@@ -108,7 +115,7 @@ CALL (nodes) {
 CALL (nodes) {
   UNWIND nodes AS e
   MATCH (e)-[r]-(x:KgNode)
-  WHERE (r.valid_until IS NULL OR r.valid_until > $now) AND (r.valid_from IS NULL OR r.valid_from <= $now)
+  WHERE r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
   WITH DISTINCT r
   WITH r, startNode(r) AS a, endNode(r) AS b ORDER BY r.created_at, a.name, b.name, type(r)
   RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,

@@ -19,7 +19,7 @@ CALL (a, b, row) {
   WHERE existing = 0
   CREATE (a)-[r:$(row.relationType)]->(b)
   SET r.weight = row.weight, r.valid_from = coalesce(row.valid_from, $now), r.valid_until = row.valid_until,
-      r.created_at = $now
+      r.created_at = $now, r.reasoning = row.reasoning, r.source = row.source
   RETURN r
 }
 RETURN row.from AS from, row.to AS to, row.relationType AS relationType
@@ -39,3 +39,53 @@ CALL (ends) {
   DELETE p
 }
 RETURN size(ends) AS touched
+
+// name: invalidate_relations
+// Close the currently valid copy of each (from, to, type) at validUntil (default now); history stays.
+UNWIND $rows AS row
+OPTIONAL MATCH (a:KgNode {namespace: $ns, name: row.from})
+OPTIONAL MATCH (b:KgNode {namespace: $ns, name: row.to})
+CALL (a, b, row) {
+  OPTIONAL MATCH (a)-[x:$(row.relationType)]->(b)
+  WHERE x.valid_from <= $now AND (x.valid_until IS NULL OR x.valid_until > $now)
+  RETURN collect(x) AS current
+}
+WITH collect({row: row, current: current}) AS pairs
+WITH pairs, [p IN pairs WHERE size(p.current) = 0 | p.row] AS missing
+CALL (pairs, missing) {
+  UNWIND CASE WHEN size(missing) = 0 THEN pairs ELSE [] END AS p
+  UNWIND p.current AS x
+  SET x.valid_until = coalesce(p.row.valid_until, $now)
+  RETURN collect({from: startNode(x).name, to: endNode(x).name, relationType: type(x), weight: x.weight,
+                  validFrom: x.valid_from, validUntil: x.valid_until, createdAt: x.created_at,
+                  reasoning: x.reasoning, source: x.source}) AS changed
+}
+RETURN missing, changed
+
+// name: update_relations
+// Update the currently valid copy of each relation: weight averaged with the new evidence, reasoning, validity.
+UNWIND $rows AS row
+OPTIONAL MATCH (a:KgNode {namespace: $ns, name: row.from})
+OPTIONAL MATCH (b:KgNode {namespace: $ns, name: row.to})
+CALL (a, b, row) {
+  OPTIONAL MATCH (a)-[x:$(row.relationType)]->(b)
+  WHERE x.valid_from <= $now AND (x.valid_until IS NULL OR x.valid_until > $now)
+  RETURN collect(x) AS current
+}
+WITH collect({row: row, current: current}) AS pairs
+WITH pairs, [p IN pairs WHERE size(p.current) = 0 | p.row] AS missing
+CALL (pairs, missing) {
+  UNWIND CASE WHEN size(missing) = 0 THEN pairs ELSE [] END AS p
+  UNWIND p.current AS x
+  WITH x, p.row AS row
+  SET x.weight = CASE WHEN row.weight IS NULL THEN x.weight ELSE (coalesce(x.weight, 1.0) + row.weight) / 2.0 END,
+      x.reasoning = coalesce(row.reasoning, x.reasoning),
+      x.source = coalesce(row.source, x.source),
+      x.valid_from = coalesce(row.valid_from, x.valid_from),
+      x.valid_until = CASE WHEN row.clear_valid_until THEN null ELSE coalesce(row.valid_until, x.valid_until) END,
+      x.updated_at = $now
+  RETURN collect({from: startNode(x).name, to: endNode(x).name, relationType: type(x), weight: x.weight,
+                  validFrom: x.valid_from, validUntil: x.valid_until, createdAt: x.created_at,
+                  reasoning: x.reasoning, source: x.source}) AS changed
+}
+RETURN missing, changed

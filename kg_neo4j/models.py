@@ -7,10 +7,17 @@ written.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 # --- limits -----------------------------------------------------------------
 MAX_NAME_CHARS = 1024  # entity names: with a 255-char namespace stays under Neo4j's 8 KB index key limit
@@ -51,8 +58,10 @@ class RelationIn(_In):
     to: Name
     relationType: RelationType
     weight: float = Field(default=1.0, ge=0.0, le=1.0, strict=False)
-    validFrom: datetime | None = None
-    validUntil: datetime | None = None
+    validFrom: AwareDatetime | None = None
+    validUntil: AwareDatetime | None = None
+    reasoning: str | None = Field(default=None, max_length=MAX_OBSERVATION_CHARS)
+    source: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
 
     _check_from = field_validator("from_")(lambda v: _no_blank(v, "from"))
     _check_to = field_validator("to")(lambda v: _no_blank(v, "to"))
@@ -61,6 +70,58 @@ class RelationIn(_In):
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.from_, self.to, self.relationType)
+
+    @model_validator(mode="after")
+    def _check_validity(self) -> RelationIn:
+        if self.validFrom and self.validUntil and self.validUntil <= self.validFrom:
+            raise ValueError("validUntil must be later than validFrom")
+        return self
+
+
+class RelationKey(_In):
+    """Names one relation: (from, to, relationType)."""
+
+    from_: Name = Field(alias="from")
+    to: Name
+    relationType: RelationType
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.from_, self.to, self.relationType)
+
+
+class RelationInvalidate(RelationKey):
+    validUntil: AwareDatetime | None = None
+
+
+class RelationUpdate(RelationKey):
+    weight: float | None = Field(default=None, ge=0.0, le=1.0)
+    reasoning: str | None = Field(default=None, max_length=MAX_OBSERVATION_CHARS)
+    source: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    validFrom: AwareDatetime | None = None
+    validUntil: AwareDatetime | None = None
+    clearValidUntil: bool = False
+
+
+MAX_TRAVERSE_DEPTH = 4
+MAX_TRAVERSE_LIMIT = 1000
+MAX_TRAVERSE_FANOUT = 1000
+
+
+class TraverseIn(_In):
+    start: list[Name] = Field(min_length=1, max_length=100)
+    direction: str = Field(default="both", pattern="^(out|in|both)$")
+    maxDepth: int = Field(default=2, ge=1, le=MAX_TRAVERSE_DEPTH)
+    relationTypes: list[RelationType] | None = Field(default=None, max_length=100)
+    minWeight: float = Field(default=0.0, ge=0.0, le=1.0)
+    asOf: AwareDatetime | None = None
+    limit: int = Field(default=100, ge=1, le=MAX_TRAVERSE_LIMIT)
+    fanout: int = Field(default=50, ge=1, le=MAX_TRAVERSE_FANOUT)
+
+    @field_validator("start", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: object) -> object:
+        return [v] if isinstance(v, str) else v
 
 
 class ObservationAdd(_In):
@@ -100,6 +161,26 @@ class RelationFull(Relation):
     validFrom: str | None = None
     validUntil: str | None = None
     createdAt: str | None = None
+    reasoning: str | None = None
+    source: str | None = None
+
+
+class TraversalEntity(Entity):
+    depth: int
+
+
+class TraversalPath(BaseModel):
+    nodes: list[str]
+    relationTypes: list[str]
+
+
+class Traversal(BaseModel):
+    start: list[str]
+    entities: list[TraversalEntity]
+    relations: list[RelationFull]
+    paths: list[TraversalPath]
+    truncated: bool
+    cappedAt: list[str] = Field(description="entities whose fan-out was cut by the per-hop cap")
 
 
 class KnowledgeGraph(BaseModel):

@@ -20,6 +20,7 @@ from kg_neo4j.errors import ConfigError
 from kg_neo4j.server import prompts
 from kg_neo4j.server.reference import REFERENCE_TOOLS
 from kg_neo4j.server.registry import Runtime, ToolSpec, call, tools_for
+from kg_neo4j.server.temporal import TEMPORAL_TOOLS
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore, connect
 from kg_neo4j.store.connection import bootstrap
@@ -28,7 +29,7 @@ log = logging.getLogger(__name__)
 
 SERVER_NAME = "kg-neo4j"
 
-ALL_TOOLS: list[ToolSpec] = [*REFERENCE_TOOLS]
+ALL_TOOLS: list[ToolSpec] = [*REFERENCE_TOOLS, *TEMPORAL_TOOLS]
 
 INSTRUCTIONS = (
     "Persistent knowledge-graph memory stored in Neo4j: entities with observations, "

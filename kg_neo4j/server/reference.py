@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from datetime import datetime
 from importlib import resources
 from typing import Any
 
@@ -101,8 +102,31 @@ def _done(message: str) -> ToolOutput:
     return message, {"success": True, "message": message}
 
 
+_AS_OF = {
+    "type": "string",
+    "format": "date-time",
+    "description": "Optional ISO 8601 timestamp with timezone: answer with the graph as it was at that moment "
+    "(default: now)",
+}
+
+
+def _as_of(rt: Runtime, args: dict[str, Any]) -> datetime | None:
+    if rt.profile == "reference" or args.get("asOf") is None:
+        return None
+    value = args["asOf"]
+    try:
+        when = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        raise ValidationError("asOf must be an ISO 8601 timestamp with a timezone, e.g. 2026-03-01T00:00:00Z",
+                              field="asOf")
+    return when
+
+
 async def read_graph(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     limit = cursor = None
+    as_of = _as_of(rt, args)
     if rt.profile != "reference":
         limit = args.get("limit")
         cursor = args.get("cursor")
@@ -110,7 +134,7 @@ async def read_graph(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
             raise ValidationError("limit must be an integer between 1 and 10000", field="limit")
         if cursor is not None and not isinstance(cursor, str):
             raise ValidationError("cursor must be the string a previous read_graph returned", field="cursor")
-    graph = await rt.store.read_graph(limit=limit, cursor=cursor)
+    graph = await rt.store.read_graph(limit=limit, cursor=cursor, as_of=as_of)
     data = graph.reference()
     structured = dict(data)
     if limit is not None or cursor is not None:
@@ -125,14 +149,14 @@ async def search_nodes(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
         raise ValidationError("missing or non-string argument 'query'", field="query")
     if len(query) > MAX_QUERY_CHARS:
         raise ValidationError(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}", field="query")
-    graph = await rt.store.search_nodes(query)
+    graph = await rt.store.search_nodes(query, as_of=_as_of(rt, args))
     data = graph.reference()
     return dump(data), data
 
 
 async def open_nodes(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     names = parse_strings(args, "names", max_chars=MAX_NAME_CHARS, allow_empty=True)
-    graph = await rt.store.open_nodes(names)
+    graph = await rt.store.open_nodes(names, as_of=_as_of(rt, args))
     data = graph.reference()
     return dump(data), data
 
@@ -148,7 +172,14 @@ def _read_graph_extended() -> dict[str, Any]:
             "type": "string",
             "description": "Optional: the nextCursor of the previous page, to continue after it",
         },
+        "asOf": _AS_OF,
     }
+    return schema
+
+
+def _with_as_of(name: str) -> dict[str, Any]:
+    schema = copy.deepcopy(_SCHEMAS[name]["inputSchema"])
+    schema["properties"]["asOf"] = _AS_OF
     return schema
 
 
@@ -166,6 +197,8 @@ REFERENCE_TOOLS: list[ToolSpec] = [
     _spec("delete_observations", delete_observations, _Done, destructive=True, idempotent=True),
     _spec("delete_relations", delete_relations, _Done, destructive=True, idempotent=True),
     _spec("read_graph", read_graph, _Graph, read_only=True, idempotent=True, extended_schema=_read_graph_extended()),
-    _spec("search_nodes", search_nodes, _Graph, read_only=True, idempotent=True),
-    _spec("open_nodes", open_nodes, _Graph, read_only=True, idempotent=True),
+    _spec("search_nodes", search_nodes, _Graph, read_only=True, idempotent=True,
+          extended_schema=_with_as_of("search_nodes")),
+    _spec("open_nodes", open_nodes, _Graph, read_only=True, idempotent=True,
+          extended_schema=_with_as_of("open_nodes")),
 ]

@@ -96,6 +96,14 @@ def parse_list(args: dict[str, Any], key: str, model: type[M]) -> list[M]:
     return out
 
 
+def parse_model(args: dict[str, Any], model: type[M]) -> M:
+    """Validate the whole argument object as ``model`` (clear message naming the field)."""
+    try:
+        return model.model_validate(args)
+    except pydantic.ValidationError as exc:
+        raise ValidationError(f"{describe(exc)}; nothing was done") from exc
+
+
 def parse_strings(args: dict[str, Any], key: str, *, max_chars: int, allow_empty: bool = False) -> list[str]:
     if key not in args:
         raise ValidationError(f"missing required argument '{key}'", field=key)

@@ -30,6 +30,12 @@ from kg_neo4j.models import (
     Relation,
     RelationFull,
     RelationIn,
+    RelationInvalidate,
+    RelationUpdate,
+    Traversal,
+    TraversalEntity,
+    TraversalPath,
+    TraverseIn,
 )
 
 DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
@@ -90,6 +96,8 @@ class GraphStore:
         """Run one named statement as one managed transaction (reads routed to readers)."""
         params.setdefault("ns", self.namespace)
         params.setdefault("now", self.clock.now())
+        if params.get("at") is None:
+            params["at"] = params["now"]
         records, _, _ = await self.driver.execute_query(
             self.q[name],
             parameters_=params,
@@ -141,6 +149,8 @@ class GraphStore:
                 "weight": float(r.weight),
                 "valid_from": r.validFrom,
                 "valid_until": r.validUntil,
+                "reasoning": r.reasoning,
+                "source": r.source,
             }
             for r in unique.values()
         ]
@@ -202,11 +212,94 @@ class GraphStore:
         if rows:
             await self.run("delete_relations", rows=rows)
 
+    async def invalidate_relations(self, items: Sequence[RelationInvalidate]) -> list[RelationFull]:
+        """Close currently valid relations (``valid_until``); all or nothing."""
+        rows = {}
+        for it in items:
+            rows.setdefault(it.key, {"from": it.from_, "to": it.to, "relationType": it.relationType,
+                                     "valid_until": it.validUntil})
+        if not rows:
+            return []
+        records = await self.run("invalidate_relations", rows=list(rows.values()))
+        self._raise_missing_relation(records[0]["missing"])
+        return [_relation(r) for r in records[0]["changed"]]
+
+    async def update_relations(self, items: Sequence[RelationUpdate]) -> list[RelationFull]:
+        """Update currently valid relations; new weight = mean of current and given (spec 002 §10)."""
+        rows = []
+        seen: set[tuple[str, str, str]] = set()
+        for it in items:
+            if it.key in seen:
+                raise ValidationError(f"relation {it.key} appears twice in one update; send it once", field="relations")
+            seen.add(it.key)
+            rows.append({"from": it.from_, "to": it.to, "relationType": it.relationType, "weight": it.weight,
+                         "reasoning": it.reasoning, "source": it.source, "valid_from": it.validFrom,
+                         "valid_until": it.validUntil, "clear_valid_until": it.clearValidUntil})
+        if not rows:
+            return []
+        records = await self.run("update_relations", rows=rows)
+        self._raise_missing_relation(records[0]["missing"])
+        return [_relation(r) for r in records[0]["changed"]]
+
+    @staticmethod
+    def _raise_missing_relation(missing: list[dict[str, Any]]) -> None:
+        if missing:
+            m = missing[0]
+            key = f"{m['from']} -[{m['relationType']}]-> {m['to']}"
+            raise NotFoundError("relation", key, f"No currently valid relation {key}; nothing was changed")
+
+    async def traverse(self, req: TraverseIn) -> Traversal:
+        """Breadth-first walk (one query); the per-hop fan-out cap is applied inside the query."""
+        records = await self.run(
+            "traverse_graph", read=True, start=_dedupe(req.start), max_depth=req.maxDepth,
+            direction=req.direction, types=req.relationTypes, min_weight=req.minWeight,
+            fanout=req.fanout, fanout_probe=req.fanout + 1, frontier_cap=req.limit + 1, at=req.asOf,
+        )
+        rec = records[0]
+        start = list(rec["start"])
+        depth: dict[str, int] = {s: 0 for s in start}
+        parent: dict[str, tuple[str, str]] = {}
+        truncated = bool(rec["capped"])
+        for e in rec["edges"]:
+            reached = e["reached"]
+            if reached not in depth:
+                depth[reached] = e["hop"]
+                parent[reached] = (e["via"], e["relationType"])
+        reached_order = [n for n in depth if n not in start]
+        if len(reached_order) > req.limit:
+            truncated = True
+            reached_order = reached_order[: req.limit]
+        keep = set(start) | set(reached_order)
+        details = {e["name"]: e for e in rec["entities"]}
+        entities = [TraversalEntity(**details[n], depth=depth[n]) for n in [*start, *reached_order] if n in details]
+        rel_seen: set[tuple[str, str, str, Any]] = set()
+        relations = []
+        for e in rec["edges"]:
+            if e["from"] in keep and e["to"] in keep:
+                k = (e["from"], e["to"], e["relationType"], e["createdAt"])
+                if k not in rel_seen:
+                    rel_seen.add(k)
+                    relations.append(_relation(e))
+        paths = []
+        for n in reached_order:
+            nodes, types = [n], []
+            cur = n
+            while cur in parent:
+                prev, rtype = parent[cur]
+                nodes.append(prev)
+                types.append(rtype)
+                cur = prev
+            paths.append(TraversalPath(nodes=nodes[::-1], relationTypes=types[::-1]))
+        return Traversal(start=start, entities=entities, relations=relations, paths=paths, truncated=truncated,
+                         cappedAt=[c for c in rec["capped"] if c is not None])
+
     # -- reads -----------------------------------------------------------------
-    async def read_graph(self, *, limit: int | None = None, cursor: str | None = None) -> KnowledgeGraph:
+    async def read_graph(
+        self, *, limit: int | None = None, cursor: str | None = None, as_of: datetime | None = None
+    ) -> KnowledgeGraph:
         if limit is None and cursor is None:
             cap = self._max_rows
-            records = await self.run("read_graph", read=True, max_entities=cap + 1, max_relations=cap + 1)
+            records = await self.run("read_graph", read=True, max_entities=cap + 1, max_relations=cap + 1, at=as_of)
             graph = self._graph(records[0])
             if len(graph.entities) > cap or len(graph.relations) > cap:
                 raise self._too_large("read_graph")
@@ -217,24 +310,24 @@ class GraphStore:
         if limit < 1 or limit > 10_000:
             raise ValidationError("limit must be between 1 and 10000", field="limit")
         after = decode_cursor(cursor) if cursor else ""
-        records = await self.run("read_graph_page", read=True, after=after, limit=limit)
+        records = await self.run("read_graph_page", read=True, after=after, limit=limit, at=as_of)
         graph = self._graph(records[0])
         if len(graph.entities) == limit:
             graph.nextCursor = encode_cursor(graph.entities[-1].name)
         self._check_size(graph, "read_graph")
         return graph
 
-    async def search_nodes(self, query: str) -> KnowledgeGraph:
+    async def search_nodes(self, query: str, *, as_of: datetime | None = None) -> KnowledgeGraph:
         cap = self._max_rows
-        records = await self.run("search_nodes", read=True, q=query.lower(), max_entities=cap + 1)
+        records = await self.run("search_nodes", read=True, q=query.lower(), max_entities=cap + 1, at=as_of)
         graph = self._graph(records[0])
         if len(graph.entities) > cap:
             raise self._too_large("search_nodes")
         self._check_size(graph, "search_nodes")
         return graph
 
-    async def open_nodes(self, names: Sequence[str]) -> KnowledgeGraph:
-        records = await self.run("open_nodes", read=True, names=_dedupe(names))
+    async def open_nodes(self, names: Sequence[str], *, as_of: datetime | None = None) -> KnowledgeGraph:
+        records = await self.run("open_nodes", read=True, names=_dedupe(names), at=as_of)
         graph = self._graph(records[0])
         self._check_size(graph, "open_nodes")
         return graph
@@ -244,18 +337,7 @@ class GraphStore:
     def _graph(record: neo4j.Record) -> KnowledgeGraph:
         return KnowledgeGraph(
             entities=[Entity(**e) for e in record["entities"]],
-            relations=[
-                RelationFull(
-                    **{"from": r["from"]},
-                    to=r["to"],
-                    relationType=r["relationType"],
-                    weight=r["weight"] if r.get("weight") is not None else 1.0,
-                    validFrom=_iso(r.get("validFrom")),
-                    validUntil=_iso(r.get("validUntil")),
-                    createdAt=_iso(r.get("createdAt")),
-                )
-                for r in record["relations"]
-            ],
+            relations=[_relation(r) for r in record["relations"]],
         )
 
     def _too_large(self, tool: str) -> TooLargeError:
@@ -270,6 +352,20 @@ class GraphStore:
         size = len(json.dumps(graph.reference(), ensure_ascii=False).encode())
         if size > self.max_answer_bytes:
             raise self._too_large(tool)
+
+
+def _relation(r: Any) -> RelationFull:
+    return RelationFull(
+        **{"from": r["from"]},
+        to=r["to"],
+        relationType=r["relationType"],
+        weight=r["weight"] if r.get("weight") is not None else 1.0,
+        validFrom=_iso(r.get("validFrom")),
+        validUntil=_iso(r.get("validUntil")),
+        createdAt=_iso(r.get("createdAt")),
+        reasoning=r.get("reasoning"),
+        source=r.get("source"),
+    )
 
 
 def _dedupe_rel_rows(relations: Sequence[RelationIn | Relation]) -> list[dict[str, str]]:

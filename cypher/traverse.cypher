@@ -1,0 +1,141 @@
+// Traversal: APOC-free breadth-first walks, one query per call.
+
+// name: traverse_graph
+// Breadth-first walk from the start entities: one hop block per level (max 4), each node's fan-out capped inside its hop.
+UNWIND $start AS name
+MATCH (s:KgNode {namespace: $ns, name: name})
+WHERE s:Entity AND s.created_at <= $at
+WITH collect(DISTINCT s) AS frontier0
+WITH frontier0, frontier0 AS visited0
+
+// hop 1
+CALL (frontier0, visited0) {
+  UNWIND CASE WHEN $max_depth >= 1 THEN frontier0 ELSE [] END AS n
+  CALL (n) {
+    MATCH (n)-[r]-(m:Entity)
+    WHERE m.created_at <= $at
+      AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+      AND ($direction = 'both' OR ($direction = 'out' AND startNode(r) = n) OR ($direction = 'in' AND endNode(r) = n))
+      AND ($types IS NULL OR type(r) IN $types)
+      AND coalesce(r.weight, 1.0) >= $min_weight
+    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name
+    LIMIT $fanout_probe
+    RETURN collect({r: r, m: m}) AS found
+  }
+  WITH n, found[0..$fanout] AS kept, size(found) > $fanout AS capped
+  RETURN collect(CASE WHEN capped THEN n.name END) AS capped1,
+         reduce(acc = [], x IN collect([e IN kept | {r: e.r, m: e.m, via: n, hop: 1}]) | acc + x) AS edges1
+}
+CALL (edges1, visited0) {
+  UNWIND edges1 AS x
+  WITH DISTINCT x.m AS m
+  WHERE NOT m IN visited0
+  WITH m ORDER BY m.name
+  LIMIT $frontier_cap
+  RETURN collect(m) AS frontier1
+}
+WITH *, visited0 + frontier1 AS visited1
+
+// hop 2
+CALL (frontier1, visited1) {
+  UNWIND CASE WHEN $max_depth >= 2 THEN frontier1 ELSE [] END AS n
+  CALL (n) {
+    MATCH (n)-[r]-(m:Entity)
+    WHERE m.created_at <= $at
+      AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+      AND ($direction = 'both' OR ($direction = 'out' AND startNode(r) = n) OR ($direction = 'in' AND endNode(r) = n))
+      AND ($types IS NULL OR type(r) IN $types)
+      AND coalesce(r.weight, 1.0) >= $min_weight
+    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name
+    LIMIT $fanout_probe
+    RETURN collect({r: r, m: m}) AS found
+  }
+  WITH n, found[0..$fanout] AS kept, size(found) > $fanout AS capped
+  RETURN collect(CASE WHEN capped THEN n.name END) AS capped2,
+         reduce(acc = [], x IN collect([e IN kept | {r: e.r, m: e.m, via: n, hop: 2}]) | acc + x) AS edges2
+}
+CALL (edges2, visited1) {
+  UNWIND edges2 AS x
+  WITH DISTINCT x.m AS m
+  WHERE NOT m IN visited1
+  WITH m ORDER BY m.name
+  LIMIT $frontier_cap
+  RETURN collect(m) AS frontier2
+}
+WITH *, visited1 + frontier2 AS visited2
+
+// hop 3
+CALL (frontier2, visited2) {
+  UNWIND CASE WHEN $max_depth >= 3 THEN frontier2 ELSE [] END AS n
+  CALL (n) {
+    MATCH (n)-[r]-(m:Entity)
+    WHERE m.created_at <= $at
+      AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+      AND ($direction = 'both' OR ($direction = 'out' AND startNode(r) = n) OR ($direction = 'in' AND endNode(r) = n))
+      AND ($types IS NULL OR type(r) IN $types)
+      AND coalesce(r.weight, 1.0) >= $min_weight
+    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name
+    LIMIT $fanout_probe
+    RETURN collect({r: r, m: m}) AS found
+  }
+  WITH n, found[0..$fanout] AS kept, size(found) > $fanout AS capped
+  RETURN collect(CASE WHEN capped THEN n.name END) AS capped3,
+         reduce(acc = [], x IN collect([e IN kept | {r: e.r, m: e.m, via: n, hop: 3}]) | acc + x) AS edges3
+}
+CALL (edges3, visited2) {
+  UNWIND edges3 AS x
+  WITH DISTINCT x.m AS m
+  WHERE NOT m IN visited2
+  WITH m ORDER BY m.name
+  LIMIT $frontier_cap
+  RETURN collect(m) AS frontier3
+}
+WITH *, visited2 + frontier3 AS visited3
+
+// hop 4
+CALL (frontier3, visited3) {
+  UNWIND CASE WHEN $max_depth >= 4 THEN frontier3 ELSE [] END AS n
+  CALL (n) {
+    MATCH (n)-[r]-(m:Entity)
+    WHERE m.created_at <= $at
+      AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+      AND ($direction = 'both' OR ($direction = 'out' AND startNode(r) = n) OR ($direction = 'in' AND endNode(r) = n))
+      AND ($types IS NULL OR type(r) IN $types)
+      AND coalesce(r.weight, 1.0) >= $min_weight
+    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name
+    LIMIT $fanout_probe
+    RETURN collect({r: r, m: m}) AS found
+  }
+  WITH n, found[0..$fanout] AS kept, size(found) > $fanout AS capped
+  RETURN collect(CASE WHEN capped THEN n.name END) AS capped4,
+         reduce(acc = [], x IN collect([e IN kept | {r: e.r, m: e.m, via: n, hop: 4}]) | acc + x) AS edges4
+}
+CALL (edges4, visited3) {
+  UNWIND edges4 AS x
+  WITH DISTINCT x.m AS m
+  WHERE NOT m IN visited3
+  WITH m ORDER BY m.name
+  LIMIT $frontier_cap
+  RETURN collect(m) AS frontier4
+}
+WITH *, visited3 + frontier4 AS visited4
+
+WITH frontier0, visited4, capped1 + capped2 + capped3 + capped4 AS capped,
+     edges1 + edges2 + edges3 + edges4 AS edges
+CALL (visited4) {
+  UNWIND visited4 AS e
+  CALL (e) {
+    OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+    WHERE o.created_at <= $at
+    WITH o ORDER BY o.seq
+    RETURN collect(o.text) AS observations
+  }
+  RETURN collect({name: e.name, entityType: e.entityType, observations: observations}) AS entities
+}
+RETURN [s IN frontier0 | s.name] AS start,
+       entities,
+       capped,
+       [x IN edges | {via: x.via.name, reached: x.m.name, hop: x.hop,
+                      from: startNode(x.r).name, to: endNode(x.r).name, relationType: type(x.r),
+                      weight: x.r.weight, validFrom: x.r.valid_from, validUntil: x.r.valid_until,
+                      createdAt: x.r.created_at, reasoning: x.r.reasoning, source: x.r.source}] AS edges

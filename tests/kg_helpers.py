@@ -1,0 +1,109 @@
+"""Helpers shared by the MCP-level test modules (not a test module itself).
+
+Everything here talks to a real ``ClientSession``; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+DELETE_MESSAGES = {
+    "delete_entities": "Entities deleted successfully",
+    "delete_observations": "Observations deleted successfully",
+    "delete_relations": "Relations deleted successfully",
+}
+
+#: Where each write tool's list result sits in structuredContent (the text carries the bare list).
+LIST_WRAPPERS = {"create_entities": "entities", "create_relations": "relations", "add_observations": "results"}
+
+
+def dumps(obj: Any) -> str:
+    """The reference server's text: ``JSON.stringify(x, null, 2)``."""
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+def type_key_paths(obj: Any, path: str = "$") -> list[str]:
+    """Every path at which a dict carries a ``"type"`` key (the reference never returns one)."""
+    found: list[str] = []
+    if isinstance(obj, dict):
+        if "type" in obj:
+            found.append(path)
+        for k, v in obj.items():
+            found.extend(type_key_paths(v, f"{path}.{k}"))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            found.extend(type_key_paths(v, f"{path}[{i}]"))
+    return found
+
+
+def text_of(result: Any) -> str:
+    assert len(result.content) == 1, f"expected one content block, got {result.content!r}"
+    block = result.content[0]
+    assert block.type == "text", f"expected a text block, got {block!r}"
+    return str(block.text)
+
+
+async def ok(session: Any, tool: str, args: dict[str, Any] | None = None) -> Any:
+    """Call ``tool``; assert success, reference-exact text, structuredContent present and no ``type`` keys.
+
+    Returns the parsed JSON (or the confirmation text for the three deletes).
+    """
+    result = await session.call_tool(tool, args if args is not None else {})
+    text = text_of(result)
+    assert not result.isError, f"{tool}({args!r}) failed: {text}"
+    assert result.structuredContent is not None, f"{tool}: structuredContent missing"
+    assert type_key_paths(result.structuredContent) == [], f"{tool}: 'type' key in structuredContent"
+    if tool in DELETE_MESSAGES:
+        assert text == DELETE_MESSAGES[tool], f"{tool}: text {text!r}"
+        return text
+    data = json.loads(text)
+    assert text == dumps(data), f"{tool}: text is not json.dumps(x, indent=2, ensure_ascii=False)"
+    assert type_key_paths(data) == [], f"{tool}: 'type' key in {type_key_paths(data)}"
+    wrapper = LIST_WRAPPERS.get(tool)
+    if wrapper is not None:
+        assert result.structuredContent.get(wrapper) == data, f"{tool}: structuredContent disagrees with text"
+    else:
+        sc = {k: v for k, v in result.structuredContent.items() if k in ("entities", "relations")}
+        assert sc == {k: data[k] for k in ("entities", "relations")}, f"{tool}: structuredContent disagrees"
+    return data
+
+
+async def err(session: Any, tool: str, args: dict[str, Any] | None = None) -> str:
+    """Call ``tool`` and assert it is an MCP tool error (isError); return its message."""
+    result = await session.call_tool(tool, args if args is not None else {})
+    text = text_of(result)
+    assert result.isError, f"{tool}({str(args)[:200]}) should have failed but returned {text[:500]}"
+    return text
+
+
+def ent(name: str, entity_type: str = "thing", observations: list[str] | None = None) -> dict[str, Any]:
+    return {"name": name, "entityType": entity_type, "observations": list(observations or [])}
+
+
+def rel(a: str, b: str, rtype: str = "knows") -> dict[str, str]:
+    return {"from": a, "to": b, "relationType": rtype}
+
+
+def rel_keys(graph_or_list: Any) -> list[tuple[str, str, str]]:
+    rels = graph_or_list["relations"] if isinstance(graph_or_list, dict) else graph_or_list
+    return sorted((r["from"], r["to"], r["relationType"]) for r in rels)
+
+
+def names(graph_or_list: Any) -> list[str]:
+    ents = graph_or_list["entities"] if isinstance(graph_or_list, dict) else graph_or_list
+    return sorted(e["name"] for e in ents)
+
+
+def by_name(graph: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["name"]: e for e in graph["entities"]}
+
+
+async def reset(session: Any) -> None:
+    """Delete everything the session's namespace holds (entities and relation ends), then check it is empty."""
+    graph = await ok(session, "read_graph")
+    doomed = {e["name"] for e in graph["entities"]}
+    doomed |= {r["from"] for r in graph["relations"]} | {r["to"] for r in graph["relations"]}
+    if doomed:
+        await ok(session, "delete_entities", {"entityNames": sorted(doomed)})
+    assert await ok(session, "read_graph") == {"entities": [], "relations": []}

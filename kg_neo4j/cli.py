@@ -88,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # e.g. `kg-neo4j neo4j status | head`
+        sys.stderr.close()
+        return 0
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:

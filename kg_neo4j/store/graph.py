@@ -116,7 +116,7 @@ class GraphStore:
         unique: dict[str, EntityIn] = {}
         for e in entities:
             unique.setdefault(e.name, e)
-        rows = []
+        rows: list[dict[str, Any]] = []
         for e in unique.values():
             obs = _dedupe(e.observations)
             rows.append({
@@ -141,7 +141,7 @@ class GraphStore:
         unique: dict[tuple[str, str, str], RelationIn] = {}
         for r in relations:
             unique.setdefault(r.key, r)
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "from": r.from_,
                 "to": r.to,
@@ -214,7 +214,7 @@ class GraphStore:
 
     async def invalidate_relations(self, items: Sequence[RelationInvalidate]) -> list[RelationFull]:
         """Close currently valid relations (``valid_until``); all or nothing."""
-        rows = {}
+        rows: dict[tuple[str, str, str], dict[str, Any]] = {}
         for it in items:
             rows.setdefault(it.key, {"from": it.from_, "to": it.to, "relationType": it.relationType,
                                      "valid_until": it.validUntil})

@@ -1,0 +1,125 @@
+// Import and export (`kg-neo4j import` / `kg-neo4j export`).  Every statement is one
+// batch: `UNWIND $rows` for writes, one page of start nodes (`name > $after`, name order)
+// for reads.  Reference-format imports reuse create_entities / create_relations.
+
+// name: transfer_count_entities
+// How many entities the namespace holds (progress bar total of the entity pass).
+MATCH (e:Entity)
+WHERE e.namespace = $ns AND e.name IS NOT NULL
+RETURN count(e) AS n
+
+// name: transfer_count_nodes
+// How many named nodes (entities and placeholders) the namespace holds (progress bar total).
+MATCH (n:KgNode)
+WHERE n.namespace = $ns AND n.name IS NOT NULL
+RETURN count(n) AS n
+
+// name: transfer_entity_page
+// One page of entities after $after in name order, with their observation texts in insertion order.
+MATCH (e:Entity)
+WHERE e.namespace = $ns AND e.name > $after
+WITH e ORDER BY e.name
+LIMIT $limit
+CALL (e) {
+  OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+  WITH o ORDER BY o.seq
+  RETURN collect(o.text) AS observations
+}
+RETURN e.name AS name, e.entityType AS entityType, observations
+
+// name: transfer_relation_page
+// One page of start nodes after $after in name order, each with its outgoing relations holding now.
+MATCH (a:KgNode)
+WHERE a.namespace = $ns AND a.name > $after
+WITH a ORDER BY a.name
+LIMIT $limit
+CALL (a) {
+  OPTIONAL MATCH (a)-[r]->(b:KgNode)
+  WHERE (r.valid_until IS NULL OR r.valid_until > $now) AND (r.valid_from IS NULL OR r.valid_from <= $now)
+  WITH r, b ORDER BY r.created_at, b.name, type(r)
+  RETURN collect(CASE WHEN r IS NULL THEN null ELSE {to: b.name, relationType: type(r)} END) AS relations
+}
+RETURN a.name AS name, relations
+
+// name: transfer_full_node_page
+// One page of named nodes after $after: labels, stored properties (minus $skip) and observations in seq order.
+MATCH (n:KgNode)
+WHERE n.namespace = $ns AND n.name > $after
+WITH n ORDER BY n.name
+LIMIT $limit
+CALL (n) {
+  OPTIONAL MATCH (n)-[h:HAS_OBSERVATION]->(o:Observation)
+  WITH h, o ORDER BY o.seq, o.created_at, elementId(o)
+  RETURN collect(CASE WHEN o IS NULL THEN null ELSE {
+    labels: [l IN labels(o) WHERE l <> 'Observation'],
+    props: [k IN keys(o) WHERE NOT k IN $skip_obs |
+            [k, o[k], valueType(o[k]) STARTS WITH 'ZONED DATETIME' AND toString(o[k]) ENDS WITH ']']],
+    link: [k IN keys(h) | [k, h[k], valueType(h[k]) STARTS WITH 'ZONED DATETIME' AND toString(h[k]) ENDS WITH ']']],
+    embedding: o.embedding IS NOT NULL
+  } END) AS observations
+}
+RETURN n.name AS name,
+       [l IN labels(n) WHERE l <> 'KgNode'] AS labels,
+       [k IN keys(n) WHERE NOT k IN $skip_node |
+        [k, n[k], valueType(n[k]) STARTS WITH 'ZONED DATETIME' AND toString(n[k]) ENDS WITH ']']] AS props,
+       n.embedding IS NOT NULL AS embedding,
+       observations
+
+// name: transfer_full_relationship_page
+// One page of start nodes after $after, each with every outgoing relationship to a named node (expired ones too).
+MATCH (a:KgNode)
+WHERE a.namespace = $ns AND a.name > $after
+WITH a ORDER BY a.name
+LIMIT $limit
+CALL (a) {
+  OPTIONAL MATCH (a)-[r]->(b:KgNode)
+  WITH r, b ORDER BY r.created_at, b.name, type(r), elementId(r)
+  RETURN collect(CASE WHEN r IS NULL THEN null ELSE {
+    to: b.name, relationType: type(r),
+    props: [k IN keys(r) | [k, r[k], valueType(r[k]) STARTS WITH 'ZONED DATETIME' AND toString(r[k]) ENDS WITH ']']]
+  } END) AS relationships
+}
+RETURN a.name AS name, relationships
+
+// name: transfer_full_import_nodes
+// Create the nodes of one full-export batch as stored (labels, properties, observations); existing names are skipped.
+UNWIND $rows AS row
+MERGE (n:KgNode {namespace: $ns, name: row.name})
+  ON CREATE SET n.kg_import_new = true
+WITH n, row
+WHERE n.kg_import_new = true
+REMOVE n.kg_import_new
+SET n:$(row.labels)
+SET n += row.props
+SET n.name_lower = row.name_lower, n.type_lower = row.type_lower
+WITH n, row
+CALL (n, row) {
+  UNWIND row.observations AS o
+  CREATE (n)-[h:HAS_OBSERVATION]->(ob:Observation)
+  SET ob:$(o.labels)
+  SET ob += o.props, ob.namespace = $ns, ob.text_lower = o.text_lower
+  SET h += o.link
+}
+RETURN row.name AS name
+
+// name: transfer_full_import_relationships
+// Create the relationships of one full-export batch as stored; one with the same ends, type and properties is skipped.
+UNWIND $rows AS row
+MERGE (a:KgNode {namespace: $ns, name: row.from})
+  ON CREATE SET a:Placeholder, a.created_at = $now
+MERGE (b:KgNode {namespace: $ns, name: row.to})
+  ON CREATE SET b:Placeholder, b.created_at = $now
+// Take both nodes' write locks before the existence check, so concurrent writers serialise.
+SET a.kg_lock = true, b.kg_lock = true
+REMOVE a.kg_lock, b.kg_lock
+WITH a, b, row
+CALL (a, b, row) {
+  OPTIONAL MATCH (a)-[x:$(row.relationType)]->(b)
+  WHERE properties(x) = row.props
+  WITH a, b, row, count(x) AS existing
+  WHERE existing = 0
+  CREATE (a)-[r:$(row.relationType)]->(b)
+  SET r += row.props
+  RETURN r
+}
+RETURN row.i AS i

@@ -1,0 +1,88 @@
+"""tools/list and prompts through a real MCP session.
+
+The oracle is spec 001 itself: ``tests/data/spec_001_tools.json`` is the tool array copied
+verbatim from the spec, ``tests/data/spec_001_system_prompt.txt`` its system prompt; neither is
+read from the package, so a drift in ``reference_tools.json`` or ``prompts.py`` is caught.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+from conftest import mcp_session
+
+DATA = Path(__file__).parent / "data"
+SPEC_TOOLS = json.loads((DATA / "spec_001_tools.json").read_text(encoding="utf-8"))
+SPEC_PROMPT = (DATA / "spec_001_system_prompt.txt").read_text(encoding="utf-8")
+SPEC_NAMES = [t["name"] for t in SPEC_TOOLS]
+
+READ_ONLY = {"read_graph", "search_nodes", "open_nodes"}
+DESTRUCTIVE = {"delete_entities", "delete_observations", "delete_relations"}
+
+
+def test_spec_oracle_is_sane():
+    # The copied oracle itself: 9 tools with the spec's names in the spec's order.
+    assert SPEC_NAMES == ["create_entities", "create_relations", "add_observations", "delete_entities",
+                          "delete_observations", "delete_relations", "read_graph", "search_nodes", "open_nodes"]
+    assert SPEC_PROMPT.startswith("Follow these steps for each interaction:")
+    assert "default_user" in SPEC_PROMPT
+
+
+def test_packaged_reference_tools_json_equals_spec_001():
+    packaged = json.loads(resources.files("kg_neo4j.server").joinpath("reference_tools.json").read_text())
+    assert packaged == SPEC_TOOLS
+
+
+async def test_reference_profile_tools_list_is_exactly_spec_001(transport, neo4j_info, namespace):
+    async with mcp_session(transport, neo4j_info, namespace, "--tools", "reference") as s:
+        listed = (await s.list_tools()).tools
+
+        # exactly the 9 tools, nothing more
+        assert sorted(t.name for t in listed) == sorted(SPEC_NAMES)
+        assert len(listed) == 9
+
+        got = {t.name: t for t in listed}
+        for spec in SPEC_TOOLS:
+            tool = got[spec["name"]]
+            assert tool.description == spec["description"], spec["name"]
+            assert tool.inputSchema == spec["inputSchema"], spec["name"]
+
+        # annotations
+        for name, tool in got.items():
+            assert tool.annotations is not None, f"{name}: no annotations"
+            if name in READ_ONLY:
+                assert tool.annotations.readOnlyHint is True, name
+            else:
+                assert tool.annotations.readOnlyHint is not True, f"{name} writes, must not claim readOnly"
+            if name in DESTRUCTIVE:
+                assert tool.annotations.destructiveHint is True, name
+        assert {n for n, t in got.items() if t.annotations.destructiveHint is True} == DESTRUCTIVE
+
+        # the recommended system prompt, as an MCP prompt
+        prompts = (await s.list_prompts()).prompts
+        assert "memory_system_prompt" in [p.name for p in prompts]
+        result = await s.get_prompt("memory_system_prompt")
+        texts = [m.content.text for m in result.messages if m.content.type == "text"]
+        assert len(texts) == 1
+        assert texts[0].strip() == SPEC_PROMPT.strip()
+
+
+async def test_default_profile_keeps_the_nine_reference_tools(transport, neo4j_info, namespace):
+    """Outside ``--tools reference`` the 9 tools keep their names, descriptions, properties and
+    required lists; they may only add optional properties (paging, asOf), so reference clients
+    keep working."""
+    async with mcp_session(transport, neo4j_info, namespace) as s:
+        got = {t.name: t for t in (await s.list_tools()).tools}
+        for spec in SPEC_TOOLS:
+            name = spec["name"]
+            assert name in got, name
+            tool = got[name]
+            assert tool.description == spec["description"], name
+            schema, want = tool.inputSchema, spec["inputSchema"]
+            assert schema["type"] == "object", name
+            assert schema.get("required", []) == want.get("required", []), f"{name}: required list changed"
+            for prop, prop_schema in want["properties"].items():
+                assert schema["properties"].get(prop) == prop_schema, f"{name}.{prop} changed"
+        assert "memory_system_prompt" in [p.name for p in (await s.list_prompts()).prompts]

@@ -14,13 +14,16 @@ SET n:Entity,
     n.name_lower = row.name_lower,
     n.type_lower = row.type_lower,
     n.created_at = $now,
-    n.obs_next = size(row.observations)
+    n.obs_next = size(row.observations),
+    n.embedding = row.entity_vector,
+    n.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END
 WITH n, row
 CALL (n, row) {
   UNWIND range(0, size(row.observations) - 1) AS i
   CREATE (n)-[:HAS_OBSERVATION]->(:Observation {
     namespace: $ns, text: row.observations[i], text_lower: row.observations_lower[i],
-    seq: i, created_at: $now
+    seq: i, created_at: $now, embedding: row.vectors[i],
+    embedding_model: CASE WHEN row.vectors IS NULL THEN null ELSE $model END
   })
 }
 RETURN row.name AS name
@@ -44,7 +47,8 @@ CALL (pairs, missing) {
     UNWIND range(0, size(fresh) - 1) AS k
     CREATE (e)-[:HAS_OBSERVATION]->(:Observation {
       namespace: $ns, text: row.contents[fresh[k]], text_lower: row.contents_lower[fresh[k]],
-      seq: base + k, created_at: $now
+      seq: base + k, created_at: $now, embedding: row.vectors[fresh[k]],
+      embedding_model: CASE WHEN row.vectors IS NULL THEN null ELSE $model END
     })
   }
   RETURN collect({entityName: row.entityName, added: [i IN fresh | row.contents[i]]}) AS added

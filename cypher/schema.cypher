@@ -38,3 +38,54 @@ RETURN m.version AS version
 MERGE (m:KgMeta {key: 'schema'})
 ON CREATE SET m.created_at = $now
 SET m.version = $version, m.updated_at = $now, m.package_version = $package_version
+
+// name: schema_fulltext
+// Fulltext (BM25, English analyzer) over entity names and types and observation text, behind search_memory.
+CREATE FULLTEXT INDEX kg_fulltext IF NOT EXISTS
+FOR (n:Entity|Observation) ON EACH [n.name, n.entityType, n.text]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}
+
+// name: schema_observation_vector
+// Native vector index (cosine) over observation embeddings; dimension from the embedding model.
+CREATE VECTOR INDEX kg_observation_embedding IF NOT EXISTS
+FOR (o:Observation) ON (o.embedding)
+OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine',
+                       `vector.quantization.enabled`: false}}
+
+// name: schema_entity_vector
+// Native vector index (cosine) over entity name/type embeddings.
+CREATE VECTOR INDEX kg_entity_embedding IF NOT EXISTS
+FOR (e:Entity) ON (e.embedding)
+OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine',
+                       `vector.quantization.enabled`: false}}
+
+// name: schema_vector_dimensions
+// The dimensions the existing vector indexes were created with (empty when none exist).
+SHOW VECTOR INDEXES YIELD name, options
+WHERE name IN ['kg_observation_embedding', 'kg_entity_embedding']
+RETURN name, options.indexConfig.`vector.dimensions` AS dimension
+
+// name: schema_drop_observation_vector
+// Drop the observation vector index (reembed with a model of another dimension recreates it).
+DROP INDEX kg_observation_embedding IF EXISTS
+
+// name: schema_drop_entity_vector
+// Drop the entity vector index (reembed with a model of another dimension recreates it).
+DROP INDEX kg_entity_embedding IF EXISTS
+
+// name: meta_read_embedding
+// The embedding model and dimension the graph's vectors were made with (null before any).
+OPTIONAL MATCH (m:KgMeta {key: 'embedding'})
+RETURN m.model AS model, m.dimension AS dimension, m.reembed_target AS reembed_target
+
+// name: meta_write_embedding
+// Record the embedding model and dimension of the graph's vectors.
+MERGE (m:KgMeta {key: 'embedding'})
+ON CREATE SET m.created_at = $now
+SET m.model = $model, m.dimension = $dimension, m.updated_at = $now, m.reembed_target = null
+
+// name: meta_start_reembed
+// Mark a re-embedding as under way (so an interrupted one is visible and resumable).
+MERGE (m:KgMeta {key: 'embedding'})
+ON CREATE SET m.created_at = $now
+SET m.reembed_target = $model, m.reembed_dimension = $dimension, m.updated_at = $now

@@ -53,15 +53,15 @@ CALL (n) {
   RETURN collect(CASE WHEN o IS NULL THEN null ELSE {
     labels: [l IN labels(o) WHERE l <> 'Observation'],
     props: [k IN keys(o) WHERE NOT k IN $skip_obs |
-            [k, o[k], valueType(o[k]) STARTS WITH 'ZONED DATETIME' AND toString(o[k]) ENDS WITH ']']],
-    link: [k IN keys(h) | [k, h[k], valueType(h[k]) STARTS WITH 'ZONED DATETIME' AND toString(h[k]) ENDS WITH ']']],
+            [k, o[k], CASE WHEN valueType(o[k]) STARTS WITH 'ZONED DATETIME' THEN toString(o[k]) ENDS WITH ']' ELSE false END]],
+    link: [k IN keys(h) | [k, h[k], CASE WHEN valueType(h[k]) STARTS WITH 'ZONED DATETIME' THEN toString(h[k]) ENDS WITH ']' ELSE false END]],
     embedding: o.embedding IS NOT NULL
   } END) AS observations
 }
 RETURN n.name AS name,
        [l IN labels(n) WHERE l <> 'KgNode'] AS labels,
        [k IN keys(n) WHERE NOT k IN $skip_node |
-        [k, n[k], valueType(n[k]) STARTS WITH 'ZONED DATETIME' AND toString(n[k]) ENDS WITH ']']] AS props,
+        [k, n[k], CASE WHEN valueType(n[k]) STARTS WITH 'ZONED DATETIME' THEN toString(n[k]) ENDS WITH ']' ELSE false END]] AS props,
        n.embedding IS NOT NULL AS embedding,
        observations
 
@@ -76,7 +76,7 @@ CALL (a) {
   WITH r, b ORDER BY r.created_at, b.name, type(r), elementId(r)
   RETURN collect(CASE WHEN r IS NULL THEN null ELSE {
     to: b.name, relationType: type(r),
-    props: [k IN keys(r) | [k, r[k], valueType(r[k]) STARTS WITH 'ZONED DATETIME' AND toString(r[k]) ENDS WITH ']']]
+    props: [k IN keys(r) | [k, r[k], CASE WHEN valueType(r[k]) STARTS WITH 'ZONED DATETIME' THEN toString(r[k]) ENDS WITH ']' ELSE false END]]
   } END) AS relationships
 }
 RETURN a.name AS name, relationships

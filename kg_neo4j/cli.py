@@ -42,6 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="extra browser Origin allowed over HTTP (repeatable)")
     serve.add_argument("--max-answer-bytes", dest="max_answer_bytes", type=int,
                        help="server-wide cap on one answer's size")
+    serve.add_argument("--embedding-model", dest="embedding_model",
+                       help="sentence-transformers model name or local path, or 'none' (default all-MiniLM-L6-v2)")
+
+    reembed = sub.add_parser("reembed", help="re-embed every observation and entity with the configured model "
+                                             "(committed batches, resumable)")
+    reembed.add_argument("--embedding-model", dest="embedding_model")
+    reembed.add_argument("--batch-size", dest="batch_size", type=int, default=256)
+    reembed.add_argument("--no-progress", dest="progress", action="store_false")
+    reembed.add_argument("--log-level", dest="log_level")
 
     neo = sub.add_parser("neo4j", help="manage the local (no-Docker) Neo4j server")
     neo.add_argument("action", choices=["start", "stop", "status", "env"])
@@ -54,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
                      choices=["auto", "jsonl", "memory-json", "simple-memory", "memorymesh", "full"])
     imp.add_argument("--batch-size", dest="batch_size", type=int, default=1000)
     imp.add_argument("--no-progress", dest="progress", action="store_false")
+    imp.add_argument("--embedding-model", dest="embedding_model")
 
     exp = sub.add_parser("export", help="export a namespace to a file")
     _common(exp)
@@ -65,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _settings(args: argparse.Namespace) -> Settings:
     keys = ["namespace", "log_level", "transport", "host", "port", "tools", "auth_token", "allowed_origins",
-            "max_answer_bytes"]
+            "max_answer_bytes", "embedding_model"]
     overrides: dict[str, Any] = {k: getattr(args, k, None) for k in keys}
     return Settings().with_overrides(**overrides)
 
@@ -121,6 +131,12 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             return 0 if status.get("running") else 1
         else:
             print("\n".join(local.env_lines()))
+        return 0
+    if args.command == "reembed":
+        from kg_neo4j.maintenance import run_reembed
+
+        report = asyncio.run(run_reembed(settings, batch_size=args.batch_size, progress=args.progress))
+        print(json.dumps(report, indent=2))
         return 0
     if args.command == "import":
         from kg_neo4j.transfer import run_import

@@ -199,3 +199,38 @@ class KnowledgeGraph(BaseModel):
 class ObservationResult(BaseModel):
     entityName: str
     addedObservations: list[str]
+
+
+# --- search_memory ------------------------------------------------------------------
+MAX_SEARCH_LIMIT = 100
+
+
+class SearchMemoryIn(_In):
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to recall, in your own words")
+    limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT, description="At most this many hits (default 10)")
+    entityTypes: list[EntityType] | None = Field(
+        default=None, max_length=100, description="Only hits on entities of these types"
+    )
+    asOf: AwareDatetime | None = Field(
+        default=None, description="Optional ISO 8601 timestamp: search the graph as it was then"
+    )
+
+
+class SearchHit(BaseModel):
+    name: str
+    entityType: str
+    observation: str | None
+    score: float
+
+
+class SearchEntity(BaseModel):
+    name: str
+    entityType: str
+    observationCount: int
+
+
+class SearchResult(BaseModel):
+    hits: list[SearchHit]
+    entities: list[SearchEntity]
+    relations: list[RelationFull]
+    mode: str = Field(description="'hybrid' (vector + fulltext + graph) or 'fulltext+graph' (no embedding model)")

@@ -48,6 +48,11 @@ class Settings(BaseSettings):
     auth_token: str | None = None
     allowed_origins: list[str] = Field(default_factory=list)
 
+    # --- semantic search ---
+    #: sentence-transformers model: a packaged name, a local directory, a model already in the
+    #: Hugging Face cache, or "none" (search_memory then uses fulltext and graph only).
+    embedding_model: str = "all-MiniLM-L6-v2"
+
     # --- limits (documented in the README) ---
     max_answer_bytes: int = 8 * 1024 * 1024
     max_batch_items: int = 10_000

@@ -119,8 +119,12 @@ def free_port() -> int:
 
 
 def server_env(info: Neo4jInfo, **extra: str) -> dict[str, str]:
+    """Environment for a `kg-neo4j` subprocess on the test Neo4j.  Semantic search is off
+    unless a test asks for a model (KG_NEO4J_EMBEDDING_MODEL=...): loading torch in every
+    spawned server would only slow the suite down."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "KG_NEO4J_"))}
     env.update(info.env())
+    env["KG_NEO4J_EMBEDDING_MODEL"] = "none"
     env.update(extra)
     return env
 
@@ -189,3 +193,24 @@ async def mcp_session(transport: str, info: Neo4jInfo, namespace: str, *args: st
 @pytest.fixture(params=["stdio", "http"])
 def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Any:
+    """The real all-MiniLM-L6-v2 (from the installed package; nothing is downloaded)."""
+    from kg_neo4j.embeddings import load_embedder
+
+    emb = load_embedder("all-MiniLM-L6-v2", background=False)
+    assert emb is not None
+    emb.model()
+    return emb
+
+
+@pytest_asyncio.fixture
+async def semantic_store(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock,
+                         embedder: Any) -> GraphStore:
+    """A GraphStore that embeds, on a database whose vector indexes exist for the model."""
+    from kg_neo4j.embeddings import resolve_model
+
+    await bootstrap(driver, neo4j_info.database, model=resolve_model("all-MiniLM-L6-v2"))
+    return GraphStore(driver, database=neo4j_info.database, namespace=namespace, clock=clock, embedder=embedder)

@@ -5,7 +5,9 @@ Everything here talks to a real ``ClientSession``; nothing is mocked.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 DELETE_MESSAGES = {
@@ -107,3 +109,21 @@ async def reset(session: Any) -> None:
     if doomed:
         await ok(session, "delete_entities", {"entityNames": sorted(doomed)})
     assert await ok(session, "read_graph") == {"entities": [], "relations": []}
+
+
+@contextlib.asynccontextmanager
+async def session(transport: str, info: Any, namespace: str, *serve_args: str) -> AsyncIterator[Any]:
+    """``conftest.mcp_session`` with readable failures: an assertion inside the session is re-raised
+    as itself instead of wrapped in the client's nested ExceptionGroups."""
+    from conftest import mcp_session
+
+    try:
+        async with mcp_session(transport, info, namespace, *serve_args) as s:
+            yield s
+    except BaseExceptionGroup as group:
+        leaf: BaseException = group
+        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
+            leaf = leaf.exceptions[0]
+        if leaf is group:
+            raise
+        raise leaf from None

@@ -10,14 +10,13 @@ structuredContent is present and agrees with the text, and that no object carrie
 from __future__ import annotations
 
 import pytest
-from conftest import mcp_session
-from kg_helpers import by_name, dumps, ent, err, names, ok, rel, rel_keys, reset, text_of
+from kg_helpers import by_name, dumps, ent, err, names, ok, rel, rel_keys, reset, session, text_of
 
 # --------------------------------------------------------------------------- 8.1
 
 
 async def test_8_1_entity_operations(transport, neo4j_info, namespace):
-    async with mcp_session(transport, neo4j_info, namespace) as s:
+    async with session(transport, neo4j_info, namespace) as s:
         # -- 8.1 Create basic entities: returns array with one entity; graph contains one entity.
         created = await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["Is a student"])]})
         assert created == [ent("Alice", "person", ["Is a student"])]
@@ -66,7 +65,7 @@ async def test_8_1_entity_operations(transport, neo4j_info, namespace):
 
 
 async def test_8_2_relation_operations(transport, neo4j_info, namespace):
-    async with mcp_session(transport, neo4j_info, namespace) as s:
+    async with session(transport, neo4j_info, namespace) as s:
         await ok(s, "create_entities", {"entities": [ent("Alice", "person"), ent("Bob", "person")]})
 
         # -- 8.2 Create basic relation: returns array with one relation.
@@ -102,7 +101,7 @@ async def test_8_2_relation_operations(transport, neo4j_info, namespace):
 
 
 async def test_8_3_observation_operations(transport, neo4j_info, namespace):
-    async with mcp_session(transport, neo4j_info, namespace) as s:
+    async with session(transport, neo4j_info, namespace) as s:
         # -- 8.3 Add observations to existing entity.
         await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["Is a student"])]})
         added = await ok(s, "add_observations", {"observations": [{"entityName": "Alice", "contents": ["Likes pizza"]}]})
@@ -150,7 +149,7 @@ async def test_8_3_observation_operations(transport, neo4j_info, namespace):
 
 
 async def test_8_4_delete_operations(transport, neo4j_info, namespace):
-    async with mcp_session(transport, neo4j_info, namespace) as s:
+    async with session(transport, neo4j_info, namespace) as s:
         # -- 8.4 Delete entity cascades to relations (entity is the 'from' end).
         await ok(s, "create_entities", {"entities": [ent("Alice", "person"), ent("Bob", "person")]})
         await ok(s, "create_relations", {"relations": [rel("Alice", "Bob", "knows")]})
@@ -198,7 +197,7 @@ async def test_8_4_delete_operations(transport, neo4j_info, namespace):
 
 
 async def test_8_5_search_operations(transport, neo4j_info, namespace):
-    async with mcp_session(transport, neo4j_info, namespace) as s:
+    async with session(transport, neo4j_info, namespace) as s:
         # -- 8.5 Search by entity name (case-insensitive substring).
         await ok(s, "create_entities", {"entities": [ent("John_Smith", "human"), ent("Mary", "human")]})
         for query in ("john", "JOHN", "n_sm"):
@@ -245,7 +244,7 @@ async def test_8_5_search_operations(transport, neo4j_info, namespace):
 
 
 async def test_8_6_open_nodes_operations(transport, neo4j_info, namespace):
-    async with mcp_session(transport, neo4j_info, namespace) as s:
+    async with session(transport, neo4j_info, namespace) as s:
         # -- 8.6 Open specific nodes: A (not B).
         await ok(s, "create_entities", {"entities": [ent("A", "node", ["first"]), ent("B", "node")]})
         result = await ok(s, "open_nodes", {"names": ["A"]})
@@ -294,7 +293,7 @@ async def test_text_of_every_tool_is_reference_exact(transport, neo4j_info, name
         assert result.structuredContent is not None, f"{tool}: structuredContent missing"
         return text_of(result)
 
-    async with mcp_session(transport, neo4j_info, namespace, "--tools", profile) as s:
+    async with session(transport, neo4j_info, namespace, "--tools", profile) as s:
         assert await text("create_entities", {"entities": [alice, bob]}) == dumps([alice, bob])
         assert "東京" in dumps([alice]) and "\\u" not in dumps([alice])
         assert await text("create_entities", {"entities": [alice]}) == "[]"

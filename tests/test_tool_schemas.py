@@ -11,7 +11,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from conftest import mcp_session
+from kg_helpers import session
 
 DATA = Path(__file__).parent / "data"
 SPEC_TOOLS = json.loads((DATA / "spec_001_tools.json").read_text(encoding="utf-8"))
@@ -36,7 +36,7 @@ def test_packaged_reference_tools_json_equals_spec_001():
 
 
 async def test_reference_profile_tools_list_is_exactly_spec_001(transport, neo4j_info, namespace):
-    async with mcp_session(transport, neo4j_info, namespace, "--tools", "reference") as s:
+    async with session(transport, neo4j_info, namespace, "--tools", "reference") as s:
         listed = (await s.list_tools()).tools
 
         # exactly the 9 tools, nothing more
@@ -73,7 +73,7 @@ async def test_default_profile_keeps_the_nine_reference_tools(transport, neo4j_i
     """Outside ``--tools reference`` the 9 tools keep their names, descriptions, properties and
     required lists; they may only add optional properties (paging, asOf), so reference clients
     keep working."""
-    async with mcp_session(transport, neo4j_info, namespace) as s:
+    async with session(transport, neo4j_info, namespace) as s:
         got = {t.name: t for t in (await s.list_tools()).tools}
         for spec in SPEC_TOOLS:
             name = spec["name"]

@@ -16,10 +16,12 @@ from mcp.server.lowlevel import NotificationOptions, Server
 
 from kg_neo4j import __version__
 from kg_neo4j.clock import Clock
+from kg_neo4j.embeddings import SentenceEmbedder, resolve_model
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.server import prompts
 from kg_neo4j.server.reference import REFERENCE_TOOLS
 from kg_neo4j.server.registry import Runtime, ToolSpec, call, tools_for
+from kg_neo4j.server.search import SEARCH_TOOLS
 from kg_neo4j.server.temporal import TEMPORAL_TOOLS
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore, connect
@@ -29,7 +31,7 @@ log = logging.getLogger(__name__)
 
 SERVER_NAME = "kg-neo4j"
 
-ALL_TOOLS: list[ToolSpec] = [*REFERENCE_TOOLS, *TEMPORAL_TOOLS]
+ALL_TOOLS: list[ToolSpec] = [*REFERENCE_TOOLS, *SEARCH_TOOLS, *TEMPORAL_TOOLS]
 
 INSTRUCTIONS = (
     "Persistent knowledge-graph memory stored in Neo4j: entities with observations, "
@@ -47,18 +49,25 @@ def profile_tools(profile: str) -> list[ToolSpec]:
 @contextlib.asynccontextmanager
 async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncIterator[Runtime]:
     """Connect to Neo4j, bootstrap the schema, and yield the shared runtime."""
+    model = resolve_model(settings.embedding_model)  # reads the model's files only: no torch here
     driver, conn = await connect(settings)
     try:
-        await bootstrap(driver, conn.database, clock)
+        await bootstrap(driver, conn.database, clock, model)
+        # The model loads in the background; the first call that needs it waits for it.
+        embedder = SentenceEmbedder(model) if model else None
+        if embedder:
+            embedder.start_loading()
         store = GraphStore(
             driver,
             database=conn.database,
             namespace=settings.namespace,
             clock=clock,
             max_answer_bytes=settings.max_answer_bytes,
+            embedder=embedder,
         )
-        log.info("kg-neo4j %s: Neo4j %s database %r namespace %r profile %r",
-                 __version__, conn.uri, conn.database, settings.namespace, settings.tools)
+        log.info("kg-neo4j %s: Neo4j %s database %r namespace %r profile %r embedding model %s",
+                 __version__, conn.uri, conn.database, settings.namespace, settings.tools,
+                 model.name if model else "none")
         yield Runtime(store=store, profile=settings.tools, max_answer_bytes=settings.max_answer_bytes)
     finally:
         await driver.close()

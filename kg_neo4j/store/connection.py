@@ -11,6 +11,7 @@ from neo4j import AsyncDriver, AsyncGraphDatabase
 from kg_neo4j import __version__
 from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.cypher import queries
+from kg_neo4j.embeddings.model_files import ModelInfo
 from kg_neo4j.errors import ConfigError, Neo4jUnavailableError
 from kg_neo4j.settings import Settings
 
@@ -26,6 +27,7 @@ _SCHEMA_STATEMENTS = [
     "schema_entity_type_lower",
     "schema_observation_text_lower",
     "schema_meta_key",
+    "schema_fulltext",
 ]
 
 
@@ -73,11 +75,64 @@ async def connect(settings: Settings) -> tuple[AsyncDriver, Connection]:
     return driver, conn
 
 
-async def bootstrap(driver: AsyncDriver, database: str, clock: Clock | None = None) -> None:
-    """Create constraints and indexes (idempotent), wait for them, record the schema version."""
+def _same_model(a: str | None, b: str | None) -> bool:
+    def norm(x: str | None) -> str:
+        return (x or "").strip().lower().removeprefix("sentence-transformers/")
+
+    return norm(a) == norm(b)
+
+
+async def check_embedding_model(driver: AsyncDriver, database: str, model: ModelInfo) -> None:
+    """Stop with a clear error when the graph's vectors come from another model or dimension."""
+    q = queries()
+    records, _, _ = await driver.execute_query(q["meta_read_embedding"], database_=database)
+    meta = records[0] if records else None
+    if meta and meta["reembed_target"]:
+        raise ConfigError(
+            f"a re-embedding to {meta['reembed_target']!r} was interrupted; finish it with "
+            f"`kg-neo4j reembed --embedding-model {meta['reembed_target']}` (it resumes where it stopped)"
+        )
+    if meta and meta["model"] is not None and (
+        not _same_model(meta["model"], model.name) or int(meta["dimension"]) != model.dimension
+    ):
+        raise ConfigError(
+            f"this graph's vectors were made with embedding model {meta['model']!r} ({meta['dimension']} dimensions) "
+            f"but the server is configured with {model.name!r} ({model.dimension} dimensions). Run "
+            f"`kg-neo4j reembed --embedding-model {model.name}` to re-embed everything with the new model, or start "
+            f"with --embedding-model {meta['model']}"
+        )
+    records, _, _ = await driver.execute_query(q["schema_vector_dimensions"], database_=database)
+    for rec in records:
+        if rec["dimension"] is not None and int(rec["dimension"]) != model.dimension:
+            raise ConfigError(
+                f"vector index {rec['name']} has {rec['dimension']} dimensions, the model {model.name!r} has "
+                f"{model.dimension}: run `kg-neo4j reembed --embedding-model {model.name}`"
+            )
+
+
+async def ensure_vector_indexes(driver: AsyncDriver, database: str, dimension: int) -> None:
+    q = queries()
+    for name in ("schema_observation_vector", "schema_entity_vector"):
+        await driver.execute_query(q[name], dimension=dimension, database_=database)
+
+
+async def bootstrap(
+    driver: AsyncDriver, database: str, clock: Clock | None = None, model: ModelInfo | None = None
+) -> None:
+    """Create constraints and indexes (idempotent), wait for them, record the schema version.
+
+    With an embedding model: check it against the graph's metadata (clear error on a
+    change), create the vector indexes with its dimension and record it.
+    """
     q = queries()
     for name in _SCHEMA_STATEMENTS:
         await driver.execute_query(q[name], database_=database)
+    now = (clock or SystemClock()).now()
+    if model is not None:
+        await check_embedding_model(driver, database, model)
+        await ensure_vector_indexes(driver, database, model.dimension)
+        await driver.execute_query(q["meta_write_embedding"], model=model.name, dimension=model.dimension, now=now,
+                                   database_=database)
     await driver.execute_query(q["schema_await_indexes"], database_=database)
     records, _, _ = await driver.execute_query(q["meta_read_schema"], database_=database)
     found = records[0]["version"] if records else None
@@ -86,7 +141,6 @@ async def bootstrap(driver: AsyncDriver, database: str, clock: Clock | None = No
             f"the database holds graph schema version {found}, newer than this kg-neo4j understands "
             f"({SCHEMA_VERSION}); upgrade kg-neo4j"
         )
-    now = (clock or SystemClock()).now()
     await driver.execute_query(
         q["meta_write_schema"],
         version=SCHEMA_VERSION,

@@ -7,9 +7,11 @@ transient failures (deadlocks between concurrent writers) for us.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -19,7 +21,9 @@ from neo4j import AsyncDriver, RoutingControl
 
 from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.cypher import queries
+from kg_neo4j.embeddings import Embedder
 from kg_neo4j.errors import NotFoundError, TooLargeError, ValidationError
+from kg_neo4j.fusion import FusionWeights, fuse
 from kg_neo4j.models import (
     Entity,
     EntityIn,
@@ -32,6 +36,9 @@ from kg_neo4j.models import (
     RelationIn,
     RelationInvalidate,
     RelationUpdate,
+    SearchEntity,
+    SearchHit,
+    SearchResult,
     Traversal,
     TraversalEntity,
     TraversalPath,
@@ -39,6 +46,13 @@ from kg_neo4j.models import (
 )
 
 DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
+
+#: search_memory: candidates fetched per channel = OVERFETCH x limit (at least MIN_K), grown 4x up
+#: to MAX_K while the namespace filter starves a channel.
+OVERFETCH = 10
+MIN_K = 50
+MAX_K = 10_000
+NEIGHBOUR_CAP = 20
 
 
 def _iso(value: Any) -> str | None:
@@ -83,19 +97,30 @@ class GraphStore:
         namespace: str = "default",
         clock: Clock | None = None,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+        embedder: Embedder | None = None,
+        fusion: FusionWeights | None = None,
     ) -> None:
         self.driver = driver
         self.database = database
         self.namespace = namespace
         self.clock = clock or SystemClock()
         self.max_answer_bytes = max_answer_bytes
+        self.embedder = embedder
+        self.fusion = fusion or FusionWeights()
         self.q = queries()
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]] | None:
+        """Vectors for ``texts`` (None when semantic search is off); runs off the event loop."""
+        if self.embedder is None or not texts:
+            return None
+        return await asyncio.to_thread(self.embedder.encode, list(texts))
 
     # -- plumbing --------------------------------------------------------------
     async def run(self, name: str, *, read: bool = False, **params: Any) -> list[neo4j.Record]:
         """Run one named statement as one managed transaction (reads routed to readers)."""
         params.setdefault("ns", self.namespace)
         params.setdefault("now", self.clock.now())
+        params.setdefault("model", self.embedder.name if self.embedder else None)
         if params.get("at") is None:
             params["at"] = params["now"]
         records, _, _ = await self.driver.execute_query(
@@ -129,6 +154,7 @@ class GraphStore:
             })
         if not rows:
             return []
+        await self._attach_vectors(rows, "observations")
         records = await self.run("create_entities", rows=rows)
         created = {r["name"] for r in records}
         return [
@@ -136,6 +162,25 @@ class GraphStore:
             for row in rows
             if row["name"] in created
         ]
+
+    async def _attach_vectors(self, rows: list[dict[str, Any]], field: str) -> None:
+        """Embed every text of the batch in one encode call and hang the vectors on the rows."""
+        if self.embedder is None:
+            return
+        texts: list[str] = []
+        for row in rows:
+            texts.extend(row[field])
+            if "entityType" in row:
+                texts.append(entity_text(row["name"], row["entityType"]))
+        vectors = await self.embed(texts) or []
+        i = 0
+        for row in rows:
+            n = len(row[field])
+            row["vectors"] = vectors[i : i + n]
+            i += n
+            if "entityType" in row:
+                row["entity_vector"] = vectors[i]
+                i += 1
 
     async def create_relations(self, relations: Sequence[RelationIn]) -> list[RelationFull]:
         unique: dict[tuple[str, str, str], RelationIn] = {}
@@ -176,6 +221,7 @@ class GraphStore:
             rows.append({"entityName": name, "contents": uniq, "contents_lower": [c.lower() for c in uniq]})
         if not rows:
             return []
+        await self._attach_vectors(rows, "contents")
         records = await self.run("add_observations", rows=rows)
         missing = records[0]["missing"]
         if missing:
@@ -293,6 +339,69 @@ class GraphStore:
         return Traversal(start=start, entities=entities, relations=relations, paths=paths, truncated=truncated,
                          cappedAt=[c for c in rec["capped"] if c is not None])
 
+    async def search_memory(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        entity_types: Sequence[str] | None = None,
+        as_of: datetime | None = None,
+        prior: dict[str, float] | None = None,
+    ) -> SearchResult:
+        """Hybrid recall: vector + fulltext + graph candidates in one statement, fused in Python.
+
+        The indexes are database-wide, so each channel over-fetches ``OVERFETCH`` x limit
+        candidates and filters by namespace; if a full page of raw candidates still leaves
+        fewer than ``limit`` after filtering, ``k`` grows 4x (up to ``MAX_K``) and the
+        statement runs again.
+        """
+        vectors = await self.embed([query])
+        vector = vectors[0] if vectors else None
+        ftq = fulltext_query(query)
+        types = list(entity_types) if entity_types else None
+        k = max(limit * OVERFETCH, MIN_K)
+        self.last_search_rounds = 0
+        while True:
+            self.last_search_rounds += 1
+            records = await self.run(
+                "search_memory", read=True, vector=vector, fulltext=ftq, k=k, k_entities=k, types=types,
+                neighbour_cap=NEIGHBOUR_CAP, at=as_of,
+            )
+            rec = records[0]
+            starved = (vector is not None and rec["vraw_count"] >= k and len(rec["vhits"]) < limit) or (
+                rec["fraw_count"] >= k and len(rec["fhits"]) < limit
+            )
+            if not starved or k >= MAX_K:
+                break
+            k = min(k * 4, MAX_K)
+        self.last_search_k = k
+        fused = fuse(vector=rec["vhits"], fulltext=rec["fhits"], entity_vector=rec["ventities"],
+                     around=rec["around"], prior=prior, weights=self.fusion, limit=limit)
+        names = {h.name for h in fused}
+        info = {a["name"]: a for a in rec["around"]}
+        entities = []
+        for name in dict.fromkeys(h.name for h in fused):
+            a = info.get(name)
+            etype = a["entityType"] if a else next(h.entityType for h in fused if h.name == name)
+            entities.append(SearchEntity(name=name, entityType=etype,
+                                         observationCount=int(a["observationCount"]) if a else 0))
+        relations: list[RelationFull] = []
+        seen: set[tuple[str, str, str]] = set()
+        for a in rec["around"]:
+            for r in a["rels"]:
+                key = (r["from"], r["to"], r["relationType"])
+                if r["from"] in names and r["to"] in names and key not in seen:
+                    seen.add(key)
+                    relations.append(RelationFull(**{"from": r["from"]}, to=r["to"], relationType=r["relationType"],
+                                                  weight=r["weight"]))
+        return SearchResult(
+            hits=[SearchHit(name=h.name, entityType=h.entityType, observation=h.observation,
+                            score=round(h.score, 6)) for h in fused],
+            entities=entities,
+            relations=relations,
+            mode="hybrid" if vector is not None else "fulltext+graph",
+        )
+
     # -- reads -----------------------------------------------------------------
     async def read_graph(
         self, *, limit: int | None = None, cursor: str | None = None, as_of: datetime | None = None
@@ -352,6 +461,23 @@ class GraphStore:
         size = len(json.dumps(graph.reference(), ensure_ascii=False).encode())
         if size > self.max_answer_bytes:
             raise self._too_large(tool)
+
+
+def entity_text(name: str, entity_type: str) -> str:
+    """What an entity's own embedding encodes."""
+    return f"{name} ({entity_type})" if entity_type else name
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+MAX_FULLTEXT_TERMS = 64
+
+
+def fulltext_query(text: str) -> str:
+    """A Lucene query that means "any of these words": only word characters survive, so
+    syntax in a question (``/ : ( " AND *``) can neither error nor change the meaning;
+    lower-cased so AND/OR/NOT are words, not operators."""
+    terms = list(dict.fromkeys(_TOKEN.findall(text.lower())))
+    return " ".join(terms[:MAX_FULLTEXT_TERMS])
 
 
 def _relation(r: Any) -> RelationFull:

@@ -1,0 +1,195 @@
+"""PROFILE the product's read statements on a seeded 100k-entity namespace and flag label scans.
+
+Seeds N entities (3 observations each, one relation each) with raw ``UNWIND`` statements under
+the product's schema (its own bootstrap), then runs ``PROFILE`` of the exact statements of
+``cypher/read.cypher`` -- ``search_nodes``, ``open_nodes``, ``read_graph_page`` -- and of
+``traverse_graph``, with the parameters ``GraphStore`` passes (``ns``, ``now``, ``at`` and the
+statement's own: ``q``/``max_entities``, ``names``, ``after``/``limit``, ...).
+
+For each it prints the operator tree (operator, rows, db hits, details) and a verdict: any
+``AllNodesScan``, ``NodeByLabelScan``, relationship type/all scans or full ``NodeIndexScan``
+is flagged (the goal is index seeks / ``NodeIndexContainsScan`` only).  Exit status 1 if any
+statement has one.
+
+``--other N`` also seeds a second namespace with the *same* N names, to show what the other
+namespaces of a shared database cost a namespaced read.
+
+    .venv/bin/python benchmarks/profile_search_nodes.py [--size 100000] [--other 0] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (  # noqa: E402
+    RELATION_TYPES,
+    connection,
+    delete_namespace,
+    ensure_schema,
+    entity_name,
+    log,
+    new_namespace,
+    seed_entities,
+    seed_relations,
+    sync_driver,
+)
+
+from kg_neo4j.cypher import queries  # noqa: E402
+from kg_neo4j.store.graph import DEFAULT_MAX_ANSWER_BYTES  # noqa: E402
+
+#: Operators that read every node / relationship (of a label or type) instead of seeking.
+BAD = {"AllNodesScan", "NodeByLabelScan", "UnionNodeByLabelsScan", "IntersectionNodeByLabelsScan",
+       "SubtractionNodeByLabelsScan", "DirectedRelationshipTypeScan", "UndirectedRelationshipTypeScan",
+       "DirectedAllRelationshipsScan", "UndirectedAllRelationshipsScan", "NodeIndexScan",
+       "DirectedRelationshipIndexScan", "UndirectedRelationshipIndexScan", "PartitionedAllNodesScan",
+       "PartitionedNodeByLabelScan"}
+
+#: GraphStore's cap: search_nodes passes max_entities = max_answer_bytes // 16 + 1.
+MAX_ENTITIES = max(1, DEFAULT_MAX_ANSWER_BYTES // 16) + 1
+
+
+def seed(drv: Any, db: str, ns: str, n: int, created: datetime) -> None:
+    t_e = seed_entities(drv, db, ns, n, created_at=created)
+
+    def rel(k: int, _rng: Any) -> dict[str, Any]:
+        return {"from": entity_name(k), "to": entity_name((k + 7919) % n),
+                "relationType": RELATION_TYPES[k % len(RELATION_TYPES)], "weight": 0.5,
+                "valid_from": created, "valid_until": None, "created_at": created}
+
+    t_r = seed_relations(drv, db, ns, n, n, row_fn=rel)
+    log(f"  seeded {ns}: {n} entities in {t_e:.1f}s, {n} relations in {t_r:.1f}s")
+
+
+def op_name(plan: dict[str, Any]) -> str:
+    return str(plan["operatorType"]).split("@")[0]
+
+
+def walk(plan: dict[str, Any], depth: int = 0, out: list[str] | None = None, bad: list[str] | None = None,
+         total: list[int] | None = None) -> tuple[list[str], list[str], int]:
+    out = [] if out is None else out
+    bad = [] if bad is None else bad
+    total = [0] if total is None else total
+    name = op_name(plan)
+    args = plan.get("args", {})
+    details = str(args.get("Details", "")).replace("\n", " ")
+    if len(details) > 110:
+        details = details[:107] + "..."
+    rows = plan.get("rows", args.get("Rows", "?"))
+    hits = plan.get("dbHits", args.get("DbHits", 0)) or 0
+    total[0] += int(hits)
+    flag = "  <-- SCAN" if name in BAD else ""
+    out.append(f"{'  ' * depth}{name:<{max(1, 34 - 2 * depth)}} rows={rows!s:>7} dbHits={hits!s:>8}  {details}{flag}")
+    if name in BAD:
+        bad.append(f"{name}: {details}")
+    for child in plan.get("children", []):
+        walk(child, depth + 1, out, bad, total)
+    return out, bad, total[0]
+
+
+def profile(drv: Any, db: str, title: str, name: str, params: dict[str, Any]) -> list[str]:
+    text = queries()[name]
+    # One unprofiled run first (plan cache, page cache), then the profiled one.
+    drv.execute_query(text, parameters_=params, database_=db)
+    t0 = time.perf_counter()
+    records, summary, _ = drv.execute_query("PROFILE " + text, parameters_=params, database_=db)
+    ms = (time.perf_counter() - t0) * 1000
+    lines, bad, hits = walk(summary.profile)
+    shown = {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in params.items()}
+    print(f"=== {title}: PROFILE {name}")
+    print(f"    params: {shown}")
+    print(f"    {len(records)} record(s), {hits:,} db hits in total, {ms:.1f} ms (profiled)")
+    for line in lines:
+        print("    " + line)
+    if bad:
+        print(f"    VERDICT: {name}: FAIL -- {len(bad)} scan operator(s): " + "; ".join(bad))
+    else:
+        ops = sorted({line.split()[0] for line in lines if "Seek" in line.split()[0] or "Scan" in line.split()[0]})
+        print(f"    VERDICT: {name}: OK -- no AllNodesScan / NodeByLabelScan / full scans; "
+              f"entry operators: {', '.join(ops) or '(none)'}")
+    print()
+    return bad
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", type=int, default=100_000)
+    ap.add_argument("--other", type=int, default=0,
+                    help="also seed another namespace with the same names (this many entities)")
+    ap.add_argument("--keep", action="store_true", help="keep the seeded namespaces")
+    args = ap.parse_args()
+
+    conn = connection()
+    ensure_schema(conn)
+    drv = sync_driver(conn)
+    db = conn.database
+    n = args.size
+    ns = new_namespace("profile", n)
+    ns_other = new_namespace("profile-other", args.other) if args.other else None
+    created = datetime(2025, 1, 1, tzinfo=UTC)
+    failures: dict[str, list[str]] = {}
+    try:
+        log(f"seeding {ns}")
+        seed(drv, db, ns, n, created)
+        if ns_other:
+            log(f"seeding {ns_other} (same names, another namespace)")
+            seed(drv, db, ns_other, args.other, created)
+        now = datetime.now(UTC)
+        past = created + timedelta(days=1)
+        base = {"ns": ns, "now": now, "at": now}
+        mid = n // 2
+        runs = [
+            ("search_nodes, name substring hitting 10 entities", "search_nodes",
+             {**base, "q": f"entity-{mid // 10:06d}", "max_entities": MAX_ENTITIES}),
+            ("search_nodes, observation substring hitting 11 entities", "search_nodes",
+             {**base, "q": f"#{mid // 10}", "max_entities": MAX_ENTITIES}),
+            ("search_nodes, asOf a past time", "search_nodes",
+             {**base, "at": past, "q": f"entity-{mid // 10:06d}", "max_entities": MAX_ENTITIES}),
+            ("open_nodes, 5 names", "open_nodes",
+             {**base, "names": [entity_name(mid + 17 * k) for k in range(5)]}),
+            ("read_graph_page, first page (limit 1000)", "read_graph_page", {**base, "after": "", "limit": 1000}),
+            ("read_graph_page, page after a middle name (limit 1000)", "read_graph_page",
+             {**base, "after": entity_name(mid), "limit": 1000}),
+            ("read_graph_page, asOf a past time (limit 100)", "read_graph_page",
+             {**base, "at": past, "after": entity_name(mid), "limit": 100}),
+            ("traverse_graph, depth 2 from one entity", "traverse_graph",
+             {**base, "start": [entity_name(mid)], "max_depth": 2, "direction": "both", "types": None,
+              "min_weight": 0.0, "fanout": 50, "fanout_probe": 51, "frontier_cap": 101}),
+        ]
+        for title, name, params in runs:
+            bad = profile(drv, db, title, name, params)
+            if bad:
+                failures[title] = bad
+        # A broad query: not a plan problem, but shows what an unselective substring costs.
+        t0 = time.perf_counter()
+        rec = drv.execute_query(queries()["search_nodes"], parameters_={**base, "q": "project",
+                                                                          "max_entities": MAX_ENTITIES},
+                                database_=db)[0][0]
+        print(f"=== broad search_nodes('project'): {len(rec['entities']):,} entities, {len(rec['relations']):,} "
+              f"relations in {time.perf_counter() - t0:.2f}s (no row cap below {MAX_ENTITIES:,} entities)")
+        print()
+    finally:
+        if not args.keep:
+            for x in (ns, ns_other):
+                if x:
+                    log(f"deleting {x} ({delete_namespace(drv, db, x):.1f}s)")
+        drv.close()
+
+    print("SUMMARY")
+    for title, _name, _ in runs:
+        print(f"  {'FAIL' if title in failures else 'ok  '}  {title}")
+    if failures:
+        print(f"VERDICT: {len(failures)} profiled statement(s) contain label/full scans (see above)")
+        return 1
+    print("VERDICT: no AllNodesScan / NodeByLabelScan / full scans in any profiled statement")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

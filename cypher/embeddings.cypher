@@ -1,0 +1,37 @@
+// Re-embedding: committed batches, resumable (a node is done once embedding_model = $model).
+
+// name: reembed_count
+// How many observations and entities still lack a vector from $model.
+CALL () {
+  MATCH (o:Observation)
+  WHERE o.embedding_model IS NULL OR o.embedding_model <> $model
+  RETURN count(o) AS observations
+}
+CALL () {
+  MATCH (e:Entity)
+  WHERE e.embedding_model IS NULL OR e.embedding_model <> $model
+  RETURN count(e) AS entities
+}
+RETURN observations, entities
+
+// name: reembed_next_observations
+// The next batch of observations whose vector is not from $model.
+MATCH (o:Observation)
+WHERE o.embedding_model IS NULL OR o.embedding_model <> $model
+RETURN elementId(o) AS id, o.text AS text
+LIMIT $batch
+
+// name: reembed_next_entities
+// The next batch of entities whose vector is not from $model.
+MATCH (e:Entity)
+WHERE e.embedding_model IS NULL OR e.embedding_model <> $model
+RETURN elementId(e) AS id, e.name AS name, e.entityType AS entityType
+LIMIT $batch
+
+// name: reembed_write
+// Store one batch of vectors (nodes addressed by the element ids the batch query returned).
+UNWIND $rows AS row
+MATCH (n)
+WHERE elementId(n) = row.id
+SET n.embedding = row.vector, n.embedding_model = $model
+RETURN count(n) AS written

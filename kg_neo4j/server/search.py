@@ -1,0 +1,35 @@
+"""search_memory: hybrid recall (vector + fulltext + graph), fused by rank."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kg_neo4j.models import SearchMemoryIn, SearchResult
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model
+
+
+async def search_memory(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
+    req = parse_model(args, SearchMemoryIn)
+    result = await rt.store.search_memory(req.query, limit=req.limit, entity_types=req.entityTypes, as_of=req.asOf)
+    data = result.model_dump(by_alias=True)
+    return dump(data), data
+
+
+SEARCH_TOOLS: list[ToolSpec] = [
+    ToolSpec(
+        name="search_memory",
+        description=(
+            "Recall what the memory knows about a question asked in your own words. Combines semantic "
+            "(embedding) similarity, keyword (BM25) matches and the graph (entities named in the question, "
+            "neighbours of strong hits, relation weights) into one ranking. Returns `hits` best first (one "
+            "observation each, or an entity matched by name/type with observation null), then the hits' "
+            "entities and the relations among them. Optional: limit (default 10), entityTypes, asOf."
+        ),
+        input_schema=SearchMemoryIn.model_json_schema(by_alias=True),
+        handler=search_memory,
+        read_only=True,
+        idempotent=True,
+        output_schema=SearchResult.model_json_schema(by_alias=True),
+        profiles=("default",),
+    ),
+]

@@ -1,0 +1,399 @@
+"""TransferStore: the Neo4j side of ``kg-neo4j import`` / ``kg-neo4j export``.
+
+Writes are batches (``UNWIND $rows``), each batch one managed transaction; reads page
+through a namespace in name order (``name > $after ... LIMIT $n``), one statement a page.
+Reference-format batches go through :class:`GraphStore`'s own ``create_entities`` /
+``create_relations`` (same skip, dedupe and placeholder semantics), both run inside the
+batch's single transaction.
+
+Values stored in Neo4j are encoded for JSON losslessly by :func:`encode_value` and read
+back by :func:`decode_value` (temporal and spatial values become tagged objects such as
+``{"$datetime": "2026-01-01T00:00:00+00:00"}``; a datetime in a named zone carries
+``"zone"`` as well).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import neo4j
+import neo4j.spatial
+import neo4j.time
+from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
+
+from kg_neo4j.clock import Clock
+from kg_neo4j.cypher import queries
+from kg_neo4j.models import EntityIn, RelationIn
+from kg_neo4j.store.graph import GraphStore
+
+#: Node properties the full format does not list under "properties": the namespace (the
+#: importer's own), the name (a field of its own), values derived from others (recomputed
+#: on import) and transient lock/flag values.
+DERIVED_NODE_PROPERTIES = ("namespace", "name", "name_lower", "type_lower", "kg_lock", "kg_import_new")
+DERIVED_OBSERVATION_PROPERTIES = ("namespace", "text_lower")
+#: Properties the full export leaves out on purpose: the vectors (large, and recomputed by the
+#: embedder) and the model name that goes with them; an imported node has neither.
+SKIPPED_PROPERTIES = ("embedding", "embedding_model")
+
+# ---------------------------------------------------------------------------
+# lossless JSON encoding of stored values
+# ---------------------------------------------------------------------------
+
+_CARTESIAN = {7203, 9157}
+_WGS84 = {4326, 4979}
+
+
+class ValueCodecError(ValueError):
+    """A value that cannot be encoded to or decoded from the full format."""
+
+
+def _offset_tz(value: Any) -> timezone:
+    off = value.utcoffset()
+    return timezone(off if off is not None else timedelta(0))
+
+
+def encode_value(value: Any, *, named_zone: bool = False) -> Any:
+    """A stored Neo4j value as JSON (tagged objects for temporal, spatial and byte values).
+
+    ``named_zone``: the value is a DateTime in a named zone (``...[Europe/Berlin]``); the
+    driver hydrates both ``Z`` and ``[UTC]`` as pytz's UTC, so the caller tells them apart.
+    """
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return {"$float": repr(value)}
+        return value
+    if isinstance(value, neo4j.time.DateTime | datetime):
+        dt = value if isinstance(value, neo4j.time.DateTime) else neo4j.time.DateTime.from_native(value)
+        if dt.tzinfo is None:
+            return {"$localdatetime": dt.iso_format()}
+        out: dict[str, Any] = {"$datetime": dt.iso_format()}
+        zone = getattr(dt.tzinfo, "zone", None) or getattr(dt.tzinfo, "key", None)
+        if isinstance(zone, str) and (named_zone or zone != "UTC"):
+            out["zone"] = zone
+        return out
+    if isinstance(value, neo4j.time.Date | date):
+        d = value if isinstance(value, neo4j.time.Date) else neo4j.time.Date.from_native(value)
+        return {"$date": d.iso_format()}
+    if isinstance(value, neo4j.time.Time | time):
+        t = value if isinstance(value, neo4j.time.Time) else neo4j.time.Time.from_native(value)
+        if t.tzinfo is None:
+            return {"$localtime": t.iso_format()}
+        return {"$time": t.iso_format()}
+    if isinstance(value, neo4j.time.Duration):
+        return {"$duration": {"months": value.months, "days": value.days, "seconds": value.seconds,
+                              "nanoseconds": value.nanoseconds}}
+    if isinstance(value, timedelta):
+        return encode_value(neo4j.time.Duration(days=value.days, seconds=value.seconds,
+                                                microseconds=value.microseconds))
+    if isinstance(value, neo4j.spatial.Point):
+        return {"$point": {"srid": value.srid, "coordinates": [float(c) for c in value]}}
+    if isinstance(value, bytes | bytearray):
+        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, list | tuple):  # after Duration and Point, which are tuples too
+        return [encode_value(v, named_zone=named_zone) for v in value]
+    raise ValueCodecError(f"cannot encode a value of type {type(value).__name__}")
+
+
+def _tz_for(dt: neo4j.time.DateTime, zone: str | None) -> neo4j.time.DateTime:
+    if zone:
+        try:
+            return dt.astimezone(ZoneInfo(zone))
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueCodecError(f"unknown time zone {zone!r}") from exc
+    # A fixed offset: a stdlib timezone, which the driver sends as an offset (pytz's UTC
+    # would be sent as the named zone "UTC").
+    return dt.replace(tzinfo=_offset_tz(dt))
+
+
+def decode_value(value: Any) -> Any:
+    """The inverse of :func:`encode_value`: JSON into values the driver stores as they were."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list):
+        return [decode_value(v) for v in value]
+    if not isinstance(value, dict) or len(value) == 0:
+        raise ValueCodecError(f"not a storable value: {value!r:.80}")
+    tags = [k for k in value if k.startswith("$")]
+    if len(tags) != 1:
+        raise ValueCodecError(f"a typed value needs exactly one $tag: {value!r:.80}")
+    tag = tags[0]
+    raw = value[tag]
+    extra = set(value) - {tag, "zone"} if tag == "$datetime" else set(value) - {tag}
+    if extra:
+        raise ValueCodecError(f"unexpected keys {sorted(extra)} in {tag} value")
+    try:
+        if tag == "$datetime":
+            dt = neo4j.time.DateTime.from_iso_format(str(raw))
+            if dt.tzinfo is None:
+                raise ValueCodecError(f"$datetime needs an offset: {raw!r}")
+            zone = value.get("zone")
+            if zone is not None and not isinstance(zone, str):
+                raise ValueCodecError("zone must be a string")
+            return _tz_for(dt, zone)
+        if tag == "$localdatetime":
+            dt = neo4j.time.DateTime.from_iso_format(str(raw))
+            if dt.tzinfo is not None:
+                raise ValueCodecError(f"$localdatetime must not have an offset: {raw!r}")
+            return dt
+        if tag == "$date":
+            return neo4j.time.Date.from_iso_format(str(raw))
+        if tag == "$time":
+            t = neo4j.time.Time.from_iso_format(str(raw))
+            if t.tzinfo is None:
+                raise ValueCodecError(f"$time needs an offset: {raw!r}")
+            return t
+        if tag == "$localtime":
+            t = neo4j.time.Time.from_iso_format(str(raw))
+            if t.tzinfo is not None:
+                raise ValueCodecError(f"$localtime must not have an offset: {raw!r}")
+            return t
+        if tag == "$duration":
+            if not isinstance(raw, dict) or set(raw) - {"months", "days", "seconds", "nanoseconds"}:
+                raise ValueCodecError("$duration needs {months, days, seconds, nanoseconds}")
+            parts = {k: raw.get(k, 0) for k in ("months", "days", "seconds", "nanoseconds")}
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in parts.values()):
+                raise ValueCodecError("$duration parts must be integers")
+            return neo4j.time.Duration(**parts)
+        if tag == "$point":
+            if not isinstance(raw, dict):
+                raise ValueCodecError("$point needs {srid, coordinates}")
+            srid, coords = raw.get("srid"), raw.get("coordinates")
+            if not isinstance(coords, list) or len(coords) not in (2, 3) or not all(
+                    isinstance(c, int | float) and not isinstance(c, bool) for c in coords):
+                raise ValueCodecError("$point coordinates must be 2 or 3 numbers")
+            if srid in _CARTESIAN:
+                return neo4j.spatial.CartesianPoint(coords)
+            if srid in _WGS84:
+                return neo4j.spatial.WGS84Point(coords)
+            raise ValueCodecError(f"unknown point srid {srid!r}")
+        if tag == "$bytes":
+            return base64.b64decode(str(raw), validate=True)
+        if tag == "$float":
+            if raw not in ("nan", "inf", "-inf"):
+                raise ValueCodecError(f"$float is for nan/inf only: {raw!r}")
+            return float(raw)
+    except ValueCodecError:
+        raise
+    except (ValueError, TypeError, OverflowError, binascii.Error) as exc:
+        raise ValueCodecError(f"bad {tag} value {raw!r:.80}: {exc}") from exc
+    raise ValueCodecError(f"unknown value tag {tag}")
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, neo4j.time.DateTime):
+        return "datetime" if value.tzinfo is not None else "localdatetime"
+    if isinstance(value, neo4j.time.Time):
+        return "time" if value.tzinfo is not None else "localtime"
+    if isinstance(value, neo4j.spatial.Point):
+        return f"point{value.srid}"
+    return type(value).__name__
+
+
+def decode_property(value: Any) -> Any:
+    """:func:`decode_value` for a whole property, checked the way Neo4j stores properties:
+    a list holds no lists, no nulls, no byte arrays and one kind of value only."""
+    decoded = decode_value(value)
+    if isinstance(decoded, list):
+        kinds = set()
+        for item in decoded:
+            if item is None or isinstance(item, list | bytes):
+                raise ValueCodecError("a list property cannot hold nulls, lists or byte arrays")
+            kinds.add(_kind(item))
+        if len(kinds) > 1:
+            raise ValueCodecError(f"a list property holds one kind of value, not {sorted(kinds)}")
+    return decoded
+
+
+def _props(pairs: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """``[[key, value, named_zone], ...]`` from Cypher into an encoded property map, sorted by key."""
+    return {k: encode_value(v, named_zone=bool(named)) for k, v, named in sorted(pairs, key=lambda p: p[0])}
+
+
+# ---------------------------------------------------------------------------
+# the store
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _FixedClock:
+    """One "now" for every statement of a batch (and for its retries)."""
+
+    at: datetime
+
+    def now(self) -> datetime:
+        return self.at
+
+
+@dataclass
+class Page:
+    """One page of an export pass: the last start node's name (None: no more), how many nodes, the items."""
+
+    last: str | None
+    nodes: int
+    items: list[dict[str, Any]]
+
+
+@dataclass
+class ImportCounts:
+    entities_added: int = 0
+    relations_added: int = 0
+
+
+class _TxDriver:
+    """Stands in for the driver inside one transaction: ``GraphStore.run`` keeps all its own
+    parameter defaults and calls ``execute_query``, which here runs in the caller's transaction."""
+
+    def __init__(self, tx: AsyncManagedTransaction) -> None:
+        self._tx = tx
+
+    async def execute_query(self, query: str, parameters_: dict[str, Any] | None = None,
+                            **kwargs: Any) -> tuple[list[neo4j.Record], Any, list[str]]:
+        params = dict(parameters_ or {})
+        # Keyword arguments ending in "_" configure the driver (database_, routing_, ...); others are parameters.
+        params.update({k: v for k, v in kwargs.items() if not k.endswith("_")})
+        result = await self._tx.run(query, params)
+        records = [record async for record in result]
+        keys = list(result.keys())
+        summary = await result.consume()
+        return records, summary, keys
+
+
+class TransferStore:
+    """Batched import and paged export of one namespace."""
+
+    def __init__(self, driver: AsyncDriver, database: str, namespace: str, clock: Clock) -> None:
+        self.driver = driver
+        self.database = database
+        self.namespace = namespace
+        self.clock = clock
+        self.q = queries()
+
+    async def _read(self, name: str, **params: Any) -> list[neo4j.Record]:
+        params.setdefault("ns", self.namespace)
+        params.setdefault("now", self.clock.now())
+        records, _, _ = await self.driver.execute_query(
+            self.q[name], parameters_=params, database_=self.database, routing_=RoutingControl.READ)
+        return records
+
+    async def _write_tx(self, work: Any) -> Any:
+        async with self.driver.session(database=self.database) as session:
+            return await session.execute_write(work)
+
+    # -- import ----------------------------------------------------------------
+    async def import_reference(self, entities: Sequence[EntityIn], relations: Sequence[RelationIn]) -> ImportCounts:
+        """Create one batch's entities, then its relations, in one transaction (reference semantics)."""
+        now = self.clock.now()
+
+        async def work(tx: AsyncManagedTransaction) -> ImportCounts:
+            store = GraphStore(_TxDriver(tx), database=self.database, namespace=self.namespace,  # type: ignore[arg-type]
+                               clock=_FixedClock(now))
+            created_entities = await store.create_entities(entities) if entities else []
+            created_relations = await store.create_relations(relations) if relations else []
+            return ImportCounts(len(created_entities), len(created_relations))
+
+        counts: ImportCounts = await self._write_tx(work)
+        return counts
+
+    async def import_full(self, nodes: Sequence[dict[str, Any]], relationships: Sequence[dict[str, Any]]
+                          ) -> ImportCounts:
+        """Write one batch of a full export as stored: nodes (with observations) first, then relationships.
+
+        ``nodes``: ``{name, labels, props, observations: [{labels, props, link}]}`` with decoded
+        values; ``relationships``: ``{from, to, relationType, props}``.  A node whose name exists
+        is skipped (with its observations); a relationship equal to an existing one (same ends,
+        type and properties) is skipped.
+        """
+        now = self.clock.now()
+        node_rows = []
+        for n in nodes:
+            is_entity = "Entity" in n["labels"]
+            etype = n["props"].get("entityType")
+            node_rows.append({
+                "name": n["name"],
+                "labels": list(n["labels"]),
+                "props": n["props"],
+                "name_lower": n["name"].lower() if is_entity else None,
+                "type_lower": etype.lower() if is_entity and isinstance(etype, str) else None,
+                "observations": [
+                    {"labels": list(o["labels"]), "props": o["props"], "link": o.get("link") or {},
+                     "text_lower": o["props"]["text"].lower() if isinstance(o["props"].get("text"), str) else None}
+                    for o in n["observations"]
+                ],
+            })
+        rel_rows = [{"i": i, "from": r["from"], "to": r["to"], "relationType": r["relationType"], "props": r["props"]}
+                    for i, r in enumerate(relationships)]
+
+        async def work(tx: AsyncManagedTransaction) -> ImportCounts:
+            counts = ImportCounts()
+            params = {"ns": self.namespace, "now": now}
+            if node_rows:
+                result = await tx.run(self.q["transfer_full_import_nodes"], {**params, "rows": node_rows})
+                counts.entities_added = len([r async for r in result])
+            if rel_rows:
+                result = await tx.run(self.q["transfer_full_import_relationships"], {**params, "rows": rel_rows})
+                counts.relations_added = len([r async for r in result])
+            return counts
+
+        counts: ImportCounts = await self._write_tx(work)
+        return counts
+
+    # -- export ----------------------------------------------------------------
+    async def count_entities(self) -> int:
+        return int((await self._read("transfer_count_entities"))[0]["n"])
+
+    async def count_nodes(self) -> int:
+        return int((await self._read("transfer_count_nodes"))[0]["n"])
+
+    async def entity_page(self, after: str, limit: int) -> list[dict[str, Any]]:
+        """Entities after ``after`` (name order) as reference dicts ``{name, entityType, observations}``."""
+        records = await self._read("transfer_entity_page", after=after, limit=limit)
+        return [{"name": r["name"], "entityType": r["entityType"], "observations": list(r["observations"])}
+                for r in records]
+
+    async def relation_page(self, after: str, limit: int, *, now: datetime | None = None) -> Page:
+        """Relations holding ``now`` that start at the (up to ``limit``) named nodes after ``after``."""
+        records = await self._read("transfer_relation_page", after=after, limit=limit, now=now or self.clock.now())
+        rels = [{"from": r["name"], "to": rel["to"], "relationType": rel["relationType"]}
+                for r in records for rel in r["relations"]]
+        return Page(records[-1]["name"] if records else None, len(records), rels)
+
+    async def full_node_page(self, after: str, limit: int) -> tuple[list[dict[str, Any]], int]:
+        """Named nodes after ``after`` as full-format dicts; also how many ``embedding`` values were left out."""
+        records = await self._read("transfer_full_node_page", after=after, limit=limit,
+                                   skip_node=[*DERIVED_NODE_PROPERTIES, *SKIPPED_PROPERTIES],
+                                   skip_obs=[*DERIVED_OBSERVATION_PROPERTIES, *SKIPPED_PROPERTIES])
+        nodes = []
+        skipped = 0
+        for r in records:
+            skipped += int(r["embedding"])
+            observations = []
+            for o in r["observations"]:
+                skipped += int(o["embedding"])
+                item: dict[str, Any] = {"labels": sorted(o["labels"]), "properties": _props(o["props"])}
+                if o["link"]:
+                    item["link"] = _props(o["link"])
+                observations.append(item)
+            nodes.append({"name": r["name"], "labels": sorted(r["labels"]), "properties": _props(r["props"]),
+                          "observations": observations})
+        return nodes, skipped
+
+    async def full_relationship_page(self, after: str, limit: int) -> Page:
+        """Every relationship (expired ones too) starting at the named nodes after ``after``, full-format dicts."""
+        records = await self._read("transfer_full_relationship_page", after=after, limit=limit)
+        rels = [{"from": r["name"], "to": rel["to"], "relationType": rel["relationType"],
+                 "properties": _props(rel["props"])}
+                for r in records for rel in r["relationships"]]
+        return Page(records[-1]["name"] if records else None, len(records), rels)

@@ -93,8 +93,19 @@ def walk(plan: dict[str, Any], depth: int = 0, out: list[str] | None = None, bad
     return out, bad, total[0]
 
 
-def profile(drv: Any, db: str, title: str, name: str, params: dict[str, Any]) -> list[str]:
-    text = queries()[name]
+def entry_rows(plan: dict[str, Any]) -> list[tuple[str, int]]:
+    """(operator, rows) of every leaf seek/scan operator."""
+    found = []
+    name = op_name(plan)
+    if "Seek" in name or "Scan" in name:
+        found.append((name, int(plan.get("rows", 0) or 0)))
+    for child in plan.get("children", []):
+        found.extend(entry_rows(child))
+    return found
+
+
+def profile(drv: Any, db: str, title: str, name: str, params: dict[str, Any], text: str | None = None) -> list[str]:
+    text = text or queries()[name]
     # One unprofiled run first (plan cache, page cache), then the profiled one.
     drv.execute_query(text, parameters_=params, database_=db)
     t0 = time.perf_counter()
@@ -113,8 +124,20 @@ def profile(drv: Any, db: str, title: str, name: str, params: dict[str, Any]) ->
         ops = sorted({line.split()[0] for line in lines if "Seek" in line.split()[0] or "Scan" in line.split()[0]})
         print(f"    VERDICT: {name}: OK -- no AllNodesScan / NodeByLabelScan / full scans; "
               f"entry operators: {', '.join(ops) or '(none)'}")
+    # A seek is not enough: flag a seek that reads far more index entries than the page it returns.
+    limit = params.get("limit")
+    for op, rows in entry_rows(summary.profile):
+        if limit and rows > 10 * limit:
+            print(f"    WARNING: {op} reads {rows:,} index entries to return a page of {limit:,} "
+                  f"(the index order is not used: a Top sorts the whole range after $after)")
     print()
     return bad
+
+
+#: NOT product code: read_graph_page with the one change that lets the (namespace, name) range index
+#: provide the order (ORDER BY e.namespace, e.name -- namespace is fixed, so the order is the same).
+EXPERIMENT_PAGE_ORDER = queries()["read_graph_page"].replace(
+    "WITH e ORDER BY e.name\n  LIMIT $limit", "WITH e ORDER BY e.namespace, e.name\n  LIMIT $limit")
 
 
 def main() -> int:
@@ -166,6 +189,10 @@ def main() -> int:
             bad = profile(drv, db, title, name, params)
             if bad:
                 failures[title] = bad
+        if EXPERIMENT_PAGE_ORDER != queries()["read_graph_page"]:
+            profile(drv, db, "EXPERIMENT, not product code: read_graph_page with ORDER BY e.namespace, e.name "
+                    "(first page, limit 1000)", "read_graph_page", {**base, "after": "", "limit": 1000},
+                    text=EXPERIMENT_PAGE_ORDER)
         # A broad query: not a plan problem, but shows what an unselective substring costs.
         t0 = time.perf_counter()
         rec = drv.execute_query(queries()["search_nodes"], parameters_={**base, "q": "project",

@@ -2,7 +2,7 @@
 // matched with the dynamic $(...) form between nodes already bound by their key.
 
 // name: create_relations
-// Create relations, skipping (from, to, type) that already hold now; unknown ends become placeholders.
+// Create relations, skipping (from, to, type) with a copy not yet closed (valid_until unset or later); unknown ends become placeholders.
 UNWIND $rows AS row
 MERGE (a:KgNode {namespace: $ns, name: row.from})
   ON CREATE SET a:Placeholder, a.created_at = $now
@@ -14,7 +14,7 @@ REMOVE a.kg_lock, b.kg_lock
 WITH a, b, row
 CALL (a, b, row) {
   OPTIONAL MATCH (a)-[x:$(row.relationType)]->(b)
-  WHERE (x.valid_until IS NULL OR x.valid_until > $now) AND (x.valid_from IS NULL OR x.valid_from <= $now)
+  WHERE x.valid_until IS NULL OR x.valid_until > $now
   WITH a, b, row, count(x) AS existing
   WHERE existing = 0
   CREATE (a)-[r:$(row.relationType)]->(b)
@@ -41,41 +41,45 @@ CALL (ends) {
 RETURN size(ends) AS touched
 
 // name: invalidate_relations
-// Close the currently valid copy of each (from, to, type) at validUntil (default now); history stays.
+// Close the open copy of each (from, to, type) at validUntil (default now); history stays; all or nothing.
 UNWIND $rows AS row
 OPTIONAL MATCH (a:KgNode {namespace: $ns, name: row.from})
 OPTIONAL MATCH (b:KgNode {namespace: $ns, name: row.to})
 CALL (a, b, row) {
   OPTIONAL MATCH (a)-[x:$(row.relationType)]->(b)
-  WHERE x.valid_from <= $now AND (x.valid_until IS NULL OR x.valid_until > $now)
+  WHERE x.valid_until IS NULL OR x.valid_until > $now
   RETURN collect(x) AS current
 }
 WITH collect({row: row, current: current}) AS pairs
-WITH pairs, [p IN pairs WHERE size(p.current) = 0 | p.row] AS missing
-CALL (pairs, missing) {
-  UNWIND CASE WHEN size(missing) = 0 THEN pairs ELSE [] END AS p
+WITH pairs, [p IN pairs WHERE size(p.current) = 0 | p.row] AS missing,
+     [p IN pairs WHERE any(x IN p.current WHERE coalesce(p.row.valid_until, $now) < x.valid_from) | p.row] AS invalid
+CALL (pairs, missing, invalid) {
+  UNWIND CASE WHEN size(missing) = 0 AND size(invalid) = 0 THEN pairs ELSE [] END AS p
   UNWIND p.current AS x
   SET x.valid_until = coalesce(p.row.valid_until, $now)
   RETURN collect({from: startNode(x).name, to: endNode(x).name, relationType: type(x), weight: x.weight,
                   validFrom: x.valid_from, validUntil: x.valid_until, createdAt: x.created_at,
                   reasoning: x.reasoning, source: x.source}) AS changed
 }
-RETURN missing, changed
+RETURN missing, invalid, changed
 
 // name: update_relations
-// Update the currently valid copy of each relation: weight averaged with the new evidence, reasoning, validity.
+// Update the open copy of each relation: weight averaged with the new evidence, reasoning, validity; all or nothing.
 UNWIND $rows AS row
 OPTIONAL MATCH (a:KgNode {namespace: $ns, name: row.from})
 OPTIONAL MATCH (b:KgNode {namespace: $ns, name: row.to})
 CALL (a, b, row) {
   OPTIONAL MATCH (a)-[x:$(row.relationType)]->(b)
-  WHERE x.valid_from <= $now AND (x.valid_until IS NULL OR x.valid_until > $now)
+  WHERE x.valid_until IS NULL OR x.valid_until > $now
   RETURN collect(x) AS current
 }
 WITH collect({row: row, current: current}) AS pairs
-WITH pairs, [p IN pairs WHERE size(p.current) = 0 | p.row] AS missing
-CALL (pairs, missing) {
-  UNWIND CASE WHEN size(missing) = 0 THEN pairs ELSE [] END AS p
+WITH pairs, [p IN pairs WHERE size(p.current) = 0 | p.row] AS missing,
+     [p IN pairs WHERE any(x IN p.current WHERE
+        (CASE WHEN p.row.clear_valid_until THEN null ELSE coalesce(p.row.valid_until, x.valid_until) END)
+          < coalesce(p.row.valid_from, x.valid_from)) | p.row] AS invalid
+CALL (pairs, missing, invalid) {
+  UNWIND CASE WHEN size(missing) = 0 AND size(invalid) = 0 THEN pairs ELSE [] END AS p
   UNWIND p.current AS x
   WITH x, p.row AS row
   SET x.weight = CASE WHEN row.weight IS NULL THEN x.weight ELSE (coalesce(x.weight, 1.0) + row.weight) / 2.0 END,
@@ -88,4 +92,4 @@ CALL (pairs, missing) {
                   validFrom: x.valid_from, validUntil: x.valid_until, createdAt: x.created_at,
                   reasoning: x.reasoning, source: x.source}) AS changed
 }
-RETURN missing, changed
+RETURN missing, invalid, changed

@@ -8,8 +8,8 @@ WHERE s:Entity AND s.created_at <= $at
 WITH collect(DISTINCT s) AS frontier0
 WITH frontier0, frontier0 AS visited0
 
-// hop 1
-CALL (frontier0, visited0) {
+// hop 1: expand every frontier node (its fan-out capped inside the hop, strongest first)
+CALL (frontier0) {
   UNWIND CASE WHEN $max_depth >= 1 THEN frontier0 ELSE [] END AS n
   CALL (n) {
     MATCH (n)-[r]-(m:Entity)
@@ -23,21 +23,17 @@ CALL (frontier0, visited0) {
     RETURN collect({r: r, m: m}) AS found
   }
   WITH n, found[0..$fanout] AS kept, size(found) > $fanout AS capped
-  RETURN collect(CASE WHEN capped THEN n.name END) AS capped1,
-         reduce(acc = [], x IN collect([e IN kept | {r: e.r, m: e.m, via: n, hop: 1}]) | acc + x) AS edges1
+  UNWIND kept AS e
+  RETURN collect(DISTINCT CASE WHEN capped THEN n.name END) AS capped1,
+         collect({r: e.r, m: e.m, via: n, hop: 1}) AS edges1,
+         collect(DISTINCT e.m) AS reached1
 }
-CALL (edges1, visited0) {
-  UNWIND edges1 AS x
-  WITH DISTINCT x.m AS m
-  WHERE NOT m IN visited0
-  WITH m ORDER BY m.name
-  LIMIT $frontier_cap
-  RETURN collect(m) AS frontier1
-}
+// the next frontier: nodes not seen before, in discovery order (list operations, no row explosion)
+WITH *, [m IN reached1 WHERE NOT m IN visited0][0..$frontier_cap] AS frontier1
 WITH *, visited0 + frontier1 AS visited1
 
-// hop 2
-CALL (frontier1, visited1) {
+// hop 2: expand every frontier node (its fan-out capped inside the hop, strongest first)
+CALL (frontier1) {
   UNWIND CASE WHEN $max_depth >= 2 THEN frontier1 ELSE [] END AS n
   CALL (n) {
     MATCH (n)-[r]-(m:Entity)
@@ -51,21 +47,17 @@ CALL (frontier1, visited1) {
     RETURN collect({r: r, m: m}) AS found
   }
   WITH n, found[0..$fanout] AS kept, size(found) > $fanout AS capped
-  RETURN collect(CASE WHEN capped THEN n.name END) AS capped2,
-         reduce(acc = [], x IN collect([e IN kept | {r: e.r, m: e.m, via: n, hop: 2}]) | acc + x) AS edges2
+  UNWIND kept AS e
+  RETURN collect(DISTINCT CASE WHEN capped THEN n.name END) AS capped2,
+         collect({r: e.r, m: e.m, via: n, hop: 2}) AS edges2,
+         collect(DISTINCT e.m) AS reached2
 }
-CALL (edges2, visited1) {
-  UNWIND edges2 AS x
-  WITH DISTINCT x.m AS m
-  WHERE NOT m IN visited1
-  WITH m ORDER BY m.name
-  LIMIT $frontier_cap
-  RETURN collect(m) AS frontier2
-}
+// the next frontier: nodes not seen before, in discovery order (list operations, no row explosion)
+WITH *, [m IN reached2 WHERE NOT m IN visited1][0..$frontier_cap] AS frontier2
 WITH *, visited1 + frontier2 AS visited2
 
-// hop 3
-CALL (frontier2, visited2) {
+// hop 3: expand every frontier node (its fan-out capped inside the hop, strongest first)
+CALL (frontier2) {
   UNWIND CASE WHEN $max_depth >= 3 THEN frontier2 ELSE [] END AS n
   CALL (n) {
     MATCH (n)-[r]-(m:Entity)
@@ -79,21 +71,17 @@ CALL (frontier2, visited2) {
     RETURN collect({r: r, m: m}) AS found
   }
   WITH n, found[0..$fanout] AS kept, size(found) > $fanout AS capped
-  RETURN collect(CASE WHEN capped THEN n.name END) AS capped3,
-         reduce(acc = [], x IN collect([e IN kept | {r: e.r, m: e.m, via: n, hop: 3}]) | acc + x) AS edges3
+  UNWIND kept AS e
+  RETURN collect(DISTINCT CASE WHEN capped THEN n.name END) AS capped3,
+         collect({r: e.r, m: e.m, via: n, hop: 3}) AS edges3,
+         collect(DISTINCT e.m) AS reached3
 }
-CALL (edges3, visited2) {
-  UNWIND edges3 AS x
-  WITH DISTINCT x.m AS m
-  WHERE NOT m IN visited2
-  WITH m ORDER BY m.name
-  LIMIT $frontier_cap
-  RETURN collect(m) AS frontier3
-}
+// the next frontier: nodes not seen before, in discovery order (list operations, no row explosion)
+WITH *, [m IN reached3 WHERE NOT m IN visited2][0..$frontier_cap] AS frontier3
 WITH *, visited2 + frontier3 AS visited3
 
-// hop 4
-CALL (frontier3, visited3) {
+// hop 4: expand every frontier node (its fan-out capped inside the hop, strongest first)
+CALL (frontier3) {
   UNWIND CASE WHEN $max_depth >= 4 THEN frontier3 ELSE [] END AS n
   CALL (n) {
     MATCH (n)-[r]-(m:Entity)
@@ -107,21 +95,18 @@ CALL (frontier3, visited3) {
     RETURN collect({r: r, m: m}) AS found
   }
   WITH n, found[0..$fanout] AS kept, size(found) > $fanout AS capped
-  RETURN collect(CASE WHEN capped THEN n.name END) AS capped4,
-         reduce(acc = [], x IN collect([e IN kept | {r: e.r, m: e.m, via: n, hop: 4}]) | acc + x) AS edges4
+  UNWIND kept AS e
+  RETURN collect(DISTINCT CASE WHEN capped THEN n.name END) AS capped4,
+         collect({r: e.r, m: e.m, via: n, hop: 4}) AS edges4,
+         collect(DISTINCT e.m) AS reached4
 }
-CALL (edges4, visited3) {
-  UNWIND edges4 AS x
-  WITH DISTINCT x.m AS m
-  WHERE NOT m IN visited3
-  WITH m ORDER BY m.name
-  LIMIT $frontier_cap
-  RETURN collect(m) AS frontier4
-}
+// the next frontier: nodes not seen before, in discovery order (list operations, no row explosion)
+WITH *, [m IN reached4 WHERE NOT m IN visited3][0..$frontier_cap] AS frontier4
 WITH *, visited3 + frontier4 AS visited4
 
-WITH frontier0, visited4, capped1 + capped2 + capped3 + capped4 AS capped,
-     edges1 + edges2 + edges3 + edges4 AS edges
+WITH frontier0, frontier1, frontier2, frontier3, frontier4, visited4,
+     capped1 + capped2 + capped3 + capped4 AS capped,
+     [x IN edges1 + edges2 + edges3 + edges4 WHERE x.m IN visited4] AS edges
 CALL (visited4) {
   UNWIND visited4 AS e
   CALL (e) {
@@ -133,6 +118,8 @@ CALL (visited4) {
   RETURN collect({name: e.name, entityType: e.entityType, observations: observations}) AS entities
 }
 RETURN [s IN frontier0 | s.name] AS start,
+       [[m IN frontier1 | m.name], [m IN frontier2 | m.name], [m IN frontier3 | m.name], [m IN frontier4 | m.name]]
+         AS levels,
        entities,
        capped,
        [x IN edges | {via: x.via.name, reached: x.m.name, hop: x.hop,

@@ -25,7 +25,8 @@ MAX_TYPE_CHARS = 1024  # entityType
 MAX_RELATION_TYPE_CHARS = 255
 MAX_OBSERVATION_CHARS = 8000  # under the text index's 32 KB key limit even at 4 bytes a character
 MAX_ITEMS_PER_CALL = 10_000  # entities / relations / names / deletions in one call
-MAX_OBSERVATIONS_PER_ITEM = 1_000
+MAX_OBSERVATIONS_PER_ITEM = 100_000
+MAX_OBSERVATIONS_PER_CALL = 100_000
 MAX_QUERY_CHARS = 1024
 
 Name = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_NAME_CHARS)]
@@ -57,7 +58,7 @@ class RelationIn(_In):
     from_: Name = Field(alias="from")
     to: Name
     relationType: RelationType
-    weight: float = Field(default=1.0, ge=0.0, le=1.0, strict=False)
+    weight: float = Field(default=1.0, ge=0.0, le=1.0, strict=True)
     validFrom: AwareDatetime | None = None
     validUntil: AwareDatetime | None = None
     reasoning: str | None = Field(default=None, max_length=MAX_OBSERVATION_CHARS)
@@ -95,7 +96,7 @@ class RelationInvalidate(RelationKey):
 
 
 class RelationUpdate(RelationKey):
-    weight: float | None = Field(default=None, ge=0.0, le=1.0)
+    weight: float | None = Field(default=None, ge=0.0, le=1.0, strict=True)
     reasoning: str | None = Field(default=None, max_length=MAX_OBSERVATION_CHARS)
     source: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     validFrom: AwareDatetime | None = None
@@ -104,8 +105,8 @@ class RelationUpdate(RelationKey):
 
 
 MAX_TRAVERSE_DEPTH = 4
-MAX_TRAVERSE_LIMIT = 1000
-MAX_TRAVERSE_FANOUT = 1000
+MAX_TRAVERSE_LIMIT = 500
+MAX_TRAVERSE_FANOUT = 200
 
 
 class TraverseIn(_In):

@@ -18,7 +18,15 @@ import pytest
 import pytest_asyncio
 
 from kg_neo4j.clock import ManualClock
-from kg_neo4j.models import EntityIn, RelationIn, RelationInvalidate, Traversal, TraverseIn
+from kg_neo4j.models import (
+    MAX_TRAVERSE_FANOUT,
+    MAX_TRAVERSE_LIMIT,
+    EntityIn,
+    RelationIn,
+    RelationInvalidate,
+    Traversal,
+    TraverseIn,
+)
 from kg_neo4j.store import GraphStore
 
 # --------------------------------------------------------------------------- helpers
@@ -261,7 +269,7 @@ async def test_limit_truncates(store):
     with pytest.raises(pydantic.ValidationError):
         req("A", limit=0)
     with pytest.raises(pydantic.ValidationError):
-        req("A", limit=1001)
+        req("A", limit=MAX_TRAVERSE_LIMIT + 1)
 
 
 async def test_multiple_start_nodes(store):
@@ -374,16 +382,16 @@ async def test_hub_fanout_default_cap(hub_store):
     assert elapsed < 10, f"a capped hop over 10,000 neighbours took {elapsed:.1f} s"
 
 
-@pytest.mark.parametrize("fanout", [1, 10, 1000])
+@pytest.mark.parametrize("fanout", [1, 10, MAX_TRAVERSE_FANOUT])
 async def test_hub_fanout_parameter(hub_store, fanout):
-    tr = await hub_store.traverse(req(HUB, direction="out", maxDepth=1, fanout=fanout, limit=1000))
+    tr = await hub_store.traverse(req(HUB, direction="out", maxDepth=1, fanout=fanout, limit=MAX_TRAVERSE_LIMIT))
     consistent(tr, "out")
     assert reached(tr) == strongest(fanout)
     assert tr.truncated is True and tr.cappedAt == [HUB]
 
 
 async def test_hub_fanout_bounds_rejected():
-    for bad in (0, 1001):
+    for bad in (0, MAX_TRAVERSE_FANOUT + 1):
         with pytest.raises(pydantic.ValidationError):
             req(HUB, fanout=bad)
 
@@ -415,7 +423,7 @@ async def test_hub_limit_below_fanout(hub_store):
     consistent(tr)
     assert reached(tr) == strongest(20) and tr.truncated is True
 
-    tr = await hub_store.traverse(req(HUB, maxDepth=1, fanout=1000, limit=100))
+    tr = await hub_store.traverse(req(HUB, maxDepth=1, fanout=MAX_TRAVERSE_FANOUT, limit=100))
     assert len(tr.entities) == 101, f"hub + 100 reached entities, got {len(tr.entities)}"
     consistent(tr)
     assert reached(tr) == strongest(100) and tr.truncated is True

@@ -86,6 +86,11 @@ EMPTY_NAMES: list[tuple[str, str, dict[str, Any], list[str]]] = [
      ["entityName"]),
     ("entityName of spaces", "add_observations", {"observations": [{"entityName": "  ", "contents": ["x"]}]},
      ["entityName"]),
+    ("deletion entityName ''", "delete_observations",
+     {"deletions": [{"entityName": "", "observations": ["o1"]}]}, ["entityName"]),
+    ("deletion entityName of spaces", "delete_observations",
+     {"deletions": [{"entityName": "   ", "observations": ["o1"]}]}, ["entityName"]),
+    ("delete relation from ''", "delete_relations", {"relations": [rel("", "Other", "links")]}, ["from"]),
     ("entityNames ['']", "delete_entities", {"entityNames": [""]}, ["entityNames"]),
     ("entityNames ['  ']", "delete_entities", {"entityNames": ["  "]}, ["entityNames"]),
 ]

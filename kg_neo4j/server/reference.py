@@ -177,6 +177,20 @@ def _read_graph_extended() -> dict[str, Any]:
     return schema
 
 
+def _create_relations_extended() -> dict[str, Any]:
+    schema = copy.deepcopy(_SCHEMAS["create_relations"]["inputSchema"])
+    props = schema["properties"]["relations"]["items"]["properties"]
+    props["weight"] = {"type": "number", "minimum": 0, "maximum": 1,
+                       "description": "Optional confidence in [0, 1] (default 1.0)"}
+    props["validFrom"] = {"type": "string", "format": "date-time",
+                          "description": "Optional ISO 8601 time from which the relation holds (default now)"}
+    props["validUntil"] = {"type": "string", "format": "date-time",
+                           "description": "Optional ISO 8601 time at which the relation stops holding"}
+    props["reasoning"] = {"type": "string", "description": "Optional: why this relation holds"}
+    props["source"] = {"type": "string", "description": "Optional: who or what asserted it"}
+    return schema
+
+
 def _with_as_of(name: str) -> dict[str, Any]:
     schema = copy.deepcopy(_SCHEMAS[name]["inputSchema"])
     schema["properties"]["asOf"] = _AS_OF
@@ -191,7 +205,8 @@ def _spec(name: str, handler: Any, output: type[BaseModel], **kw: Any) -> ToolSp
 
 REFERENCE_TOOLS: list[ToolSpec] = [
     _spec("create_entities", create_entities, _Created, idempotent=True),
-    _spec("create_relations", create_relations, _CreatedRelations, idempotent=True),
+    _spec("create_relations", create_relations, _CreatedRelations, idempotent=True,
+          extended_schema=_create_relations_extended()),
     _spec("add_observations", add_observations, _Added, idempotent=True),
     _spec("delete_entities", delete_entities, _Done, destructive=True, idempotent=True),
     _spec("delete_observations", delete_observations, _Done, destructive=True, idempotent=True),

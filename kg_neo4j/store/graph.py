@@ -25,6 +25,7 @@ from kg_neo4j.embeddings import Embedder
 from kg_neo4j.errors import NotFoundError, TooLargeError, ValidationError
 from kg_neo4j.fusion import FusionWeights, fuse
 from kg_neo4j.models import (
+    MAX_OBSERVATIONS_PER_CALL,
     Entity,
     EntityIn,
     KnowledgeGraph,
@@ -138,6 +139,7 @@ class GraphStore:
 
     # -- writes ----------------------------------------------------------------
     async def create_entities(self, entities: Sequence[EntityIn]) -> list[Entity]:
+        _check_observation_total(sum(len(e.observations) for e in entities))
         unique: dict[str, EntityIn] = {}
         for e in entities:
             unique.setdefault(e.name, e)
@@ -211,6 +213,7 @@ class GraphStore:
         ]
 
     async def add_observations(self, additions: Sequence[ObservationAdd]) -> list[ObservationResult]:
+        _check_observation_total(sum(len(a.contents) for a in additions))
         # One row per entity (the same entity may appear in several items of one call).
         merged: dict[str, list[str]] = {}
         for a in additions:
@@ -267,7 +270,7 @@ class GraphStore:
         if not rows:
             return []
         records = await self.run("invalidate_relations", rows=list(rows.values()))
-        self._raise_missing_relation(records[0]["missing"])
+        self._raise_missing_relation(records[0]["missing"], records[0]["invalid"])
         return [_relation(r) for r in records[0]["changed"]]
 
     async def update_relations(self, items: Sequence[RelationUpdate]) -> list[RelationFull]:
@@ -284,15 +287,20 @@ class GraphStore:
         if not rows:
             return []
         records = await self.run("update_relations", rows=rows)
-        self._raise_missing_relation(records[0]["missing"])
+        self._raise_missing_relation(records[0]["missing"], records[0]["invalid"])
         return [_relation(r) for r in records[0]["changed"]]
 
     @staticmethod
-    def _raise_missing_relation(missing: list[dict[str, Any]]) -> None:
+    def _raise_missing_relation(missing: list[dict[str, Any]], invalid: list[dict[str, Any]]) -> None:
         if missing:
             m = missing[0]
             key = f"{m['from']} -[{m['relationType']}]-> {m['to']}"
-            raise NotFoundError("relation", key, f"No currently valid relation {key}; nothing was changed")
+            raise NotFoundError("relation", key, f"No open (not yet invalidated) relation {key}; nothing was changed")
+        if invalid:
+            m = invalid[0]
+            key = f"{m['from']} -[{m['relationType']}]-> {m['to']}"
+            raise ValidationError(f"relation {key}: validUntil would be earlier than validFrom; nothing was changed",
+                                  field="validUntil")
 
     async def traverse(self, req: TraverseIn) -> Traversal:
         """Breadth-first walk (one query); the per-hop fan-out cap is applied inside the query."""
@@ -304,20 +312,24 @@ class GraphStore:
         rec = records[0]
         start = list(rec["start"])
         depth: dict[str, int] = {s: 0 for s in start}
-        parent: dict[str, tuple[str, str]] = {}
+        for hop, level in enumerate(rec["levels"], 1):
+            for name in level:
+                depth.setdefault(name, hop)
         truncated = bool(rec["capped"])
-        for e in rec["edges"]:
-            reached = e["reached"]
-            if reached not in depth:
-                depth[reached] = e["hop"]
-                parent[reached] = (e["via"], e["relationType"])
         reached_order = [n for n in depth if n not in start]
-        if len(reached_order) > req.limit:
+        if len(reached_order) > req.limit or any(len(level) > req.limit for level in rec["levels"]):
             truncated = True
-            reached_order = reached_order[: req.limit]
+        reached_order = reached_order[: req.limit]
         keep = set(start) | set(reached_order)
+        # Each reached entity's path runs through the first edge that discovered it.
+        parent: dict[str, tuple[str, str]] = {}
+        for e in rec["edges"]:
+            reached, via = e["reached"], e["via"]
+            if reached in keep and reached not in parent and reached not in start \
+                    and depth.get(via, -1) == e["hop"] - 1 and depth[reached] == e["hop"]:
+                parent[reached] = (via, e["relationType"])
         details = {e["name"]: e for e in rec["entities"]}
-        entities = [TraversalEntity(**details[n], depth=depth[n]) for n in [*start, *reached_order] if n in details]
+        entities = [TraversalEntity(**details[n], depth=depth[n]) for n in [*start, *reached_order]]
         rel_seen: set[tuple[str, str, str, Any]] = set()
         relations = []
         for e in rec["edges"]:
@@ -461,6 +473,12 @@ class GraphStore:
         size = len(json.dumps(graph.reference(), ensure_ascii=False).encode())
         if size > self.max_answer_bytes:
             raise self._too_large(tool)
+
+
+def _check_observation_total(n: int) -> None:
+    if n > MAX_OBSERVATIONS_PER_CALL:
+        raise ValidationError(f"{n} observations in one call; at most {MAX_OBSERVATIONS_PER_CALL} are accepted "
+                              "(split the batch); nothing was written")
 
 
 def entity_text(name: str, entity_type: str) -> str:

@@ -5,8 +5,10 @@ Each conversation goes into its own namespace through the reference write path
 verbatim to search_memory with limit 10.  hit@10 = share of questions with an evidence
 turn among the observations of the 10 hits; MRR = mean reciprocal rank of the first one.
 
-Configurations: vector only, fulltext only, plain RRF of the two, and the shipped fusion
-(RRF + entity evidence + graph proximity).
+Configurations: vector only, fulltext only, the two fused without graph signals, and the
+shipped fusion (relative scores + entity mentions + graph proximity).  Every configuration
+runs the same store code (entity names in the question are found and removed from the
+text that is embedded and keyword-searched); only the fusion weights differ.
 
     .venv/bin/python benchmarks/bench_recall.py [--dataset benchmarks/recall_eval/dataset.json] [--keep]
 """
@@ -31,9 +33,9 @@ from kg_neo4j.store.connection import bootstrap
 HERE = Path(__file__).resolve().parent
 
 CONFIGS: dict[str, FusionWeights] = {
-    "vector only": FusionWeights(fulltext=0, entity_vector=0, entity_evidence=0, proximity=0),
-    "fulltext only": FusionWeights(vector=0, entity_vector=0, entity_evidence=0, proximity=0),
-    "RRF vector+fulltext": FusionWeights(entity_vector=0, entity_evidence=0, proximity=0),
+    "vector only": FusionWeights(fulltext=0, entity=0, mention=0, proximity=0),
+    "fulltext only": FusionWeights(vector=0, entity=0, mention=0, proximity=0),
+    "vector + fulltext, no graph signals": FusionWeights(entity=0, mention=0, proximity=0),
     "fused (shipped)": FusionWeights(),
 }
 
@@ -85,7 +87,7 @@ async def main() -> None:
     n = len(results["fused (shipped)"])
     print(f"\nrecall on {data['name']}: {n} questions, {sum(len(c['sessions']) for c in data['conversations'])} "
           f"sessions, model {args.model}, {elapsed:.0f}s\n")
-    print(f"| configuration | hit@10 | MRR@10 |\n| --- | --- | --- |")
+    print("| configuration | hit@10 | MRR@10 |\n| --- | --- | --- |")
     for cname, rows in results.items():
         hit = sum(1 for h, _ in rows if h) / len(rows)
         mrr = sum(r for _, r in rows) / len(rows)

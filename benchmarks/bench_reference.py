@@ -4,8 +4,8 @@ For each size N (default 10,000 and 100,000 entities; 3 observations and 1 relat
 
 (a) MCP ingest: ``kg-neo4j serve --namespace bench-ref-...`` started as a subprocess and driven
     by the MCP Python client over stdio: ``create_entities`` in batches of 1,000, then
-    ``create_relations`` in batches of 1,000.  (The product has no embeddings yet, so there is
-    nothing to switch off.)
+    ``create_relations`` in batches of 1,000.  Embeddings off (``--embedding-model none``; the
+    in-process GraphStore path has no embedder either).
 (b) Raw-driver floor: the same batches written with the fastest plain ``UNWIND`` statements
     (printed below the tables) into another fresh namespace, under the same constraints and
     indexes (the product's own schema bootstrap), writing the same data model.  MCP batch k and
@@ -111,7 +111,8 @@ async def run_size(conn: Any, ns_mcp: str, ns_floor: str, ns_store: str, n: int,
     from kg_neo4j.models import EntityIn, RelationIn
     from kg_neo4j.store import GraphStore
 
-    params = StdioServerParameters(command=KG, args=["serve", "--namespace", ns_mcp, "--log-level", "WARNING"],
+    params = StdioServerParameters(command=KG, args=["serve", "--namespace", ns_mcp, "--log-level", "WARNING",
+                                                       "--embedding-model", "none"],
                                    env=server_env(conn))
     # The floor uses the same driver class as the server (the async driver), one execute_query per batch.
     adrv = AsyncGraphDatabase.driver(conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF")

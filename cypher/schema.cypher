@@ -8,6 +8,10 @@ CREATE CONSTRAINT kg_node_key IF NOT EXISTS FOR (n:KgNode) REQUIRE (n.namespace,
 // Range index that lists and pages the entities of one namespace in name order.
 CREATE INDEX kg_entity_ns_name IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.name)
 
+// name: schema_entity_ns_name_lower
+// Range index that finds the entities named in a search_memory question (exact lower-cased names).
+CREATE INDEX kg_entity_ns_name_lower IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.name_lower)
+
 // name: schema_entity_name_lower
 // Text index behind search_nodes' case-insensitive substring match on names.
 CREATE TEXT INDEX kg_entity_name_lower IF NOT EXISTS FOR (n:Entity) ON (n.name_lower)

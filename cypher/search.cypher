@@ -43,7 +43,7 @@ CALL (fraw) {
   RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score}) AS fhits
 }
 CALL (vhits, ventities, fhits) {
-  UNWIND vhits + ventities + fhits AS h
+  UNWIND vhits + ventities + fhits + [m IN $mentions | {name: m}] AS h
   WITH DISTINCT h.name AS name
   MATCH (e:KgNode {namespace: $ns, name: name})
   CALL (e) {
@@ -60,3 +60,9 @@ CALL (vhits, ventities, fhits) {
                   rels: rels}) AS around
 }
 RETURN size(vraw) AS vraw_count, size(fraw) AS fraw_count, vhits, ventities, fhits, around
+
+// name: search_mentions
+// Entities of the namespace whose lower-cased name is one of the question's word n-grams.
+MATCH (e:Entity)
+WHERE e.namespace = $ns AND e.name_lower IN $grams AND e.created_at <= $at
+RETURN e.name AS name, e.name_lower AS name_lower

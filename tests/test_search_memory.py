@@ -10,7 +10,7 @@ import pytest
 from conftest import Neo4jInfo, mcp_session, server_env, stdio_session
 from kg_neo4j.models import EntityIn, RelationIn
 from kg_neo4j.store import GraphStore
-from kg_neo4j.store.graph import fulltext_query
+from kg_neo4j.text import fulltext_query
 
 PEOPLE = [
     EntityIn(name="Alice", entityType="person", observations=[

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from kg_helpers import session
 
@@ -69,6 +70,31 @@ async def test_reference_profile_tools_list_is_exactly_spec_001(transport, neo4j
         assert texts[0].strip() == SPEC_PROMPT.strip()
 
 
+def extension_problems(got: Any, want: Any, path: str) -> list[str]:
+    """Where ``got`` is not ``want`` plus optional additions: every property of ``want`` is kept
+    (recursively, with the same type and description), ``required`` is unchanged, and any other
+    keyword is equal.  New properties are allowed; new required ones are not."""
+    if not isinstance(want, dict) or not isinstance(got, dict):
+        return [] if got == want else [f"{path}: {got!r} != {want!r}"]
+    problems: list[str] = []
+    for key, value in want.items():
+        if key not in got:
+            problems.append(f"{path}: '{key}' missing")
+        elif key == "properties":
+            for prop, prop_schema in value.items():
+                if prop not in got[key]:
+                    problems.append(f"{path}.{prop}: property missing")
+                else:
+                    problems += extension_problems(got[key][prop], prop_schema, f"{path}.{prop}")
+        elif key == "items":
+            problems += extension_problems(got[key], value, f"{path}[]")
+        elif got[key] != value:
+            problems.append(f"{path}: '{key}' is {got[key]!r}, spec says {value!r}")
+    if sorted(got.get("required", [])) != sorted(want.get("required", [])):
+        problems.append(f"{path}: required {got.get('required')} != {want.get('required')}")
+    return problems
+
+
 async def test_default_profile_keeps_the_nine_reference_tools(transport, neo4j_info, namespace):
     """Outside ``--tools reference`` the 9 tools keep their names, descriptions, properties and
     required lists; they may only add optional properties (paging, asOf), so reference clients
@@ -80,9 +106,5 @@ async def test_default_profile_keeps_the_nine_reference_tools(transport, neo4j_i
             assert name in got, name
             tool = got[name]
             assert tool.description == spec["description"], name
-            schema, want = tool.inputSchema, spec["inputSchema"]
-            assert schema["type"] == "object", name
-            assert schema.get("required", []) == want.get("required", []), f"{name}: required list changed"
-            for prop, prop_schema in want["properties"].items():
-                assert schema["properties"].get(prop) == prop_schema, f"{name}.{prop} changed"
+            assert extension_problems(tool.inputSchema, spec["inputSchema"], name) == []
         assert "memory_system_prompt" in [p.name for p in (await s.list_prompts()).prompts]

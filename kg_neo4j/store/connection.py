@@ -23,6 +23,7 @@ SCHEMA_VERSION = 1
 _SCHEMA_STATEMENTS = [
     "schema_node_key",
     "schema_entity_ns_name",
+    "schema_entity_ns_name_lower",
     "schema_entity_name_lower",
     "schema_entity_type_lower",
     "schema_observation_text_lower",

@@ -11,7 +11,6 @@ import asyncio
 import base64
 import binascii
 import json
-import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -45,6 +44,7 @@ from kg_neo4j.models import (
     TraversalPath,
     TraverseIn,
 )
+from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
 
 DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
@@ -367,9 +367,16 @@ class GraphStore:
         fewer than ``limit`` after filtering, ``k`` grows 4x (up to ``MAX_K``) and the
         statement runs again.
         """
-        vectors = await self.embed([query])
+        # Entities named in the question are the graph's business: found by name, they lend weight to
+        # their own observations, and their names are removed from the text that is embedded and
+        # keyword-searched (a name in an embedded question drags it towards every mention of the name).
+        grams = question_grams(query)
+        mentioned = await self.run("search_mentions", read=True, grams=grams, at=as_of) if grams else []
+        mentions = [r["name"] for r in mentioned]
+        content = strip_mentions(query, [r["name_lower"] for r in mentioned])
+        vectors = await self.embed([content])
         vector = vectors[0] if vectors else None
-        ftq = fulltext_query(query)
+        ftq = fulltext_query(content)
         types = list(entity_types) if entity_types else None
         k = max(limit * OVERFETCH, MIN_K)
         self.last_search_rounds = 0
@@ -377,7 +384,7 @@ class GraphStore:
             self.last_search_rounds += 1
             records = await self.run(
                 "search_memory", read=True, vector=vector, fulltext=ftq, k=k, k_entities=k, types=types,
-                neighbour_cap=NEIGHBOUR_CAP, at=as_of,
+                neighbour_cap=NEIGHBOUR_CAP, mentions=mentions, at=as_of,
             )
             rec = records[0]
             starved = (vector is not None and rec["vraw_count"] >= k and len(rec["vhits"]) < limit) or (
@@ -388,7 +395,7 @@ class GraphStore:
             k = min(k * 4, MAX_K)
         self.last_search_k = k
         fused = fuse(vector=rec["vhits"], fulltext=rec["fhits"], entity_vector=rec["ventities"],
-                     around=rec["around"], prior=prior, weights=self.fusion, limit=limit)
+                     around=rec["around"], mentions=mentions, prior=prior, weights=self.fusion, limit=limit)
         names = {h.name for h in fused}
         info = {a["name"]: a for a in rec["around"]}
         entities = []
@@ -486,16 +493,6 @@ def entity_text(name: str, entity_type: str) -> str:
     return f"{name} ({entity_type})" if entity_type else name
 
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-MAX_FULLTEXT_TERMS = 64
-
-
-def fulltext_query(text: str) -> str:
-    """A Lucene query that means "any of these words": only word characters survive, so
-    syntax in a question (``/ : ( " AND *``) can neither error nor change the meaning;
-    lower-cased so AND/OR/NOT are words, not operators."""
-    terms = list(dict.fromkeys(_TOKEN.findall(text.lower())))
-    return " ".join(terms[:MAX_FULLTEXT_TERMS])
 
 
 def _relation(r: Any) -> RelationFull:

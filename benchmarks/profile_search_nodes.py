@@ -8,8 +8,11 @@ statement's own: ``q``/``max_entities``, ``names``, ``after``/``limit``, ...).
 
 For each it prints the operator tree (operator, rows, db hits, details) and a verdict: any
 ``AllNodesScan``, ``NodeByLabelScan``, relationship type/all scans or full ``NodeIndexScan``
-is flagged (the goal is index seeks / ``NodeIndexContainsScan`` only).  Exit status 1 if any
-statement has one.
+is flagged, and so is a "prefix scan": an index seek on ``namespace = $ns AND x IS NOT NULL``,
+which reads every entity of the namespace (the goal is selective index seeks /
+``NodeIndexContainsScan`` only).  Exit status 1 if any statement has one.  A seek that reads
+more than 10x the page it returns gets a WARNING.  The query cache is cleared before each
+statement (``--no-clear-cache`` to keep it), so each plan is made for its own parameter values.
 
 ``--other N`` also seeds a second namespace with the *same* N names, to show what the other
 namespaces of a shared database cost a namespaced read.
@@ -84,10 +87,11 @@ def walk(plan: dict[str, Any], depth: int = 0, out: list[str] | None = None, bad
     rows = plan.get("rows", args.get("Rows", "?"))
     hits = plan.get("dbHits", args.get("DbHits", 0)) or 0
     total[0] += int(hits)
-    flag = "  <-- SCAN" if name in BAD else ""
+    prefix_scan = "Seek" in name and " IS NOT NULL" in details
+    flag = "  <-- SCAN" if name in BAD else "  <-- PREFIX SCAN (reads the whole namespace)" if prefix_scan else ""
     out.append(f"{'  ' * depth}{name:<{max(1, 34 - 2 * depth)}} rows={rows!s:>7} dbHits={hits!s:>8}  {details}{flag}")
-    if name in BAD:
-        bad.append(f"{name}: {details}")
+    if name in BAD or prefix_scan:
+        bad.append(f"{name} rows={rows}: {details}")
     for child in plan.get("children", []):
         walk(child, depth + 1, out, bad, total)
     return out, bad, total[0]
@@ -104,9 +108,14 @@ def entry_rows(plan: dict[str, Any]) -> list[tuple[str, int]]:
     return found
 
 
-def profile(drv: Any, db: str, title: str, name: str, params: dict[str, Any], text: str | None = None) -> list[str]:
+def profile(drv: Any, db: str, title: str, name: str, params: dict[str, Any], text: str | None = None,
+            clear_cache: bool = True) -> list[str]:
     text = text or queries()[name]
-    # One unprofiled run first (plan cache, page cache), then the profiled one.
+    if clear_cache:
+        # Plan this statement afresh for these parameter values (else the first plan cached for the
+        # statement text would be reused whatever the parameters).
+        drv.execute_query("CALL db.clearQueryCaches()", database_=db)
+    # One unprofiled run first (page cache), then the profiled one.
     drv.execute_query(text, parameters_=params, database_=db)
     t0 = time.perf_counter()
     records, summary, _ = drv.execute_query("PROFILE " + text, parameters_=params, database_=db)
@@ -122,7 +131,7 @@ def profile(drv: Any, db: str, title: str, name: str, params: dict[str, Any], te
         print(f"    VERDICT: {name}: FAIL -- {len(bad)} scan operator(s): " + "; ".join(bad))
     else:
         ops = sorted({line.split()[0] for line in lines if "Seek" in line.split()[0] or "Scan" in line.split()[0]})
-        print(f"    VERDICT: {name}: OK -- no AllNodesScan / NodeByLabelScan / full scans; "
+        print(f"    VERDICT: {name}: OK -- no AllNodesScan / NodeByLabelScan / full or prefix scans; "
               f"entry operators: {', '.join(ops) or '(none)'}")
     # A seek is not enough: flag a seek that reads far more index entries than the page it returns.
     limit = params.get("limit")
@@ -146,6 +155,9 @@ def main() -> int:
     ap.add_argument("--other", type=int, default=0,
                     help="also seed another namespace with the same names (this many entities)")
     ap.add_argument("--keep", action="store_true", help="keep the seeded namespaces")
+    ap.add_argument("--namespace", help="profile an already seeded namespace (skips seeding; implies --keep)")
+    ap.add_argument("--no-clear-cache", dest="clear_cache", action="store_false",
+                    help="do not clear the query cache before each profiled statement")
     args = ap.parse_args()
 
     conn = connection()
@@ -153,13 +165,15 @@ def main() -> int:
     drv = sync_driver(conn)
     db = conn.database
     n = args.size
-    ns = new_namespace("profile", n)
+    ns = args.namespace or new_namespace("profile", n)
     ns_other = new_namespace("profile-other", args.other) if args.other else None
+    keep = args.keep or bool(args.namespace)
     created = datetime(2025, 1, 1, tzinfo=UTC)
     failures: dict[str, list[str]] = {}
     try:
-        log(f"seeding {ns}")
-        seed(drv, db, ns, n, created)
+        if not args.namespace:
+            log(f"seeding {ns}")
+            seed(drv, db, ns, n, created)
         if ns_other:
             log(f"seeding {ns_other} (same names, another namespace)")
             seed(drv, db, ns_other, args.other, created)
@@ -184,9 +198,12 @@ def main() -> int:
             ("traverse_graph, depth 2 from one entity", "traverse_graph",
              {**base, "start": [entity_name(mid)], "max_depth": 2, "direction": "both", "types": None,
               "min_weight": 0.0, "fanout": 50, "fanout_probe": 51, "frontier_cap": 101}),
+            ("traverse_graph, depth 3 from one entity", "traverse_graph",
+             {**base, "start": [entity_name(mid)], "max_depth": 3, "direction": "both", "types": None,
+              "min_weight": 0.0, "fanout": 50, "fanout_probe": 51, "frontier_cap": 101}),
         ]
         for title, name, params in runs:
-            bad = profile(drv, db, title, name, params)
+            bad = profile(drv, db, title, name, params, clear_cache=args.clear_cache)
             if bad:
                 failures[title] = bad
         if EXPERIMENT_PAGE_ORDER != queries()["read_graph_page"]:
@@ -202,7 +219,7 @@ def main() -> int:
               f"relations in {time.perf_counter() - t0:.2f}s (no row cap below {MAX_ENTITIES:,} entities)")
         print()
     finally:
-        if not args.keep:
+        if not keep:
             for x in (ns, ns_other):
                 if x:
                     log(f"deleting {x} ({delete_namespace(drv, db, x):.1f}s)")

@@ -6,6 +6,10 @@
 // Create the entities of one batch (turning placeholders into entities); returns the names created.
 UNWIND $rows AS row
 MERGE (n:KgNode {namespace: $ns, name: row.name})
+// Take the node's write lock before looking at its labels: a concurrent call may be turning
+// the same placeholder into an entity, and only one of them may do it.
+SET n.kg_lock = true
+REMOVE n.kg_lock
 WITH n, row
 WHERE NOT n:Entity
 REMOVE n:Placeholder
@@ -38,6 +42,9 @@ WITH pairs, [p IN pairs WHERE p.e IS NULL | p.row.entityName] AS missing
 CALL (pairs, missing) {
   UNWIND CASE WHEN size(missing) = 0 THEN pairs ELSE [] END AS p
   WITH p.e AS e, p.row AS row
+  // Lock the entity before checking which texts it already has (concurrent adds of the same text).
+  SET e.kg_lock = true
+  REMOVE e.kg_lock
   WITH e, row, [i IN range(0, size(row.contents) - 1)
                 WHERE NOT EXISTS { (e)-[:HAS_OBSERVATION]->(:Observation {text: row.contents[i]}) }] AS fresh
   WITH e, row, fresh, coalesce(e.obs_next, 0) AS base

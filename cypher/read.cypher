@@ -57,7 +57,19 @@ CALL (nodes) {
   RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
                   validFrom: r.valid_from, validUntil: r.valid_until, createdAt: r.created_at}) AS relations
 }
-RETURN entities, relations
+// The last page (fewer entities than $limit) also carries relations between two placeholders,
+// which belong to no entity's page.
+CALL (entities) {
+  WITH entities
+  WHERE size(entities) < $limit
+  MATCH (a:KgNode)-[r]->(b:Placeholder)
+  WHERE a.namespace = $ns AND a.name IS NOT NULL AND a:Placeholder
+    AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+  WITH r, a, b ORDER BY r.created_at, a.name, b.name, type(r)
+  RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
+                  validFrom: r.valid_from, validUntil: r.valid_until, createdAt: r.created_at}) AS loose
+}
+RETURN entities, relations + loose AS relations
 
 // name: search_nodes
 // Case-insensitive substring search over names, types and observations (text-index backed), with touching relations.

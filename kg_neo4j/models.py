@@ -129,10 +129,14 @@ class ObservationAdd(_In):
     entityName: Name
     contents: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
 
+    _check_name = field_validator("entityName")(lambda v: _no_blank(v, "entityName"))
+
 
 class ObservationDelete(_In):
     entityName: Name
     observations: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
+
+    _check_name = field_validator("entityName")(lambda v: _no_blank(v, "entityName"))
 
 
 # --- outputs ------------------------------------------------------------------

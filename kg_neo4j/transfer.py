@@ -77,6 +77,7 @@ from tqdm import tqdm
 
 from kg_neo4j import __version__
 from kg_neo4j.clock import Clock, SystemClock
+from kg_neo4j.embeddings import SentenceEmbedder, resolve_model
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import (
     MAX_NAME_CHARS,
@@ -88,6 +89,7 @@ from kg_neo4j.models import (
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import connect
 from kg_neo4j.store.connection import SCHEMA_VERSION, bootstrap
+from kg_neo4j.store.embeddings import reembed
 from kg_neo4j.store.transfer import (
     DERIVED_NODE_PROPERTIES,
     DERIVED_OBSERVATION_PROPERTIES,
@@ -575,10 +577,14 @@ async def run_import(settings: Settings, path: str | Path, *, fmt: str = "auto",
     report = _ImportReport(detected, settings.namespace, str(p))
     clock = clock or SystemClock()
 
+    model = resolve_model(settings.embedding_model)
+    embedder = SentenceEmbedder(model) if model else None
+    if embedder:
+        embedder.start_loading()
     driver, conn = await connect(settings)
     try:
-        await bootstrap(driver, conn.database, clock)
-        store = TransferStore(driver, conn.database, settings.namespace, clock)
+        await bootstrap(driver, conn.database, clock, model)
+        store = TransferStore(driver, conn.database, settings.namespace, clock, embedder)
         write = _writer(store, detected)
         total = p.stat().st_size  # progress in bytes (characters for Simple Memory's single document)
         with tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=f"import {detected}",
@@ -595,6 +601,9 @@ async def run_import(settings: Settings, path: str | Path, *, fmt: str = "auto",
             if batch:
                 await _flush(batch, write, report)
                 bar.update(batch[-1].pos - done)
+        if embedder is not None and detected == "full":
+            # A full export carries no vectors: embed what this import wrote (idempotent, resumable).
+            await reembed(driver, conn.database, embedder, clock=clock)
     finally:
         await driver.close()
     out = report.as_dict(time.monotonic() - started)

@@ -134,7 +134,8 @@ async def call(spec: ToolSpec, runtime: Runtime, args: dict[str, Any]) -> types.
     """Run one tool; every failure becomes an MCP tool error (isError) that says what to fix."""
     try:
         text, structured = await spec.handler(runtime, args)
-        if len(text.encode()) > runtime.max_answer_bytes:
+        # Reads are capped (the store pages them); a write's echo is never refused after it landed.
+        if spec.read_only and len(text.encode()) > runtime.max_answer_bytes:
             raise TooLargeError(
                 f"{spec.name}: the answer would exceed this server's cap of {runtime.max_answer_bytes} bytes; "
                 "narrow the request or page it"

@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import copy
 import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 import neo4j
-from neo4j import AsyncDriver, RoutingControl
+from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
 
 from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.cypher import queries
@@ -109,6 +110,16 @@ class GraphStore:
         self.embedder = embedder
         self.fusion = fusion or FusionWeights()
         self.q = queries()
+        self._tx: AsyncManagedTransaction | None = None
+        self.last_search_rounds = 0
+        self.last_search_k = 0
+
+    def within(self, tx: AsyncManagedTransaction) -> GraphStore:
+        """A view of this store whose statements run inside ``tx``: several calls, one transaction
+        (used by import, where a batch's entities and relations land together or not at all)."""
+        view = copy.copy(self)
+        view._tx = tx
+        return view
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]] | None:
         """Vectors for ``texts`` (None when semantic search is off); runs off the event loop."""
@@ -124,6 +135,9 @@ class GraphStore:
         params.setdefault("model", self.embedder.name if self.embedder else None)
         if params.get("at") is None:
             params["at"] = params["now"]
+        if self._tx is not None:
+            result = await self._tx.run(self.q[name], params)
+            return [record async for record in result]
         records, _, _ = await self.driver.execute_query(
             self.q[name],
             parameters_=params,

@@ -30,6 +30,7 @@ from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
 
 from kg_neo4j.clock import Clock
 from kg_neo4j.cypher import queries
+from kg_neo4j.embeddings import Embedder
 from kg_neo4j.models import EntityIn, RelationIn
 from kg_neo4j.store.graph import GraphStore
 
@@ -252,33 +253,16 @@ class ImportCounts:
     relations_added: int = 0
 
 
-class _TxDriver:
-    """Stands in for the driver inside one transaction: ``GraphStore.run`` keeps all its own
-    parameter defaults and calls ``execute_query``, which here runs in the caller's transaction."""
-
-    def __init__(self, tx: AsyncManagedTransaction) -> None:
-        self._tx = tx
-
-    async def execute_query(self, query: str, parameters_: dict[str, Any] | None = None,
-                            **kwargs: Any) -> tuple[list[neo4j.Record], Any, list[str]]:
-        params = dict(parameters_ or {})
-        # Keyword arguments ending in "_" configure the driver (database_, routing_, ...); others are parameters.
-        params.update({k: v for k, v in kwargs.items() if not k.endswith("_")})
-        result = await self._tx.run(query, params)
-        records = [record async for record in result]
-        keys = list(result.keys())
-        summary = await result.consume()
-        return records, summary, keys
-
-
 class TransferStore:
     """Batched import and paged export of one namespace."""
 
-    def __init__(self, driver: AsyncDriver, database: str, namespace: str, clock: Clock) -> None:
+    def __init__(self, driver: AsyncDriver, database: str, namespace: str, clock: Clock,
+                 embedder: Embedder | None = None) -> None:
         self.driver = driver
         self.database = database
         self.namespace = namespace
         self.clock = clock
+        self.embedder = embedder
         self.q = queries()
 
     async def _read(self, name: str, **params: Any) -> list[neo4j.Record]:
@@ -298,8 +282,8 @@ class TransferStore:
         now = self.clock.now()
 
         async def work(tx: AsyncManagedTransaction) -> ImportCounts:
-            store = GraphStore(_TxDriver(tx), database=self.database, namespace=self.namespace,  # type: ignore[arg-type]
-                               clock=_FixedClock(now))
+            store = GraphStore(self.driver, database=self.database, namespace=self.namespace,
+                               clock=_FixedClock(now), embedder=self.embedder).within(tx)
             created_entities = await store.create_entities(entities) if entities else []
             created_relations = await store.create_relations(relations) if relations else []
             return ImportCounts(len(created_entities), len(created_relations))

@@ -120,10 +120,9 @@ def test_stale_pid_file_is_ignored_and_removed(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def shared() -> LocalNeo4j:
-    settings = Settings()
-    if settings.neo4j_uri:
-        pytest.skip("NEO4J_URI is set: the tests use that server, not the local one")
-    db = LocalNeo4j(settings)
+    """The local server of `kg-neo4j neo4j start` (started if needed, even when the rest of the
+    suite uses NEO4J_URI: these tests are about the local manager itself)."""
+    db = LocalNeo4j(Settings())
     db.start()
     return db
 

@@ -61,10 +61,13 @@ def read_dimension(path: Path) -> int:
         for module in modules:
             cfg = path / module.get("path", "") / "config.json"
             mtype = module.get("type", "")
-            if mtype.endswith("Pooling") and cfg.exists():
-                dim = int(json.loads(cfg.read_text())["word_embedding_dimension"])
-            elif mtype.endswith("Dense") and cfg.exists():
-                dim = int(json.loads(cfg.read_text())["out_features"])
+            conf = json.loads(cfg.read_text()) if cfg.exists() else {}
+            if mtype.endswith("Pooling"):
+                # sentence-transformers < 5 writes word_embedding_dimension; later versions embedding_dimension
+                found = conf.get("word_embedding_dimension") or conf.get("embedding_dimension")
+                dim = int(found) if found else dim
+            elif mtype.endswith("Dense") and "out_features" in conf:
+                dim = int(conf["out_features"])
     if dim is None and (path / "config.json").exists():
         cfg = json.loads((path / "config.json").read_text())
         dim = cfg.get("hidden_size") or cfg.get("d_model") or cfg.get("dim")

@@ -1,30 +1,30 @@
 // Re-embedding: committed batches, resumable (a node is done once embedding_model = $model).
 
 // name: reembed_count
-// How many observations and entities still lack a vector from $model.
+// How many observations and entities (of namespace $ns, or all when null) still lack a vector from $model.
 CALL () {
   MATCH (o:Observation)
-  WHERE o.embedding_model IS NULL OR o.embedding_model <> $model
+  WHERE (o.embedding_model IS NULL OR o.embedding_model <> $model) AND ($ns IS NULL OR o.namespace = $ns)
   RETURN count(o) AS observations
 }
 CALL () {
   MATCH (e:Entity)
-  WHERE e.embedding_model IS NULL OR e.embedding_model <> $model
+  WHERE (e.embedding_model IS NULL OR e.embedding_model <> $model) AND ($ns IS NULL OR e.namespace = $ns)
   RETURN count(e) AS entities
 }
 RETURN observations, entities
 
 // name: reembed_next_observations
-// The next batch of observations whose vector is not from $model.
+// The next batch of observations (of namespace $ns, or all when null) whose vector is not from $model.
 MATCH (o:Observation)
-WHERE o.embedding_model IS NULL OR o.embedding_model <> $model
+WHERE (o.embedding_model IS NULL OR o.embedding_model <> $model) AND ($ns IS NULL OR o.namespace = $ns)
 RETURN elementId(o) AS id, o.text AS text
 LIMIT $batch
 
 // name: reembed_next_entities
-// The next batch of entities whose vector is not from $model.
+// The next batch of entities (of namespace $ns, or all when null) whose vector is not from $model.
 MATCH (e:Entity)
-WHERE e.embedding_model IS NULL OR e.embedding_model <> $model
+WHERE (e.embedding_model IS NULL OR e.embedding_model <> $model) AND ($ns IS NULL OR e.namespace = $ns)
 RETURN elementId(e) AS id, e.name AS name, e.entityType AS entityType
 LIMIT $batch
 

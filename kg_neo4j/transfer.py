@@ -89,7 +89,7 @@ from kg_neo4j.models import (
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import connect
 from kg_neo4j.store.connection import SCHEMA_VERSION, bootstrap
-from kg_neo4j.store.embeddings import reembed
+from kg_neo4j.store.embeddings import embed_missing
 from kg_neo4j.store.transfer import (
     DERIVED_NODE_PROPERTIES,
     DERIVED_OBSERVATION_PROPERTIES,
@@ -602,8 +602,8 @@ async def run_import(settings: Settings, path: str | Path, *, fmt: str = "auto",
                 await _flush(batch, write, report)
                 bar.update(batch[-1].pos - done)
         if embedder is not None and detected == "full":
-            # A full export carries no vectors: embed what this import wrote (idempotent, resumable).
-            await reembed(driver, conn.database, embedder, clock=clock)
+            # A full export carries no vectors: embed what is missing in this namespace (idempotent).
+            await embed_missing(driver, conn.database, embedder, settings.namespace)
     finally:
         await driver.close()
     out = report.as_dict(time.monotonic() - started)

@@ -30,9 +30,10 @@ from kg_neo4j.transfer import detect_format, run_export, run_import
 # --------------------------------------------------------------------------- helpers
 
 
-def settings_for(info: Neo4jInfo, namespace: str) -> Settings:
+def settings_for(info: Neo4jInfo, namespace: str, embedding_model: str = "none") -> Settings:
+    """Imports run without embeddings unless a test asks (test_imports_are_embedded)."""
     return Settings(neo4j_uri=info.uri, neo4j_username=info.username, neo4j_password=info.password,
-                    neo4j_database=info.database, namespace=namespace)
+                    neo4j_database=info.database, namespace=namespace, embedding_model=embedding_model)
 
 
 def jsonl(*objs: Any) -> str:
@@ -581,3 +582,25 @@ def test_decode_property_checks_what_neo4j_can_store() -> None:
     for bad in ([1, "a"], [[1]], [1, None], [True, 1], [{"$date": "2026-01-01"}, "x"]):
         with pytest.raises(ValueCodecError):
             decode_property(bad)
+
+
+async def test_imports_are_embedded(tmp_path: Path, neo4j_info: Neo4jInfo, sync_driver: Any,
+                                    embedder: Any) -> None:
+    """With a model configured, imported observations and entities get vectors: reference
+    formats at write time, a full export (which carries none) right after the import."""
+    ns = f"embedded-{uuid.uuid4().hex[:8]}"
+    path = tmp_path / "memory.jsonl"
+    path.write_text(jsonl({"type": "entity", "name": "A", "entityType": "t", "observations": ["alpha", "beta"]},
+                          {"type": "relation", "from": "A", "to": "B", "relationType": "r"}))
+    await run_import(settings_for(neo4j_info, ns, "all-MiniLM-L6-v2"), path, progress=False)
+    full = tmp_path / "full.jsonl"
+    await run_export(settings_for(neo4j_info, ns), full, fmt="full", progress=False)
+    ns2 = f"embedded-full-{uuid.uuid4().hex[:8]}"
+    await run_import(settings_for(neo4j_info, ns2, "all-MiniLM-L6-v2"), full, progress=False)
+    for namespace in (ns, ns2):
+        records, _, _ = sync_driver.execute_query(
+            "MATCH (n) WHERE (n:Observation OR n:Entity) AND n.namespace = $ns "
+            "RETURN count(n) AS n, collect(DISTINCT n.embedding_model) AS models, "
+            "collect(DISTINCT size(n.embedding)) AS dims", ns=namespace)
+        assert records[0]["n"] == 3
+        assert records[0]["models"] == ["all-MiniLM-L6-v2"] and records[0]["dims"] == [384]

@@ -1,4 +1,4 @@
-"""Re-embedding every vector of the database with another model: committed batches,
+"""Re-embedding every vector of the database (or filling in one namespace's missing ones) with another model: committed batches,
 idempotent and resumable (a node is done once its ``embedding_model`` is the target)."""
 
 from __future__ import annotations
@@ -15,6 +15,32 @@ from kg_neo4j.embeddings import Embedder
 from kg_neo4j.store.connection import ensure_vector_indexes
 
 Progress = Callable[[int], None]
+
+
+async def embed_missing(
+    driver: AsyncDriver, database: str, embedder: Embedder, namespace: str, *, batch_size: int = 256
+) -> int:
+    """Embed the observations and entities of one namespace that lack a vector from the current
+    model (after an import of a full export, which carries no vectors).  Committed batches."""
+    q = queries()
+    done = 0
+    for kind in ("observations", "entities"):
+        while True:
+            records, _, _ = await driver.execute_query(
+                q[f"reembed_next_{kind}"], model=embedder.name, batch=batch_size, ns=namespace, database_=database)
+            if not records:
+                break
+            vectors = await asyncio.to_thread(embedder.encode, _texts(kind, records))
+            rows = [{"id": r["id"], "vector": v} for r, v in zip(records, vectors, strict=True)]
+            await driver.execute_query(q["reembed_write"], rows=rows, model=embedder.name, database_=database)
+            done += len(rows)
+    return done
+
+
+def _texts(kind: str, records: list[Any]) -> list[str]:
+    if kind == "observations":
+        return [r["text"] for r in records]
+    return [f"{r['name']} ({r['entityType']})" if r["entityType"] else r["name"] for r in records]
 
 
 async def reembed(
@@ -41,21 +67,17 @@ async def reembed(
         await run("schema_drop_observation_vector")
         await run("schema_drop_entity_vector")
     await run("meta_start_reembed", model=model, dimension=dim, now=clock.now())
-    counts = (await run("reembed_count", model=model))[0]
+    counts = (await run("reembed_count", model=model, ns=None))[0]
     total = int(counts["observations"]) + int(counts["entities"])
     if on_total:
         on_total(total)
     done = 0
     for kind in ("observations", "entities"):
         while True:
-            batch = await run(f"reembed_next_{kind}", model=model, batch=batch_size)
+            batch = await run(f"reembed_next_{kind}", model=model, batch=batch_size, ns=None)
             if not batch:
                 break
-            if kind == "observations":
-                texts = [r["text"] for r in batch]
-            else:
-                texts = [f"{r['name']} ({r['entityType']})" if r["entityType"] else r["name"] for r in batch]
-            vectors = await asyncio.to_thread(embedder.encode, texts)
+            vectors = await asyncio.to_thread(embedder.encode, _texts(kind, batch))
             rows = [{"id": r["id"], "vector": v} for r, v in zip(batch, vectors, strict=True)]
             await run("reembed_write", rows=rows, model=model)  # one committed transaction per batch
             done += len(rows)

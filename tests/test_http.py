@@ -1,0 +1,72 @@
+"""Streamable HTTP: bearer token (401), Origin check (403), loopback-only without a token."""
+
+from __future__ import annotations
+
+import subprocess
+
+import httpx
+
+from conftest import KG, Neo4jInfo, http_server, http_session, server_env
+
+INIT = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "test", "version": "0"}},
+}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+async def test_token_required_and_checked(neo4j_info: Neo4jInfo, namespace: str) -> None:
+    with http_server(neo4j_info, "--namespace", namespace, "--auth-token", "s3cret") as url:
+        async with httpx.AsyncClient() as client:
+            missing = await client.post(f"{url}/mcp", json=INIT, headers=HEADERS)
+            wrong = await client.post(f"{url}/mcp", json=INIT, headers={**HEADERS, "Authorization": "Bearer nope"})
+            ok = await client.post(f"{url}/mcp", json=INIT, headers={**HEADERS, "Authorization": "Bearer s3cret"})
+        assert missing.status_code == 401 and wrong.status_code == 401
+        assert missing.headers["www-authenticate"].startswith("Bearer")
+        assert ok.status_code == 200
+        # A real MCP client with the token works end to end.
+        async with http_session(url, headers={"Authorization": "Bearer s3cret"}) as session:
+            created = await session.call_tool(
+                "create_entities", {"entities": [{"name": "A", "entityType": "t", "observations": []}]})
+            assert not created.isError
+            graph = await session.call_tool("read_graph", {})
+            assert graph.structuredContent["entities"][0]["name"] == "A"
+
+
+async def test_foreign_origin_is_forbidden(neo4j_info: Neo4jInfo, namespace: str) -> None:
+    with http_server(neo4j_info, "--namespace", namespace, "--allowed-origin", "https://app.example.org") as url:
+        async with httpx.AsyncClient() as client:
+            evil = await client.post(f"{url}/mcp", json=INIT, headers={**HEADERS, "Origin": "https://evil.example"})
+            rebinding = await client.post(f"{url}/mcp", json=INIT,
+                                          headers={**HEADERS, "Origin": "http://attacker.localhost.evil"})
+            local = await client.post(f"{url}/mcp", json=INIT, headers={**HEADERS, "Origin": "http://localhost:3000"})
+            listed = await client.post(f"{url}/mcp", json=INIT,
+                                       headers={**HEADERS, "Origin": "https://app.example.org"})
+            none = await client.post(f"{url}/mcp", json=INIT, headers=HEADERS)
+        assert evil.status_code == 403 and rebinding.status_code == 403
+        assert local.status_code == 200 and listed.status_code == 200 and none.status_code == 200
+
+
+def test_non_loopback_bind_needs_a_token(neo4j_info: Neo4jInfo) -> None:
+    proc = subprocess.run([KG, "serve", "--transport", "http", "--host", "0.0.0.0", "--port", "0"],
+                          env=server_env(neo4j_info), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "--auth-token" in proc.stderr and proc.stdout == ""
+
+
+def test_stdio_keeps_stdout_for_the_protocol(neo4j_info: Neo4jInfo, namespace: str) -> None:
+    """Everything the server logs goes to stderr; stdout carries only JSON-RPC messages."""
+    request = (
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+        '"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n'
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        '{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
+    )
+    proc = subprocess.run([KG, "serve", "--namespace", namespace, "--log-level", "DEBUG"], input=request,
+                          env=server_env(neo4j_info), capture_output=True, text=True, timeout=60)
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert len(lines) == 2
+    assert all(line.startswith('{"jsonrpc":"2.0"') or line.startswith('{"id"') or '"jsonrpc"' in line
+               for line in lines)
+    assert "kg-neo4j" in proc.stderr  # the startup log line went to stderr

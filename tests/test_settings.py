@@ -1,0 +1,49 @@
+"""One Settings object: environment first, CLI flags override."""
+
+from __future__ import annotations
+
+import pydantic
+import pytest
+
+from kg_neo4j.cli import _settings, build_parser
+from kg_neo4j.settings import Settings
+
+
+def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEO4J_URI", "neo4j+s://example.databases.neo4j.io")
+    monkeypatch.setenv("NEO4J_USERNAME", "alice")
+    monkeypatch.setenv("KG_NEO4J_NAMESPACE", "team-a")
+    monkeypatch.setenv("KG_NEO4J_TOOLS", "reference")
+    s = Settings()
+    assert (s.neo4j_uri, s.neo4j_username, s.namespace, s.tools) == (
+        "neo4j+s://example.databases.neo4j.io", "alice", "team-a", "reference")
+
+
+def test_flags_override_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KG_NEO4J_NAMESPACE", "from-env")
+    monkeypatch.setenv("KG_NEO4J_PORT", "9000")
+    args = build_parser().parse_args(["serve", "--namespace", "from-flag", "--transport", "http"])
+    s = _settings(args)
+    assert s.namespace == "from-flag" and s.transport == "http" and s.port == 9000
+
+
+@pytest.mark.parametrize("bad", ["", "x" * 256])
+def test_namespace_rules(bad: str) -> None:
+    with pytest.raises(pydantic.ValidationError, match="namespace"):
+        Settings(namespace=bad)
+    assert Settings(namespace="x" * 255).namespace == "x" * 255
+
+
+def test_unknown_profile() -> None:
+    with pytest.raises(pydantic.ValidationError, match="unknown tool profile"):
+        Settings(tools="everything")
+
+
+def test_only_settings_reads_the_environment() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "kg_neo4j"
+    offenders = [str(p) for p in root.rglob("*.py")
+                 if p.name != "settings.py" and ("os.getenv" in p.read_text() or "os.environ[" in p.read_text()
+                                                 or "os.environ.get" in p.read_text())]
+    assert offenders == []

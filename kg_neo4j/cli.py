@@ -12,6 +12,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from kg_neo4j import __version__
@@ -44,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="server-wide cap on one answer's size")
     serve.add_argument("--embedding-model", dest="embedding_model",
                        help="sentence-transformers model name or local path, or 'none' (default all-MiniLM-L6-v2)")
+    serve.add_argument("--schemas", dest="schemas_dir", type=Path,
+                       help="directory of MemoryMesh *.schema.json files (default: the shipped examples)")
 
     reembed = sub.add_parser("reembed", help="re-embed every observation and entity with the configured model "
                                              "(committed batches, resumable)")
@@ -75,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _settings(args: argparse.Namespace) -> Settings:
     keys = ["namespace", "log_level", "transport", "host", "port", "tools", "auth_token", "allowed_origins",
-            "max_answer_bytes", "embedding_model"]
+            "max_answer_bytes", "embedding_model", "schemas_dir"]
     overrides: dict[str, Any] = {k: getattr(args, k, None) for k in keys}
     return Settings().with_overrides(**overrides)
 

@@ -85,7 +85,10 @@ def fuse(
     prior: Mapping[str, float] | None = None,
     weights: FusionWeights = FusionWeights(),
     limit: int = 10,
+    entity_types: Iterable[str] | None = None,
 ) -> list[Hit]:
+    """Rank the candidates; ``entity_types`` (if given) also bounds the neighbours the graph adds."""
+    allowed = set(entity_types) if entity_types else None
     hits: dict[tuple[str, int | None], Hit] = {}
 
     def add(channel: str, found: Sequence[Mapping[str, Any]], w: float, *, minmax: bool) -> None:
@@ -137,6 +140,8 @@ def fuse(
                 hit.score += bonus[hit.name]
                 hit.channels["graph"] = 1.0
         for other, b in bonus.items():
+            if allowed is not None and types.get(other, "") not in allowed:
+                continue
             if (other, None) not in hits:
                 hits[(other, None)] = Hit(other, types.get(other, ""), None, None, score=b, channels={"graph": 1.0})
 

@@ -15,7 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 Transport = Literal["stdio", "http"]
 
 #: Profiles known to ``--tools``; the server module maps each to its tool list.
-PROFILES = ("reference", "default")
+PROFILES = ("reference", "default", "memorymesh", "all")
 
 MAX_NAMESPACE_CHARS = 255
 
@@ -47,6 +47,8 @@ class Settings(BaseSettings):
     port: int = 8000
     auth_token: str | None = None
     allowed_origins: list[str] = Field(default_factory=list)
+    #: directory of MemoryMesh ``*.schema.json`` files (None: the 11 examples shipped with the package)
+    schemas_dir: Path | None = None
 
     # --- semantic search ---
     #: sentence-transformers model: a packaged name, a local directory, a model already in the

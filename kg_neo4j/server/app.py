@@ -7,8 +7,9 @@ Shared resources (the Neo4j driver and the store) are opened once per process by
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import mcp.types as types
@@ -18,7 +19,9 @@ from kg_neo4j import __version__
 from kg_neo4j.clock import Clock
 from kg_neo4j.embeddings import SentenceEmbedder, resolve_model
 from kg_neo4j.errors import ConfigError
+from kg_neo4j.schemas import NodeSchema, load_schemas
 from kg_neo4j.server import prompts
+from kg_neo4j.server.memorymesh import MESH_TOOLS, generated_tools
 from kg_neo4j.server.reference import REFERENCE_TOOLS
 from kg_neo4j.server.registry import Runtime, ToolSpec, call, tools_for
 from kg_neo4j.server.search import SEARCH_TOOLS
@@ -31,7 +34,19 @@ log = logging.getLogger(__name__)
 
 SERVER_NAME = "kg-neo4j"
 
-ALL_TOOLS: list[ToolSpec] = [*REFERENCE_TOOLS, *SEARCH_TOOLS, *TEMPORAL_TOOLS]
+
+
+def _also_in_all(specs: Sequence[ToolSpec]) -> list[ToolSpec]:
+    """The ``all`` profile holds every tool of ``default`` (the reference's reads keep their names)."""
+    return [s if "all" in s.profiles or "default" not in s.profiles
+            else dataclasses.replace(s, profiles=(*s.profiles, "all")) for s in specs]
+
+
+#: Every built-in tool (schema-generated tools come on top, per server).
+ALL_TOOLS: list[ToolSpec] = [*_also_in_all([*REFERENCE_TOOLS, *SEARCH_TOOLS, *TEMPORAL_TOOLS]), *MESH_TOOLS]
+
+#: Names a schema file may not generate.
+BUILTIN_TOOL_NAMES = frozenset(s.name for s in ALL_TOOLS)
 
 INSTRUCTIONS = (
     "Persistent knowledge-graph memory stored in Neo4j: entities with observations, "
@@ -39,8 +54,20 @@ INSTRUCTIONS = (
 )
 
 
-def profile_tools(profile: str) -> list[ToolSpec]:
-    specs = tools_for(profile, ALL_TOOLS)
+@dataclasses.dataclass
+class ServerRuntime(Runtime):
+    """The runtime plus the node schemas loaded at startup (their tools are generated per server)."""
+
+    schemas: list[NodeSchema] = dataclasses.field(default_factory=list)
+
+
+def load_node_schemas(settings: Settings) -> list[NodeSchema]:
+    """The schema files of ``--schemas`` (default: the shipped examples); a bad file stops the start."""
+    return load_schemas(settings.schemas_dir, reserved=BUILTIN_TOOL_NAMES)
+
+
+def profile_tools(profile: str, schemas: Sequence[NodeSchema] = ()) -> list[ToolSpec]:
+    specs = tools_for(profile, [*ALL_TOOLS, *generated_tools(schemas)])
     if not specs:
         raise ConfigError(f"unknown tool profile {profile!r}")
     return specs
@@ -49,6 +76,7 @@ def profile_tools(profile: str) -> list[ToolSpec]:
 @contextlib.asynccontextmanager
 async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncIterator[Runtime]:
     """Connect to Neo4j, bootstrap the schema, and yield the shared runtime."""
+    schemas = load_node_schemas(settings)  # before connecting: a bad schema file fails fast
     model = resolve_model(settings.embedding_model)  # reads the model's files only: no torch here
     driver, conn = await connect(settings)
     try:
@@ -65,16 +93,18 @@ async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncI
             max_answer_bytes=settings.max_answer_bytes,
             embedder=embedder,
         )
-        log.info("kg-neo4j %s: Neo4j %s database %r namespace %r profile %r embedding model %s",
+        log.info("kg-neo4j %s: Neo4j %s database %r namespace %r profile %r embedding model %s, %d node schemas",
                  __version__, conn.uri, conn.database, settings.namespace, settings.tools,
-                 model.name if model else "none")
-        yield Runtime(store=store, profile=settings.tools, max_answer_bytes=settings.max_answer_bytes)
+                 model.name if model else "none", len(schemas))
+        yield ServerRuntime(store=store, profile=settings.tools, max_answer_bytes=settings.max_answer_bytes,
+                            schemas=schemas)
     finally:
         await driver.close()
 
 
 def build_server(runtime: Runtime) -> Server[Any, Any]:
-    specs = {s.name: s for s in profile_tools(runtime.profile)}
+    schemas = runtime.schemas if isinstance(runtime, ServerRuntime) else []
+    specs = {s.name: s for s in profile_tools(runtime.profile, schemas)}
     server: Server[Any, Any] = Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
 
     @server.list_tools()

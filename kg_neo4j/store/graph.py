@@ -409,7 +409,8 @@ class GraphStore:
             k = min(k * 4, MAX_K)
         self.last_search_k = k
         fused = fuse(vector=rec["vhits"], fulltext=rec["fhits"], entity_vector=rec["ventities"],
-                     around=rec["around"], mentions=mentions, prior=prior, weights=self.fusion, limit=limit)
+                     around=rec["around"], mentions=mentions, prior=prior, weights=self.fusion, limit=limit,
+                     entity_types=types)
         names = {h.name for h in fused}
         info = {a["name"]: a for a in rec["around"]}
         entities = []

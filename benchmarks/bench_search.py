@@ -1,0 +1,701 @@
+"""search_memory at scale: ingest with real embeddings, query latency, over-fetch rounds.
+
+Issue 3's speed targets, measured with the real MiniLM model (``all-MiniLM-L6-v2``, offline)
+against a real Neo4j.  Not a test: it prints tables.
+
+1. **Ingest**: one fresh namespace ``bench-search-<N>-<random>`` with N observations
+   (N / 10 entities x 10 observations: varied sentences generated from word lists with a fixed
+   seed), written through ``GraphStore.create_entities`` with the embedder, ``--batch`` observations
+   per call.  Compared with the raw encode of exactly the texts the store embeds (every
+   observation and every entity's ``name (type)`` text) in one
+   ``model.encode(..., batch_size=64, normalize_embeddings=True)`` call.
+   Target: ingest obs/s >= 80% of raw-encode obs/s.
+2. **Query latency**: ``--queries`` generated questions (after 20 warm-up ones); per question,
+   interleaved (the order alternates): ``store.search_memory(q, limit=10)`` end to end (entity
+   mentions lookup + query embedding + the search statement + fusion), and the BARE query:
+   embed the question, one ``db.index.vector.queryNodes('kg_observation_embedding', 100, $v)``
+   through the async driver (routing READ).  Targets: search_memory p95 <= 50 ms and
+   <= 2x the bare query's p95.  The search_memory time is split by part (the embedder and
+   ``store.run`` are wrapped with timers; nothing in the product is changed).
+3. **Over-fetch**: ``store.last_search_rounds`` / ``last_search_k`` per question, in three
+   settings: (a) plain; (b) the same questions after a second, foreign namespace of
+   ``--foreign`` near-duplicate observations (the first entities' observations, reworded
+   slightly) was added; (c) the questions asked IN that smaller foreign namespace, where the
+   big namespace is now the foreign one (N / --foreign times larger).
+4. Deletes its namespaces in batches (auto-commit ``CALL { } IN TRANSACTIONS``) unless ``--keep``.
+
+    .venv/bin/python benchmarks/bench_search.py [--observations 100000] [--queries 200]
+        [--foreign 20000] [--batch 1000] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import _fmt, log, percentile, summary_ms  # noqa: E402
+from neo4j import RoutingControl  # noqa: E402
+
+from kg_neo4j.cypher import queries  # noqa: E402
+from kg_neo4j.embeddings import load_embedder, resolve_model  # noqa: E402
+from kg_neo4j.errors import ConfigError  # noqa: E402
+from kg_neo4j.models import EntityIn, RelationIn  # noqa: E402
+from kg_neo4j.settings import Settings  # noqa: E402
+from kg_neo4j.store import GraphStore, connect  # noqa: E402
+from kg_neo4j.store.connection import bootstrap, ensure_vector_indexes  # noqa: E402
+from kg_neo4j.store.graph import entity_text  # noqa: E402
+
+MODEL = "all-MiniLM-L6-v2"
+OBS_PER_ENTITY = 10
+WARMUP = 20
+LIMIT = 10
+BARE_K = 100  # what search_memory's first round asks the vector index for at limit 10
+
+BARE_QUERY = """
+CALL db.index.vector.queryNodes('kg_observation_embedding', $k, $v) YIELD node, score
+RETURN node.namespace AS ns, score
+""".strip()
+
+DELETE_OBSERVATIONS = """
+MATCH (n:Observation) WHERE n.namespace = $ns
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS
+""".strip()
+
+DELETE_NODES = """
+MATCH (n:KgNode) WHERE n.namespace = $ns
+CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS
+""".strip()
+
+# --- the synthetic memory: word lists ------------------------------------------------------
+FIRST = ("Alice Bob Carol David Emma Frank Grace Henry Irene Jack Karen Liam Maria Noah Olivia Peter Quinn Rachel "
+         "Samuel Tara Umar Vera William Xenia Yusuf Zoe Aisha Bruno Chloe Diego Elena Felix Greta Hugo Ines Jonas "
+         "Kenji Lara Marco Nadia Oscar Priya Rafael Sofia Tomas Ulla Viktor Wendy Yara Zane").split()
+LAST = ("Smith Johnson Lee Garcia Muller Rossi Tanaka Kowalski Nguyen Silva Novak Costa Schmidt Dubois Jensen Ivanova "
+        "Okafor Haddad Kim Larsen Moreau Petrov Santos Weber Fischer Bianchi Yamamoto Lindqvist Horvat Brennan "
+        "Castillo Dimitrov Eriksen Fontaine Gallo Hoffmann Iqbal Jovanovic Keller Lopez Mendes Nielsen "
+        "OBrien Park Quintero Reyes Sato Torres Vargas Walsh").split()
+ADJ = ("Blue Silent Rapid Golden Northern Hidden Bright Iron Crystal Amber Scarlet Quiet Swift Solar Lunar Arctic "
+       "Coral Cobalt Velvet Emerald").split()
+NOUN = ("Falcon Harbor Beacon Summit Compass Orchard Meadow Lantern Anchor Canyon Glacier Horizon Pioneer Atlas "
+        "Cascade Ember Willow Granite Comet Prairie").split()
+TOOLS = ("Postgres Kafka Redis Terraform Kubernetes Grafana Jenkins Airflow Spark Elasticsearch Docker Ansible "
+         "Prometheus Vault Jira Figma Tableau Snowflake RabbitMQ Nginx").split()
+CITIES = ("Lisbon Berlin Tokyo Toronto Nairobi Oslo Madrid Seoul Austin Dublin Prague Lyon Porto Zurich Melbourne "
+          "Denver Bogota Krakow Helsinki Vienna").split()
+ORGS = ("Acme Globex Initech Umbrella Stark Wayne Hooli Vandelay Soylent Tyrell Cyberdyne Wonka Aperture Gringotts "
+        "Pied-Piper Monarch").split()
+ROLES = ("data engineer;product manager;site reliability engineer;designer;backend developer;sales lead;"
+         "research scientist;support engineer;finance analyst;frontend developer;security engineer;recruiter").split(";")
+DRINKS = "green tea;black coffee;espresso;oat milk latte;mint tea;sparkling water;hot chocolate;matcha".split(";")
+FOODS = "peanuts;shellfish;gluten;dairy;strawberries;eggs;sesame;soy".split(";")
+PETS = "dog;cat;parrot;rabbit;tortoise;goldfish;hamster".split(";")
+PET_NAMES = "Biscuit Luna Pepper Mochi Rex Shadow Ziggy Nala Otis Pickles".split()
+SPORTS = "tennis;football;chess;badminton;climbing;cycling;swimming;volleyball;running;yoga".split(";")
+WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+MONTHS = "January February March April May June July August September October November December".split()
+LANGS = "Spanish Japanese German Portuguese Korean Italian Mandarin Swedish".split()
+COUNTRIES = "Japan Brazil Italy Norway Mexico Vietnam Canada Kenya Portugal Iceland".split()
+BOOKS = ("Thinking Fast and Slow;The Pragmatic Programmer;Deep Work;Atomic Habits;Sapiens;Clean Code;"
+         "The Phoenix Project;Designing Data-Intensive Applications;Range;Shape Up").split(";")
+MEETINGS = "quarterly planning;weekly sync;architecture review;retrospective;budget;all-hands;design critique".split(";")
+PROBLEMS = ("flaky tests;a memory leak;slow queries;vendor delays;missing requirements;a security audit;"
+            "hiring freeze;a data migration;network outages;unclear ownership").split(";")
+TASKS = ("log aggregation;nightly backups;feature flags;load testing;invoice processing;dashboards;"
+         "schema migrations;on-call alerts;customer onboarding;model training").split(";")
+AMENITIES = "rooftop terrace;gym;quiet room;bike storage;cafeteria;game room;library;nap pod".split(";")
+TEAMS = "platform;payments;growth;data;mobile;infrastructure;search;billing".split(";")
+
+TEMPLATES: dict[str, list[str]] = {
+    "person": [
+        "Works at {org} as a {role} since {year}.",
+        "Prefers {drink} in the morning and {drink2} after lunch.",
+        "Moved to {city} in {month} {year}.",
+        "Is allergic to {food} and avoids it at team dinners.",
+        "Recommended the book {book} during the {meeting} meeting.",
+        "Has a {pet} named {petname}.",
+        "Plays {sport} every {weekday} evening.",
+        "Birthday is on {month} {day}.",
+        "Is learning {language} to prepare for a trip to {country}.",
+        "Mentioned that the {project} deadline slipped to {month} because of {problem}.",
+        "Met {person} at a conference in {city}.",
+        "Uses {tool} for {task} and complains about {problem}.",
+        "Asked for help with {task} on {weekday}.",
+        "Is the main contact for the {team} team.",
+    ],
+    "project": [
+        "Deadline moved to {month} {day} after the {meeting} meeting.",
+        "Budget increased by {pct} percent to cover {task}.",
+        "Depends on {tool} for {task}.",
+        "Owned by the {team} team in {city}.",
+        "Blocked by {problem} since last {weekday}.",
+        "Kick-off happened in {month} {year} with {person} as the lead.",
+        "Ships a beta to {org} at the end of {month}.",
+        "Retrospective found that {problem} caused most of the delays.",
+    ],
+    "tool": [
+        "Version {ver} fixed the bug behind {problem}.",
+        "Licensed per seat at {price} dollars a month.",
+        "Replaced {tool} in the {team} team last {month}.",
+        "Used by the {team} team for {task}.",
+        "Upgrade to version {ver} is planned for {month}.",
+        "Alerts go to the {team} channel when {task} fails.",
+    ],
+    "place": [
+        "Office opens at {hour} am on weekdays.",
+        "Has a {amenity} on floor {floor}.",
+        "Parking costs {price} dollars per day.",
+        "The {meeting} meeting is held here every {weekday}.",
+        "Hosts the {team} team since {year}.",
+        "Closed for renovation during {month} {year}.",
+    ],
+    "organization": [
+        "Signed a contract for {task} worth {price} thousand dollars.",
+        "Headquartered in {city} with offices in {city2}.",
+        "Main customer contact is {person}.",
+        "Switched from {tool} to {tool2} in {year}.",
+        "Pays invoices within {pct} days.",
+    ],
+}
+TYPE_SHARE = [("person", 0.5), ("project", 0.2), ("tool", 0.1), ("place", 0.1), ("organization", 0.1)]
+
+QUESTIONS = [
+    "What does {person} drink in the morning?",
+    "Where does {person} work?",
+    "Who works as a {role}?",
+    "Which project deadline slipped because of {problem}?",
+    "Who has a {pet}?",
+    "Where did {person} move to?",
+    "Which tool version fixed {problem}?",
+    "Who is learning {language}?",
+    "When is {person}'s birthday?",
+    "Who plays {sport} on {weekday}s?",
+    "What book was recommended at the {meeting} meeting?",
+    "Is anyone allergic to {food}?",
+    "Which office has a {amenity}?",
+    "How much does parking cost at the office?",
+    "Which team owns the {project} project?",
+    "What is {project} blocked by?",
+    "What do we use for {task}?",
+    "Who is the contact for the {team} team?",
+    "Which projects depend on {tool}?",
+    "What did {person} complain about?",
+    "Who is travelling to {country}?",
+    "When was the {project} kick-off and who leads it?",
+    "Which customer signed a contract for {task}?",
+    "what did we decide about {task} in {month}",
+    "{person} pet name",
+    "Is {tool} licensed per seat?",
+]
+
+
+def _fill(template: str, rng: random.Random, names: dict[str, list[str]]) -> str:
+    return template.format(
+        org=rng.choice(ORGS), role=rng.choice(ROLES), year=rng.randint(2015, 2025), drink=rng.choice(DRINKS),
+        drink2=rng.choice(DRINKS), city=rng.choice(CITIES), city2=rng.choice(CITIES), month=rng.choice(MONTHS),
+        day=rng.randint(1, 28), food=rng.choice(FOODS), book=rng.choice(BOOKS), meeting=rng.choice(MEETINGS),
+        pet=rng.choice(PETS), petname=rng.choice(PET_NAMES), sport=rng.choice(SPORTS), weekday=rng.choice(WEEKDAYS),
+        language=rng.choice(LANGS), country=rng.choice(COUNTRIES), problem=rng.choice(PROBLEMS),
+        tool=rng.choice(TOOLS), tool2=rng.choice(TOOLS), task=rng.choice(TASKS), team=rng.choice(TEAMS),
+        pct=rng.randint(5, 60), ver=f"{rng.randint(1, 9)}.{rng.randint(0, 20)}", price=rng.randint(3, 90),
+        hour=rng.randint(6, 10), floor=rng.randint(1, 12), amenity=rng.choice(AMENITIES),
+        project=rng.choice(names["project"]) if names["project"] else "Blue Falcon",
+        person=rng.choice(names["person"]) if names["person"] else "Alice Smith",
+    )
+
+
+def make_dataset(n_entities: int, seed: int = 42) -> list[EntityIn]:
+    """n_entities entities (unique names per type), OBS_PER_ENTITY distinct sentences each."""
+    rng = random.Random(seed)
+    types = [t for t, share in TYPE_SHARE for _ in range(max(1, round(share * n_entities)))]
+    types = (types * 2)[:n_entities]
+    rng.shuffle(types)
+    used: set[str] = set()
+    names: dict[str, list[str]] = {t: [] for t, _ in TYPE_SHARE}
+
+    def unique(base: str) -> str:
+        name, i = base, 2
+        while name.lower() in used:
+            name, i = f"{base} {i}", i + 1
+        used.add(name.lower())
+        return name
+
+    ent_names = []
+    for t in types:
+        if t == "person":
+            base = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+        elif t == "project":
+            base = f"{rng.choice(ADJ)} {rng.choice(NOUN)}"
+        elif t == "tool":
+            base = f"{rng.choice(TOOLS)} {rng.choice(['cluster', 'instance', 'pipeline', 'workspace', 'setup'])}"
+        elif t == "place":
+            base = f"{rng.choice(CITIES)} {rng.choice(['office', 'warehouse', 'lab', 'studio', 'hub'])}"
+        else:
+            base = f"{rng.choice(ORGS)} {rng.choice(['Corp', 'Labs', 'Group', 'Partners', 'Systems'])}"
+        name = unique(base)
+        names[t].append(name)
+        ent_names.append(name)
+    out = []
+    for name, t in zip(ent_names, types, strict=True):
+        obs: list[str] = []
+        while len(obs) < OBS_PER_ENTITY:
+            s = _fill(rng.choice(TEMPLATES[t]), rng, names)
+            if s not in obs:
+                obs.append(s)
+        out.append(EntityIn(name=name, entityType=t, observations=obs))
+    return out
+
+
+def make_questions(entities: Sequence[EntityIn], n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    names: dict[str, list[str]] = {t: [] for t, _ in TYPE_SHARE}
+    for e in entities:
+        names[e.entityType].append(e.name)
+    return [_fill(rng.choice(QUESTIONS), rng, names) for _ in range(n)]
+
+
+REL_TYPES = {"person": ["works_with", "reports_to", "works_on"], "project": ["depends_on", "uses", "located_in"],
+             "tool": ["integrates_with", "owned_by"], "place": ["near", "part_of"],
+             "organization": ["partners_with", "customer_of"]}
+RELS_PER_ENTITY = 2
+
+
+def make_relations(entities: Sequence[EntityIn], seed: int = 3) -> list[RelationIn]:
+    """RELS_PER_ENTITY relations from every entity to random others (typed by the source's type)."""
+    rng = random.Random(seed)
+    out = []
+    for e in entities:
+        for _ in range(RELS_PER_ENTITY if len(entities) > 1 else 0):
+            other = rng.choice(entities)
+            while other.name == e.name:
+                other = rng.choice(entities)
+            out.append(RelationIn(**{"from": e.name}, to=other.name, relationType=rng.choice(REL_TYPES[e.entityType]),
+                                  weight=round(rng.uniform(0.2, 1.0), 2)))
+    return out
+
+
+async def write_relations(store: GraphStore, relations: Sequence[RelationIn], batch: int = 1000) -> float:
+    t0 = time.perf_counter()
+    for i in range(0, len(relations), batch):
+        await store.create_relations(relations[i : i + batch])
+    return time.perf_counter() - t0
+
+
+PERTURB = ["Reportedly: {s}", "{s} (as noted last week)", "Update - {s}", "{s} Still true as of today.",
+           "Someone said: {s}", "{s} Needs double-checking."]
+
+
+def near_duplicates(entities: Sequence[EntityIn], n_obs: int, seed: int = 7) -> list[EntityIn]:
+    """The first entities again (same names and types) with every observation slightly reworded."""
+    rng = random.Random(seed)
+    out = []
+    for e in entities[: max(1, n_obs // OBS_PER_ENTITY)]:
+        out.append(EntityIn(name=e.name, entityType=e.entityType,
+                            observations=[rng.choice(PERTURB).format(s=o) for o in e.observations]))
+    return out
+
+
+# --- instrumentation (wrappers around the product's objects, nothing in the product changes) ---
+class TimedEmbedder:
+    """Delegates to the real embedder and adds up the time spent in ``encode``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimension = inner.dimension
+        self.seconds = 0.0
+        self.calls = 0
+
+    def encode(self, texts: Sequence[str]) -> list[list[float]]:
+        t0 = time.perf_counter()
+        try:
+            return self.inner.encode(texts)
+        finally:
+            self.seconds += time.perf_counter() - t0
+            self.calls += 1
+
+
+def time_store_runs(store: GraphStore, starved: list[str]) -> dict[str, float]:
+    """Wrap ``store.run`` (instance attribute) so each named statement's time is added up; for each
+    search_memory round, note which channel was starved (a full raw page, fewer than LIMIT own hits:
+    the store's own condition for another round)."""
+    spent: dict[str, float] = Counter()
+    inner = store.run
+
+    async def run(name: str, **kw: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            records = await inner(name, **kw)
+        finally:
+            spent[name] += time.perf_counter() - t0
+        if name == "search_memory":
+            rec, k = records[0], kw["k"]
+            v = kw["vector"] is not None and rec["vraw_count"] >= k and len(rec["vhits"]) < LIMIT
+            f = rec["fraw_count"] >= k and len(rec["fhits"]) < LIMIT
+            if v or f:
+                starved.append(f"k={k}:" + "+".join(c for c, x in (("vector", v), ("fulltext", f)) if x))
+        return records
+
+    store.run = run  # type: ignore[method-assign]
+    return spent
+
+
+def other_benchmarks() -> list[str]:
+    try:
+        out = subprocess.run(["pgrep", "-af", "benchmarks/bench_"], capture_output=True, text=True).stdout
+    except OSError:
+        return []
+    return [line for line in out.splitlines() if line.split(" ", 1)[0] != str(os.getpid())
+            and "pgrep" not in line and "bench_search.py" not in line]
+
+
+# --- the phases ------------------------------------------------------------------------------
+async def ingest(store: GraphStore, emb: TimedEmbedder, entities: Sequence[EntityIn], batch_obs: int,
+                 label: str, model: Any = None) -> dict[str, float]:
+    """Write ``entities`` with ``create_entities``, ``batch_obs`` observations per call.  With ``model``,
+    each batch's texts (exactly what the store embeds) are also encoded raw, right before or after the
+    store call (alternating), so that both see the same background load."""
+    per_call = max(1, batch_obs // OBS_PER_ENTITY)
+    emb.seconds, emb.calls = 0.0, 0
+    total = raw = 0.0
+    n_obs = 0
+    batches = [entities[i : i + per_call] for i in range(0, len(entities), per_call)]
+
+    def raw_encode(batch: Sequence[EntityIn]) -> float:
+        texts = [t for e in batch for t in (*e.observations, entity_text(e.name, e.entityType))]
+        t0 = time.perf_counter()
+        model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+        return time.perf_counter() - t0
+
+    for b, batch in enumerate(batches, 1):
+        if model is not None and b % 2 == 1:
+            raw += raw_encode(batch)
+        t0 = time.perf_counter()
+        created = await store.create_entities(batch)
+        total += time.perf_counter() - t0
+        if model is not None and b % 2 == 0:
+            raw += raw_encode(batch)
+        if len(created) != len(batch):
+            raise RuntimeError(f"{label}: batch {b} created {len(created)} of {len(batch)} entities")
+        n_obs += sum(len(e.observations) for e in batch)
+        if b % max(1, len(batches) // 10) == 0 or b == len(batches):
+            log(f"  {label}: {n_obs:,} observations written ({n_obs / total:,.0f} obs/s so far"
+                + (f"; raw encode {n_obs / raw:,.0f} obs/s)" if raw else ")"))
+    return {"seconds": total, "encode_seconds": emb.seconds, "observations": n_obs, "calls": len(batches),
+            "raw_batch_seconds": raw}
+
+
+async def measure_queries(store: GraphStore, emb: TimedEmbedder, questions: Sequence[str],
+                          *, bare: bool) -> dict[str, Any]:
+    """Per question: search_memory end to end (parts timed) and, if ``bare``, the bare vector query."""
+    driver, db = store.driver, store.database
+    res: dict[str, Any] = {k: [] for k in ("sm", "sm_embed", "sm_mentions", "sm_search", "sm_rest", "bare",
+                                           "bare_embed", "bare_query", "rounds", "k", "hits", "starved")}
+    spent = time_store_runs(store, res["starved"])
+
+    async def one_search(q: str) -> None:
+        spent.clear()
+        emb.seconds = 0.0
+        t0 = time.perf_counter()
+        result = await store.search_memory(q, limit=LIMIT)
+        dt = time.perf_counter() - t0
+        res["sm"].append(dt)
+        res["sm_embed"].append(emb.seconds)
+        res["sm_mentions"].append(spent.get("search_mentions", 0.0))
+        res["sm_search"].append(spent.get("search_memory", 0.0))
+        res["sm_rest"].append(dt - emb.seconds - sum(spent.values()))
+        res["rounds"].append(store.last_search_rounds)
+        res["k"].append(store.last_search_k)
+        res["hits"].append(len(result.hits))
+
+    async def one_bare(q: str) -> None:
+        t0 = time.perf_counter()
+        v = (await asyncio.to_thread(emb.inner.encode, [q]))[0]
+        t1 = time.perf_counter()
+        records, _, _ = await driver.execute_query(BARE_QUERY, parameters_={"k": BARE_K, "v": v}, database_=db,
+                                                   routing_=RoutingControl.READ)
+        t2 = time.perf_counter()
+        assert len(records) == BARE_K
+        res["bare"].append(t2 - t0)
+        res["bare_embed"].append(t1 - t0)
+        res["bare_query"].append(t2 - t1)
+
+    for i, q in enumerate(questions):
+        if not bare:
+            await one_search(q)
+        elif i % 2 == 0:
+            await one_search(q)
+            await one_bare(q)
+        else:
+            await one_bare(q)
+            await one_search(q)
+    store.run = GraphStore.run.__get__(store)  # type: ignore[method-assign]
+    return res
+
+
+async def warm_up(store: GraphStore, emb: TimedEmbedder, questions: Sequence[str]) -> None:
+    await measure_queries(store, emb, questions, bare=True)
+
+
+async def delete_namespace(store: GraphStore, ns: str) -> float:
+    t0 = time.perf_counter()
+    async with store.driver.session(database=store.database) as s:  # auto-commit: CALL { } IN TRANSACTIONS
+        for stmt in (DELETE_OBSERVATIONS, DELETE_NODES):
+            result = await s.run(stmt, ns=ns)
+            await result.consume()
+    return time.perf_counter() - t0
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """_common.table, but the first column (labels, some indented) left-aligned."""
+    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+    out = [line, "| " + " | ".join(c.ljust(w) for c, w in zip(cells[0], widths, strict=True)) + " |", line]
+    for row in cells[1:]:
+        out.append("| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                     for i, (c, w) in enumerate(zip(row, widths, strict=True))) + " |")
+    out.append(line)
+    return "\n".join(out)
+
+
+def dist(values: Sequence[int]) -> str:
+    c = Counter(values)
+    return ", ".join(f"{k:,}: {c[k]}" for k in sorted(c))
+
+
+def ms(v: float) -> float:
+    return v * 1000
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--observations", type=int, default=100_000)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--foreign", type=int, default=20_000,
+                    help="near-duplicate observations in a second namespace (0: skip settings b and c)")
+    ap.add_argument("--batch", type=int, default=1000, help="observations per create_entities call")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+
+    busy: list[str] = []
+
+    def check_busy(phase: str) -> None:
+        for line in other_benchmarks():
+            log(f"WARNING ({phase}): another benchmark is running, numbers will be distorted: {line}")
+            busy.append(f"{phase}: {line}")
+
+    check_busy("start")
+
+    settings = Settings()
+    driver, conn = await connect(settings)
+    info = resolve_model(MODEL)
+    assert info is not None
+    bootstrap_note = ""
+    try:
+        await bootstrap(driver, conn.database, model=info)
+    except ConfigError as exc:
+        # A shared database may carry another run's interrupted re-embedding marker; that is not ours to
+        # fix.  Bootstrap without the model check, then make sure the vector indexes fit the model.
+        bootstrap_note = f"bootstrap with the model refused ({exc}); bootstrapped without the model check"
+        log(f"WARNING: {bootstrap_note}")
+        await bootstrap(driver, conn.database)
+        await ensure_vector_indexes(driver, conn.database, info.dimension)
+        records, _, _ = await driver.execute_query(queries()["schema_vector_dimensions"], database_=conn.database)
+        dims = {r["name"]: r["dimension"] for r in records}
+        if len(dims) != 2 or any(int(d) != info.dimension for d in dims.values()):
+            raise
+    inner = load_embedder(MODEL, background=False)
+    assert inner is not None
+    model = inner.model()
+    emb = TimedEmbedder(inner)
+    emb.encode(["warm up the model"] * 64)
+
+    n_entities = max(1, args.observations // OBS_PER_ENTITY)
+    tag = uuid.uuid4().hex[:8]
+    ns = f"bench-search-{args.observations}-{tag}"
+    ns_foreign = f"bench-search-foreign-{args.foreign}-{tag}"
+    made: list[str] = []
+    store = GraphStore(driver, database=conn.database, namespace=ns, embedder=emb)
+    foreign = GraphStore(driver, database=conn.database, namespace=ns_foreign, embedder=emb)
+    records, _, _ = await driver.execute_query(
+        "CALL dbms.components() YIELD versions RETURN versions[0] AS v", database_=conn.database)
+    neo4j_version = records[0]["v"]
+    records, _, _ = await driver.execute_query(
+        "MATCH (o:Observation) WHERE o.embedding IS NOT NULL RETURN count(o) AS c", database_=conn.database)
+    preexisting = int(records[0]["c"])
+
+    try:
+        log(f"generating {n_entities:,} entities x {OBS_PER_ENTITY} observations")
+        entities = make_dataset(n_entities)
+        texts = [t for e in entities for t in (*e.observations, entity_text(e.name, e.entityType))]
+        n_obs = sum(len(e.observations) for e in entities)
+        questions = make_questions(entities, args.queries, seed=1)
+        warm = make_questions(entities, WARMUP, seed=2)
+
+        # 1. raw encode of exactly the texts the store embeds, then the store's ingest
+        log(f"raw encode of {len(texts):,} texts (batch_size=64)")
+        t0 = time.perf_counter()
+        vecs = model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+        raw_s = time.perf_counter() - t0
+        assert len(vecs) == len(texts)
+        del vecs
+        log(f"  {raw_s:.1f} s, {len(texts) / raw_s:,.0f} texts/s")
+        log(f"ingest through GraphStore.create_entities into {ns}")
+        made.append(ns)
+        ing = await ingest(store, emb, entities, args.batch, "ingest", model=model)
+        check_busy("after ingest")
+        rels = make_relations(entities)
+        log(f"  {len(rels):,} relations through GraphStore.create_relations (not timed as ingest)")
+        rel_s = await write_relations(store, rels)
+        await driver.execute_query("CALL db.awaitIndexes(300)", database_=conn.database)
+
+        # 2./3a. plain setting
+        log(f"warm-up ({WARMUP} questions), then {len(questions)} questions")
+        await warm_up(store, emb, warm)
+        plain = await measure_queries(store, emb, questions, bare=True)
+        check_busy("after plain queries")
+
+        with_foreign = in_foreign = None
+        fing = None
+        if args.foreign > 0:
+            fents = near_duplicates(entities, args.foreign)
+            log(f"foreign namespace {ns_foreign}: {sum(len(e.observations) for e in fents):,} near-duplicates")
+            made.append(ns_foreign)
+            fing = await ingest(foreign, emb, fents, args.batch, "foreign")
+            await write_relations(foreign, make_relations(fents))
+            await warm_up(store, emb, warm)
+            with_foreign = await measure_queries(store, emb, questions, bare=True)
+            await warm_up(foreign, emb, warm)
+            in_foreign = await measure_queries(foreign, emb, questions, bare=True)
+            check_busy("after foreign-setting queries")
+
+        # --- report ---
+        print(f"\n# bench_search: {n_obs:,} observations ({n_entities:,} entities x {OBS_PER_ENTITY}, "
+              f"{len(rels):,} relations), "
+              f"model {MODEL}, Neo4j {neo4j_version}, {os.cpu_count()} cores, torch threads "
+              f"{__import__('torch').get_num_threads()}")
+        print(f"# other embedded observations already in the database: {preexisting:,}")
+        if busy:
+            print("# WARNING: measured while another benchmark ran:\n#   " + "\n#   ".join(busy))
+        else:
+            print("# no other benchmarks/bench_* process seen at start, after ingest or after any query phase")
+        if bootstrap_note:
+            print(f"# NOTE: {bootstrap_note}")
+        print(f"# namespace {ns}" + (" (kept)" if args.keep else ""))
+
+        ing_s = ing["seconds"]
+        db_s = ing_s - ing["encode_seconds"]
+        raw_obs_s = n_obs / raw_s
+        rawb_s = ing["raw_batch_seconds"]
+        rawb_obs_s = n_obs / rawb_s
+        ing_obs_s = n_obs / ing_s
+        print("\n## 1. Ingest (real MiniLM vectors)\n")
+        print(f"texts embedded: {len(texts):,} = {n_obs:,} observations + {n_entities:,} entity texts; "
+              f"GraphStore: {ing['calls']} create_entities calls of {args.batch:,} observations")
+        print(table(
+            ["path", "seconds", "obs/s", "note"],
+            [
+                ["A raw model.encode, all texts in one call (before ingest)", raw_s, raw_obs_s, ""],
+                ["B raw model.encode, per batch, interleaved with ingest", rawb_s, rawb_obs_s, ""],
+                ["C GraphStore.create_entities (total)", ing_s, ing_obs_s,
+                 f"{ing_obs_s / raw_obs_s:.0%} of A, {ing_obs_s / rawb_obs_s:.0%} of B"],
+                ["  of which embedder.encode (incl. tolist)", ing["encode_seconds"], n_obs / ing["encode_seconds"],
+                 f"{ing['encode_seconds'] / ing_s:.0%} of C"],
+                ["  of which Neo4j write + rest", db_s, n_obs / db_s if db_s > 0 else float("nan"),
+                 f"{db_s / ing_s:.0%} of C"],
+            ],
+        ))
+        share = ing_obs_s / raw_obs_s
+        verdict = "MET" if share >= 0.8 else "MISSED"
+        print(f"target ingest >= 80% of raw encode throughput: {share:.0%} of A, {ing_obs_s / rawb_obs_s:.0%} "
+              f"of B (same load) -> {verdict}; encode is {ing['encode_seconds'] / ing_s:.0%} of the ingest time")
+        print(f"(then {len(rels):,} relations via create_relations in {rel_s:.1f} s; not part of the ingest figures)")
+        if fing:
+            print(f"(foreign namespace: {fing['observations']:,} observations in {fing['seconds']:.1f} s, "
+                  f"{fing['observations'] / fing['seconds']:,.0f} obs/s)")
+
+        def latency_rows(r: dict[str, Any]) -> list[list[Any]]:
+            rows = []
+            for label, key in [
+                ("search_memory end to end", "sm"),
+                ("  part: query embedding", "sm_embed"),
+                ("  part: search_mentions statement", "sm_mentions"),
+                ("  part: search_memory statement (all rounds)", "sm_search"),
+                ("  part: fusion + Python + thread hops", "sm_rest"),
+                ("bare: embed + queryNodes(k=100)", "bare"),
+                ("  part: embedding alone", "bare_embed"),
+                ("  part: queryNodes alone", "bare_query"),
+            ]:
+                if r[key]:
+                    p50, p95, mean = summary_ms(r[key])
+                    rows.append([label, p50, p95, mean, ms(max(r[key]))])
+            return rows
+
+        def latency_verdict(r: dict[str, Any]) -> str:
+            sm95 = percentile(r["sm"], 95) * 1000
+            bare95 = percentile(r["bare"], 95) * 1000
+            ok = sm95 <= 50 and sm95 <= 2 * bare95
+            return (f"search_memory p95 {sm95:.1f} ms (target <= 50 ms), bare p95 {bare95:.1f} ms, ratio "
+                    f"{sm95 / bare95:.2f}x (target <= 2x) -> {'MET' if ok else 'MISSED'}")
+
+        def rounds_line(r: dict[str, Any]) -> str:
+            n = len(r["rounds"])
+            multi = sum(1 for x in r["rounds"] if x > 1)
+            short = sum(1 for x in r["hits"] if x < LIMIT)
+            return (f"rounds > 1: {multi}/{n} ({multi / n:.0%}); rounds distribution {{{dist(r['rounds'])}}}; "
+                    f"final k {{{dist(r['k'])}}}; answers with < {LIMIT} hits: {short}; "
+                    f"starved rounds by channel {{{', '.join(f'{k}: {v}' for k, v in sorted(Counter(r['starved']).items())) or 'none'}}}")
+
+        print(f"\n## 2. Query latency, plain setting ({len(questions)} questions after {WARMUP} warm-up, "
+              f"ms, nearest-rank percentiles)\n")
+        print(table(["what", "p50", "p95", "mean", "max"], latency_rows(plain)))
+        print(latency_verdict(plain))
+        print(f"embedding alone p95: {percentile(plain['bare_embed'], 95) * 1000:.1f} ms")
+
+        print("\n## 3. Over-fetch rounds (limit 10, first k = 100, x4 per round up to 10,000)\n")
+        print(f"(a) plain, {n_obs:,} observations: {rounds_line(plain)}")
+        if with_foreign is not None and in_foreign is not None and fing is not None:
+            big_ratio = n_obs / fing["observations"]
+            print(f"(b) same questions, after a foreign namespace of {fing['observations']:,} near-duplicates: "
+                  f"{rounds_line(with_foreign)}")
+            print(f"(c) questions asked in the {fing['observations']:,}-observation namespace, the "
+                  f"{n_obs:,} one ({big_ratio:.0f}x larger) being foreign: {rounds_line(in_foreign)}")
+            print("\n### (b) latency with the foreign namespace present (ms)\n")
+            print(table(["what", "p50", "p95", "mean", "max"], latency_rows(with_foreign)))
+            print(latency_verdict(with_foreign))
+            print("\n### (c) latency in the small namespace, big one foreign (ms)\n")
+            print(table(["what", "p50", "p95", "mean", "max"], latency_rows(in_foreign)))
+            print(latency_verdict(in_foreign))
+            for label, r in (("(b)", with_foreign), ("(c)", in_foreign)):
+                by_rounds: dict[int, list[float]] = {}
+                for rounds, t in zip(r["rounds"], r["sm"], strict=True):
+                    by_rounds.setdefault(rounds, []).append(t)
+                print(f"{label} search_memory p50/p95 by rounds: " + "; ".join(
+                    f"{k} round(s): n={len(v)} p50 {percentile(v, 50) * 1000:.1f} / p95 "
+                    f"{percentile(v, 95) * 1000:.1f} ms" for k, v in sorted(by_rounds.items())))
+        sys.stdout.flush()
+    finally:
+        if args.keep:
+            log(f"kept namespaces: {', '.join(made)}")
+        else:
+            for name in made:
+                log(f"deleting {name}")
+                secs = await delete_namespace(store, name)
+                log(f"  deleted in {secs:.1f} s")
+        await driver.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,63 @@
+// MemoryMesh dialect (spec 002) over the same graph: a node is an entity (nodeType =
+// entityType, metadata = its observations in order), an edge is a relation.  Most MemoryMesh
+// operations reuse the reference statements; these are the few it needs of its own.
+
+// name: mesh_nodes
+// Nodes by name: whether each exists, is an entity (not a placeholder), its type and metadata (observations in order).
+UNWIND $names AS name
+OPTIONAL MATCH (n:KgNode {namespace: $ns, name: name})
+CALL (n) {
+  OPTIONAL MATCH (n)-[:HAS_OBSERVATION]->(o:Observation)
+  WITH o ORDER BY o.seq
+  RETURN collect(o.text) AS metadata
+}
+RETURN name, n IS NOT NULL AS exists, coalesce(n:Entity, false) AS entity, n.entityType AS nodeType, metadata
+
+// name: mesh_out_edges
+// Current (valid_until unset or later than now) outgoing edges of the given types from one node.
+MATCH (a:KgNode {namespace: $ns, name: $node})
+MATCH (a)-[x]->(b:KgNode)
+WHERE type(x) IN $types AND (x.valid_until IS NULL OR x.valid_until > $now)
+WITH x, b ORDER BY x.created_at, b.name
+RETURN type(x) AS edgeType, b.name AS to, x.weight AS weight
+
+// name: mesh_replace_metadata
+// Replace entities' metadata with the given texts in order (unchanged texts keep their node) and, when given, their type.
+UNWIND $rows AS row
+MATCH (e:KgNode {namespace: $ns, name: row.name})
+WHERE e:Entity
+SET e.kg_lock = true
+REMOVE e.kg_lock
+WITH e, row
+CALL (e, row) {
+  WITH e, row
+  WHERE row.nodeType IS NOT NULL
+  SET e.entityType = row.nodeType,
+      e.type_lower = row.type_lower,
+      e.embedding = row.entity_vector,
+      e.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END
+}
+CALL (e, row) {
+  WITH e, row
+  WHERE row.metadata IS NOT NULL
+  MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+  WHERE NOT o.text IN row.metadata
+  DETACH DELETE o
+}
+CALL (e, row) {
+  WITH e, row
+  WHERE row.metadata IS NOT NULL AND size(row.metadata) > 0
+  WITH e, row, coalesce(e.obs_next, 0) AS base
+  SET e.obs_next = base + size(row.metadata)
+  WITH e, row, base
+  UNWIND range(0, size(row.metadata) - 1) AS i
+  OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(old:Observation {text: row.metadata[i]})
+  FOREACH (_ IN CASE WHEN old IS NULL THEN [1] ELSE [] END |
+    CREATE (e)-[:HAS_OBSERVATION]->(:Observation {
+      namespace: $ns, text: row.metadata[i], text_lower: row.metadata_lower[i],
+      seq: base + i, created_at: $now, embedding: row.vectors[i],
+      embedding_model: CASE WHEN row.vectors[i] IS NULL THEN null ELSE $model END
+    }))
+  FOREACH (_ IN CASE WHEN old IS NULL THEN [] ELSE [1] END | SET old.seq = base + i)
+}
+RETURN row.name AS name

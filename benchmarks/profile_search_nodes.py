@@ -193,6 +193,8 @@ def main() -> int:
             ("read_graph_page, first page (limit 1000)", "read_graph_page", {**base, "after": "", "limit": 1000}),
             ("read_graph_page, page after a middle name (limit 1000)", "read_graph_page",
              {**base, "after": entity_name(mid), "limit": 1000}),
+            ("read_graph_page, last page (50 entities left, limit 1000)", "read_graph_page",
+             {**base, "after": entity_name(n - 51), "limit": 1000}),
             ("read_graph_page, asOf a past time (limit 100)", "read_graph_page",
              {**base, "at": past, "after": entity_name(mid), "limit": 100}),
             ("traverse_graph, depth 2 from one entity", "traverse_graph",

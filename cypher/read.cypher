@@ -50,20 +50,22 @@ CALL (nodes) {
   UNWIND nodes AS e
   MATCH (e)-[r]-(x:KgNode)
   WHERE r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
-    // each relation is listed once: in the page of its start node, or of its end when the start is a placeholder
-    AND (startNode(r) = e OR startNode(r):Placeholder)
+    // each relation is listed once: in the page of its start node, or of its end when the start was
+    // not an entity at $at (a placeholder then)
+    AND (startNode(r) = e OR NOT (startNode(r):Entity AND startNode(r).created_at <= $at))
   WITH DISTINCT r
   WITH r, startNode(r) AS a, endNode(r) AS b ORDER BY r.created_at, a.name, b.name, type(r)
   RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
                   validFrom: r.valid_from, validUntil: r.valid_until, createdAt: r.created_at}) AS relations
 }
-// The last page (fewer entities than $limit) also carries relations between two placeholders,
-// which belong to no entity's page.
+// The last page (fewer entities than $limit) also carries relations between two placeholders
+// (names that were not entities at $at), which belong to no entity's page.
 CALL (entities) {
   WITH entities
   WHERE size(entities) < $limit
-  MATCH (a:KgNode)-[r]->(b:Placeholder)
-  WHERE a.namespace = $ns AND a.name IS NOT NULL AND a:Placeholder
+  MATCH (a:KgNode)-[r]->(b:KgNode)
+  WHERE a.namespace = $ns AND a.name IS NOT NULL
+    AND NOT (a:Entity AND a.created_at <= $at) AND NOT (b:Entity AND b.created_at <= $at)
     AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
   WITH r, a, b ORDER BY r.created_at, a.name, b.name, type(r)
   RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,

@@ -56,7 +56,9 @@ WITH pairs, [p IN pairs WHERE size(p.current) = 0 | p.row] AS missing,
 CALL (pairs, missing, invalid) {
   UNWIND CASE WHEN size(missing) = 0 AND size(invalid) = 0 THEN pairs ELSE [] END AS p
   UNWIND p.current AS x
-  SET x.valid_until = coalesce(p.row.valid_until, $now)
+  WITH x, coalesce(p.row.valid_until, $now) AS until
+  // closing never extends: an earlier end already set stays
+  SET x.valid_until = CASE WHEN x.valid_until IS NOT NULL AND x.valid_until < until THEN x.valid_until ELSE until END
   RETURN collect({from: startNode(x).name, to: endNode(x).name, relationType: type(x), weight: x.weight,
                   validFrom: x.valid_from, validUntil: x.valid_until, createdAt: x.created_at,
                   reasoning: x.reasoning, source: x.source}) AS changed

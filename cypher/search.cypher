@@ -23,7 +23,11 @@ CALL () {
   WITH $vector AS v
   WHERE v IS NOT NULL
   CALL db.index.vector.queryNodes('kg_entity_embedding', $k_entities, v) YIELD node, score
-  WITH node AS e, score
+  RETURN collect({node: node, score: score}) AS eraw
+}
+CALL (eraw) {
+  UNWIND eraw AS h
+  WITH h.node AS e, h.score AS score
   WHERE e.namespace = $ns AND e.created_at <= $at AND ($types IS NULL OR e.entityType IN $types)
   RETURN collect({name: e.name, entityType: e.entityType, observation: null, seq: null, score: score}) AS ventities
 }
@@ -37,7 +41,7 @@ CALL (fraw) {
   UNWIND fraw AS h
   WITH h.node AS n, h.score AS score
   WHERE n.namespace = $ns AND n.created_at <= $at
-  OPTIONAL MATCH (owner:Entity)-[:HAS_OBSERVATION]->(n)
+  OPTIONAL MATCH (owner:Entity)-[:HAS_OBSERVATION]->(n:Observation)
   WITH coalesce(owner, n) AS e, CASE WHEN owner IS NULL THEN null ELSE n END AS o, score
   WHERE e:Entity AND e.created_at <= $at AND ($types IS NULL OR e.entityType IN $types)
   RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score}) AS fhits
@@ -50,7 +54,7 @@ CALL (vhits, ventities, fhits) {
     MATCH (e)-[r]-(x:Entity)
     WHERE x.created_at <= $at
       AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
-    WITH r, x ORDER BY coalesce(r.weight, 1.0) DESC, x.name
+    WITH r, x ORDER BY coalesce(r.weight, 1.0) DESC, x.name, type(r), r.created_at
     LIMIT $neighbour_cap
     RETURN collect({from: startNode(r).name, to: endNode(r).name, relationType: type(r),
                     weight: coalesce(r.weight, 1.0), other: x.name, otherType: x.entityType}) AS rels
@@ -59,7 +63,7 @@ CALL (vhits, ventities, fhits) {
                   observationCount: COUNT { (e)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.created_at <= $at },
                   rels: rels}) AS around
 }
-RETURN size(vraw) AS vraw_count, size(fraw) AS fraw_count, vhits, ventities, fhits, around
+RETURN size(vraw) AS vraw_count, size(eraw) AS eraw_count, size(fraw) AS fraw_count, vhits, ventities, fhits, around
 
 // name: search_mentions
 // Entities of the namespace whose lower-cased name is one of the question's word n-grams.

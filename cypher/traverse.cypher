@@ -18,7 +18,7 @@ CALL (frontier0) {
       AND ($direction = 'both' OR ($direction = 'out' AND startNode(r) = n) OR ($direction = 'in' AND endNode(r) = n))
       AND ($types IS NULL OR type(r) IN $types)
       AND coalesce(r.weight, 1.0) >= $min_weight
-    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name
+    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name, type(r), r.created_at
     LIMIT $fanout_probe
     RETURN collect({r: r, m: m}) AS found
   }
@@ -42,7 +42,7 @@ CALL (frontier1) {
       AND ($direction = 'both' OR ($direction = 'out' AND startNode(r) = n) OR ($direction = 'in' AND endNode(r) = n))
       AND ($types IS NULL OR type(r) IN $types)
       AND coalesce(r.weight, 1.0) >= $min_weight
-    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name
+    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name, type(r), r.created_at
     LIMIT $fanout_probe
     RETURN collect({r: r, m: m}) AS found
   }
@@ -66,7 +66,7 @@ CALL (frontier2) {
       AND ($direction = 'both' OR ($direction = 'out' AND startNode(r) = n) OR ($direction = 'in' AND endNode(r) = n))
       AND ($types IS NULL OR type(r) IN $types)
       AND coalesce(r.weight, 1.0) >= $min_weight
-    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name
+    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name, type(r), r.created_at
     LIMIT $fanout_probe
     RETURN collect({r: r, m: m}) AS found
   }
@@ -90,7 +90,7 @@ CALL (frontier3) {
       AND ($direction = 'both' OR ($direction = 'out' AND startNode(r) = n) OR ($direction = 'in' AND endNode(r) = n))
       AND ($types IS NULL OR type(r) IN $types)
       AND coalesce(r.weight, 1.0) >= $min_weight
-    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name
+    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name, type(r), r.created_at
     LIMIT $fanout_probe
     RETURN collect({r: r, m: m}) AS found
   }

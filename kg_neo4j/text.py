@@ -30,12 +30,13 @@ def question_grams(text: str) -> list[str]:
     spaced = [w.strip(".,;:!?\"()[]{}<>") for w in lowered.split()]
     spaced = [w[:-2] if w.endswith(("'s", "’s")) else w for w in spaced]
     grams: dict[str, None] = {}
+    per_list = MAX_GRAMS // (2 * MAX_GRAM_WORDS)  # every tokenisation and length gets its share
     for words in (_WORD.findall(lowered), [w for w in spaced if w]):
         for n in range(1, MAX_GRAM_WORDS + 1):
-            for i in range(len(words) - n + 1):
+            for i in range(min(len(words) - n + 1, per_list)):
                 grams[" ".join(words[i : i + n])] = None
     grams.pop("", None)
-    return list(grams)[:MAX_GRAMS]
+    return list(grams)
 
 
 def strip_mentions(text: str, names_lower: Sequence[str]) -> str:

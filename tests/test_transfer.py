@@ -21,7 +21,7 @@ from conftest import KG, Neo4jInfo, server_env
 from kg_neo4j import transfer
 from kg_neo4j.clock import ManualClock, SystemClock
 from kg_neo4j.errors import ValidationError
-from kg_neo4j.models import EntityIn, ObservationAdd, ObservationDelete, RelationIn
+from kg_neo4j.models import EntityIn, ObservationAdd, ObservationDelete, RelationIn, RelationInvalidate
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.transfer import ValueCodecError, decode_property, decode_value, encode_value
@@ -460,8 +460,11 @@ async def test_full_round_trip_is_lossless(tmp_path: Path, neo4j_info: Neo4jInfo
         RelationIn(**{"from": "Alice"}, to="Émile", relationType="knows", weight=0.5,
                    validFrom=datetime(2025, 1, 1, tzinfo=UTC), validUntil=datetime(2027, 1, 1, tzinfo=UTC)),
         RelationIn(**{"from": "Alice"}, to="Bob", relationType="worked with", weight=0.3,
-                   validFrom=datetime(2024, 1, 1, tzinfo=UTC), validUntil=datetime(2025, 1, 1, tzinfo=UTC)),  # expired
+                   validFrom=datetime(2024, 1, 1, tzinfo=UTC)),
     ])
+    # expired: closed in the past through invalidation (create refuses a relation that has already ended)
+    await store.invalidate_relations([RelationInvalidate.model_validate(
+        {"from": "Alice", "to": "Bob", "relationType": "worked with", "validUntil": "2025-01-01T00:00:00+00:00"})])
     await store.driver.execute_query(_EXTRAS, ns=namespace)
     original = await dump(store.driver, namespace)
     assert any("Placeholder" in n["labels"] for n in original["nodes"])

@@ -49,6 +49,10 @@ from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
 
 DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
 
+#: Neo4j errors that mean "lost a race with a concurrent delete": the statement is retried.
+RACE_CODES = frozenset({"Neo.ClientError.Statement.EntityNotFound", "Neo.ClientError.Schema.ConstraintValidationFailed"})
+RACE_RETRIES = 3
+
 #: search_memory: candidates fetched per channel = OVERFETCH x limit (at least MIN_K), grown 4x up
 #: to MAX_K while the namespace filter starves a channel.
 OVERFETCH = 10
@@ -138,13 +142,22 @@ class GraphStore:
         if self._tx is not None:
             result = await self._tx.run(self.q[name], params)
             return [record async for record in result]
-        records, _, _ = await self.driver.execute_query(
-            self.q[name],
-            parameters_=params,
-            database_=self.database,
-            routing_=RoutingControl.READ if read else RoutingControl.WRITE,
-        )
-        return records
+        for attempt in range(RACE_RETRIES + 1):
+            try:
+                records, _, _ = await self.driver.execute_query(
+                    self.q[name],
+                    parameters_=params,
+                    database_=self.database,
+                    routing_=RoutingControl.READ if read else RoutingControl.WRITE,
+                )
+                return records
+            except neo4j.exceptions.ClientError as exc:
+                # A node found by MERGE/MATCH can be deleted by a concurrent call (e.g. a placeholder
+                # dropped with its last relation) before this statement locks it.  The statement is one
+                # transaction that wrote nothing, so running it again is safe.
+                if exc.code not in RACE_CODES or attempt == RACE_RETRIES:
+                    raise
+        raise AssertionError("unreachable")
 
     @property
     def _max_rows(self) -> int:
@@ -199,8 +212,14 @@ class GraphStore:
                 i += 1
 
     async def create_relations(self, relations: Sequence[RelationIn]) -> list[RelationFull]:
+        now = self.clock.now()
         unique: dict[tuple[str, str, str], RelationIn] = {}
         for r in relations:
+            if r.validUntil is not None and r.validUntil <= now:
+                raise ValidationError(
+                    f"relation {r.from_} -[{r.relationType}]-> {r.to}: validUntil {r.validUntil.isoformat()} is not in "
+                    "the future; a relation that has already ended cannot be created (history is recorded by "
+                    "invalidate_relations); nothing was written", field="validUntil")
             unique.setdefault(r.key, r)
         rows: list[dict[str, Any]] = [
             {
@@ -217,7 +236,7 @@ class GraphStore:
         ]
         if not rows:
             return []
-        records = await self.run("create_relations", rows=rows)
+        records = await self.run("create_relations", rows=rows, now=now)
         created = {(r["from"], r["to"], r["relationType"]) for r in records}
         return [
             RelationFull(**{"from": row["from"]}, to=row["to"], relationType=row["relationType"],
@@ -264,6 +283,7 @@ class GraphStore:
         return int(records[0]["deleted"]) if records else 0
 
     async def delete_observations(self, deletions: Sequence[ObservationDelete]) -> int:
+        _check_observation_total(sum(len(d.observations) for d in deletions))
         rows = [{"entityName": d.entityName, "observations": _dedupe(d.observations)} for d in deletions]
         if not rows:
             return 0
@@ -401,8 +421,10 @@ class GraphStore:
                 neighbour_cap=NEIGHBOUR_CAP, mentions=mentions, at=as_of,
             )
             rec = records[0]
-            starved = (vector is not None and rec["vraw_count"] >= k and len(rec["vhits"]) < limit) or (
-                rec["fraw_count"] >= k and len(rec["fhits"]) < limit
+            starved = (
+                (vector is not None and rec["vraw_count"] >= k and len(rec["vhits"]) < limit)
+                or (vector is not None and rec["eraw_count"] >= k and len(rec["ventities"]) < limit)
+                or (rec["fraw_count"] >= k and len(rec["fhits"]) < limit)
             )
             if not starved or k >= MAX_K:
                 break

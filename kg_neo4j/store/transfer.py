@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import neo4j
 import neo4j.spatial
 import neo4j.time
+import pytz
 from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
 
 from kg_neo4j.clock import Clock
@@ -106,9 +106,11 @@ def encode_value(value: Any, *, named_zone: bool = False) -> Any:
 
 def _tz_for(dt: neo4j.time.DateTime, zone: str | None) -> neo4j.time.DateTime:
     if zone:
+        # pytz, not zoneinfo: the driver hashes the value while packing it, and zoneinfo's C
+        # utcoffset() handed a neo4j.time.DateTime (not a datetime) can crash the interpreter.
         try:
-            return dt.astimezone(ZoneInfo(zone))
-        except (ZoneInfoNotFoundError, ValueError) as exc:
+            return dt.astimezone(pytz.timezone(zone))
+        except (pytz.UnknownTimeZoneError, ValueError) as exc:
             raise ValueCodecError(f"unknown time zone {zone!r}") from exc
     # A fixed offset: a stdlib timezone, which the driver sends as an offset (pytz's UTC
     # would be sent as the named zone "UTC").

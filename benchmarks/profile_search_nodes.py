@@ -137,8 +137,7 @@ def profile(drv: Any, db: str, title: str, name: str, params: dict[str, Any], te
     limit = params.get("limit")
     for op, rows in entry_rows(summary.profile):
         if limit and rows > 10 * limit:
-            print(f"    WARNING: {op} reads {rows:,} index entries to return a page of {limit:,} "
-                  f"(the index order is not used: a Top sorts the whole range after $after)")
+            print(f"    WARNING: {op} reads {rows:,} index entries to return a page of {limit:,}")
     print()
     return bad
 

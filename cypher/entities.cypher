@@ -30,7 +30,8 @@ CALL (n, row) {
     embedding_model: CASE WHEN row.vectors IS NULL THEN null ELSE $model END
   })
 }
-RETURN row.name AS name
+// one row back, not one per entity: streaming rows is the costliest part of a large batch
+RETURN collect(row.name) AS created
 
 // name: add_observations
 // Add observations to existing entities; writes nothing and returns the missing names if any entity is unknown.

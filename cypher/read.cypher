@@ -9,7 +9,8 @@
 CALL () {
   MATCH (e:Entity)
   WHERE e.namespace = $ns AND e.name IS NOT NULL AND e.created_at <= $at
-  WITH e ORDER BY e.name
+  // ordered like the (namespace, name) index, so the planner reads only one page of it
+  WITH e ORDER BY e.namespace, e.name
   LIMIT $max_entities
   CALL (e) {
     OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
@@ -35,7 +36,8 @@ RETURN entities, relations
 CALL () {
   MATCH (e:Entity)
   WHERE e.namespace = $ns AND e.name > $after AND e.created_at <= $at
-  WITH e ORDER BY e.name
+  // ordered like the (namespace, name) index, so the planner reads only one page of it
+  WITH e ORDER BY e.namespace, e.name
   LIMIT $limit
   CALL (e) {
     OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
@@ -61,8 +63,8 @@ CALL (nodes) {
 // The last page (fewer entities than $limit) also carries relations between two placeholders
 // (names that were not entities at $at), which belong to no entity's page.
 CALL (entities) {
-  WITH entities
-  WHERE size(entities) < $limit
+  // a row only on the last page (a WHERE here would be applied after the MATCH below)
+  UNWIND CASE WHEN size(entities) < $limit THEN [true] ELSE [] END AS last_page
   MATCH (a:KgNode)-[r]->(b:KgNode)
   WHERE a.namespace = $ns AND a.name IS NOT NULL
     AND NOT (a:Entity AND a.created_at <= $at) AND NOT (b:Entity AND b.created_at <= $at)
@@ -76,11 +78,16 @@ RETURN entities, relations + loose AS relations
 // name: search_nodes
 // Case-insensitive substring search over names, types and observations (text-index backed), with touching relations.
 CALL () {
-  MATCH (e:Entity) WHERE e.name_lower CONTAINS $q AND e.namespace = $ns RETURN e
+  // The hints keep every query on the text indexes: planned for a short $q, the planner would
+  // otherwise read the whole namespace through the (namespace, name_lower) range index.
+  MATCH (e:Entity) USING TEXT INDEX e:Entity(name_lower)
+  WHERE e.name_lower CONTAINS $q AND e.namespace = $ns RETURN e
   UNION
-  MATCH (e:Entity) WHERE e.type_lower CONTAINS $q AND e.namespace = $ns RETURN e
+  MATCH (e:Entity) USING TEXT INDEX e:Entity(type_lower)
+  WHERE e.type_lower CONTAINS $q AND e.namespace = $ns RETURN e
   UNION
-  MATCH (o:Observation) WHERE o.text_lower CONTAINS $q AND o.namespace = $ns AND o.created_at <= $at
+  MATCH (o:Observation) USING TEXT INDEX o:Observation(text_lower)
+  WHERE o.text_lower CONTAINS $q AND o.namespace = $ns AND o.created_at <= $at
   MATCH (e:Entity)-[:HAS_OBSERVATION]->(o)
   RETURN e
 }

@@ -22,7 +22,8 @@ CALL (a, b, row) {
       r.created_at = $now, r.reasoning = row.reasoning, r.source = row.source
   RETURN r
 }
-RETURN row.from AS from, row.to AS to, row.relationType AS relationType
+// one row back, not one per relation
+RETURN collect([row.from, row.to, row.relationType]) AS created
 
 // name: delete_relations
 // Delete every copy of the given (from, to, type) relations; drop placeholders left unconnected.

@@ -185,7 +185,7 @@ class GraphStore:
             return []
         await self._attach_vectors(rows, "observations")
         records = await self.run("create_entities", rows=rows)
-        created = {r["name"] for r in records}
+        created = set(records[0]["created"]) if records else set()
         return [
             Entity(name=row["name"], entityType=row["entityType"], observations=row["observations"])
             for row in rows
@@ -237,7 +237,7 @@ class GraphStore:
         if not rows:
             return []
         records = await self.run("create_relations", rows=rows, now=now)
-        created = {(r["from"], r["to"], r["relationType"]) for r in records}
+        created = {tuple(c) for c in records[0]["created"]} if records else set()
         return [
             RelationFull(**{"from": row["from"]}, to=row["to"], relationType=row["relationType"],
                          weight=row["weight"])

@@ -342,9 +342,12 @@ def time_store_runs(store: GraphStore, starved: list[str]) -> dict[str, float]:
         if name == "search_memory":
             rec, k = records[0], kw["k"]
             v = kw["vector"] is not None and rec["vraw_count"] >= k and len(rec["vhits"]) < LIMIT
+            e = (kw["vector"] is not None and "eraw_count" in rec.keys()
+                 and rec["eraw_count"] >= kw.get("k_entities", k) and len(rec["ventities"]) < LIMIT)
             f = rec["fraw_count"] >= k and len(rec["fhits"]) < LIMIT
-            if v or f:
-                starved.append(f"k={k}:" + "+".join(c for c, x in (("vector", v), ("fulltext", f)) if x))
+            if v or e or f:
+                starved.append(f"k={k}:" + "+".join(c for c, x in (("vector", v), ("entity", e), ("fulltext", f))
+                                                     if x))
         return records
 
     store.run = run  # type: ignore[method-assign]
@@ -620,10 +623,14 @@ async def main() -> None:
                  f"{db_s / ing_s:.0%} of C"],
             ],
         ))
-        share = ing_obs_s / raw_obs_s
+        # A runs alone before the ingest, B batch by batch next to it: under changing background load only B
+        # saw the same conditions, so the verdict takes the less favourable of the two.
+        share = min(ing_obs_s / raw_obs_s, ing_obs_s / rawb_obs_s)
         verdict = "MET" if share >= 0.8 else "MISSED"
-        print(f"target ingest >= 80% of raw encode throughput: {share:.0%} of A, {ing_obs_s / rawb_obs_s:.0%} "
-              f"of B (same load) -> {verdict}; encode is {ing['encode_seconds'] / ing_s:.0%} of the ingest time")
+        print(f"target ingest >= 80% of raw encode throughput: {ing_obs_s / raw_obs_s:.0%} of A, "
+              f"{ing_obs_s / rawb_obs_s:.0%} of B (same load) -> {verdict}; encode is "
+              f"{ing['encode_seconds'] / ing_s:.0%} of the ingest time, Neo4j write + rest "
+              f"{db_s / ing['calls']:.2f} s per call of {args.batch:,} observations")
         print(f"(then {len(rels):,} relations via create_relations in {rel_s:.1f} s; not part of the ingest figures)")
         if fing:
             print(f"(foreign namespace: {fing['observations']:,} observations in {fing['seconds']:.1f} s, "

@@ -214,13 +214,15 @@ def summary_ms(values: Sequence[float]) -> tuple[float, float, float]:
     return percentile(ms, 50), percentile(ms, 95), statistics.fmean(ms) if ms else math.nan
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, left_first: bool = False) -> str:
+    """A bordered text table; numbers right-aligned (and the first column too unless ``left_first``)."""
     cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
     out = [line, "| " + " | ".join(c.ljust(w) for c, w in zip(cells[0], widths, strict=True)) + " |", line]
     for row in cells[1:]:
-        out.append("| " + " | ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) + " |")
+        out.append("| " + " | ".join(c.ljust(w) if left_first and i == 0 else c.rjust(w)
+                                     for i, (c, w) in enumerate(zip(row, widths, strict=True))) + " |")
     out.append(line)
     return "\n".join(out)
 

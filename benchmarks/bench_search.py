@@ -45,7 +45,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import _fmt, log, percentile, summary_ms  # noqa: E402
+from _common import log, percentile, summary_ms  # noqa: E402
+from _common import table as _common_table  # noqa: E402
 from neo4j import RoutingControl  # noqa: E402
 
 from kg_neo4j.cypher import queries  # noqa: E402
@@ -461,16 +462,8 @@ async def delete_namespace(store: GraphStore, ns: str) -> float:
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """_common.table, but the first column (labels, some indented) left-aligned."""
-    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out = [line, "| " + " | ".join(c.ljust(w) for c, w in zip(cells[0], widths, strict=True)) + " |", line]
-    for row in cells[1:]:
-        out.append("| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                     for i, (c, w) in enumerate(zip(row, widths, strict=True))) + " |")
-    out.append(line)
-    return "\n".join(out)
+    """_common.table with the first column (labels, some indented) left-aligned."""
+    return _common_table(headers, rows, left_first=True)
 
 
 def dist(values: Sequence[int]) -> str:

@@ -24,6 +24,18 @@ CREATE TEXT INDEX kg_entity_type_lower IF NOT EXISTS FOR (n:Entity) ON (n.type_l
 // Text index behind search_nodes' case-insensitive substring match on observations.
 CREATE TEXT INDEX kg_observation_text_lower IF NOT EXISTS FOR (o:Observation) ON (o.text_lower)
 
+// name: schema_knowledge_ns
+// Range index that lists the knowledge nodes of one namespace (list_knowledge, decay sweeps, stats).
+CREATE INDEX kg_knowledge_ns IF NOT EXISTS FOR (k:Knowledge) ON (k.namespace)
+
+// name: schema_expired_knowledge_ns
+// Range index over forgotten or expired knowledge of one namespace (history, list_knowledge includeExpired).
+CREATE INDEX kg_expired_knowledge_ns IF NOT EXISTS FOR (k:ExpiredKnowledge) ON (k.namespace)
+
+// name: schema_experience_ns
+// Range index that lists the recorded experiences of one namespace.
+CREATE INDEX kg_experience_ns IF NOT EXISTS FOR (x:Experience) ON (x.namespace)
+
 // name: schema_meta_key
 // One metadata node per key (schema version, later the embedding model).
 CREATE CONSTRAINT kg_meta_key IF NOT EXISTS FOR (m:KgMeta) REQUIRE m.key IS UNIQUE

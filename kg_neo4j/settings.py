@@ -15,7 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 Transport = Literal["stdio", "http"]
 
 #: Profiles known to ``--tools``; the server module maps each to its tool list.
-PROFILES = ("reference", "default", "memorymesh", "all")
+PROFILES = ("reference", "default", "memorymesh", "knowledge", "all")
 
 MAX_NAMESPACE_CHARS = 255
 
@@ -49,6 +49,15 @@ class Settings(BaseSettings):
     allowed_origins: list[str] = Field(default_factory=list)
     #: directory of MemoryMesh ``*.schema.json`` files (None: the 11 examples shipped with the package)
     schemas_dir: Path | None = None
+
+    # --- the knowledge layer (spec 004) ---
+    #: the only directory crystallize_skill and import-skills read skill markdown from (None: crystallize_skill
+    #: refuses; import-skills takes its directory argument and reads only under it)
+    skills_dir: Path | None = None
+    #: the session recorded on knowledge a tool touches when the call gives no sessionId (None: the MCP session)
+    session_id: str | None = None
+    #: at most this many characters of knowledge a hook (kg-neo4j hook ...) prints for injection
+    hook_budget_chars: int = 4000
 
     # --- semantic search ---
     #: sentence-transformers model: a packaged name, a local directory, a model already in the

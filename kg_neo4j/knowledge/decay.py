@@ -343,3 +343,28 @@ def record_access(state: MemoryState, *, grade: AccessGrade | int, now: datetime
 def expiry_due(state: MemoryState, now: datetime) -> bool:
     """Whether the decay sweep at ``now`` expires this node (level as earned by ``now``)."""
     return should_expire(retention_at(state, now), level_at(state, now))
+
+
+# --- the constants the Cypher that applies these rules needs --------------------------------
+
+
+def cypher_params() -> dict[str, float | int]:
+    """Every constant above, as the ``$parameters`` of the knowledge layer's Cypher
+    (``cypher/knowledge.cypher``): the statements compute R, growth, levels and expiry with
+    exactly these numbers, and their tests compare what they wrote with the functions here."""
+    return {
+        "w_fast": W_FAST,
+        "w_slow": W_SLOW,
+        "slow_factor": SLOW_HALF_LIFE_FACTOR,
+        "min_stability": MIN_STABILITY_DAYS,
+        "max_stability": MAX_STABILITY_DAYS,
+        "verifying_sessions": VERIFYING_MIN_SESSIONS,
+        "consolidated_age": CONSOLIDATED_MIN_AGE_DAYS,
+        "consolidated_access": CONSOLIDATED_MIN_ACCESSES,
+        "core_access": CORE_MIN_ACCESSES,
+        "expire_below_retention": EXPIRE_BELOW_RETENTION,
+        "expire_below_level": int(EXPIRE_BELOW_LEVEL),
+        "fading_below_retention": FADING_BELOW_RETENTION,
+        "score_retention_weight": MEMORY_SCORE_RETENTION_WEIGHT,
+        "score_max": MEMORY_SCORE_MAX,
+    }

@@ -97,7 +97,7 @@ async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncI
                  __version__, conn.uri, conn.database, settings.namespace, settings.tools,
                  model.name if model else "none", len(schemas))
         yield ServerRuntime(store=store, profile=settings.tools, max_answer_bytes=settings.max_answer_bytes,
-                            schemas=schemas)
+                            settings=settings, schemas=schemas)
     finally:
         await driver.close()
 

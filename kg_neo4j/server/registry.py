@@ -14,6 +14,7 @@ import pydantic
 
 from kg_neo4j.errors import KgError, TooLargeError, ValidationError
 from kg_neo4j.models import MAX_ITEMS_PER_CALL
+from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,8 @@ class Runtime:
     store: GraphStore
     profile: str
     max_answer_bytes: int
+    #: the configuration the server started with (skills root, default session, hook budget)
+    settings: Settings = field(default_factory=lambda: Settings())
 
 
 Handler = Callable[[Runtime, dict[str, Any]], Awaitable[ToolOutput]]

@@ -29,6 +29,9 @@ _SCHEMA_STATEMENTS = [
     "schema_observation_text_lower",
     "schema_meta_key",
     "schema_fulltext",
+    "schema_knowledge_ns",
+    "schema_expired_knowledge_ns",
+    "schema_experience_ns",
 ]
 
 

@@ -19,6 +19,8 @@ from pydantic import (
     model_validator,
 )
 
+from kg_neo4j.knowledge.vocabulary import Category, EdgeType, KnowledgeType, Trust
+
 # --- limits -----------------------------------------------------------------
 MAX_NAME_CHARS = 1024  # entity names: with a 255-char namespace stays under Neo4j's 8 KB index key limit
 MAX_TYPE_CHARS = 1024  # entityType
@@ -239,3 +241,121 @@ class SearchResult(BaseModel):
     entities: list[SearchEntity]
     relations: list[RelationFull]
     mode: str = Field(description="'hybrid' (vector + fulltext + graph) or 'fulltext+graph' (no embedding model)")
+
+
+# --- the knowledge layer (spec 004) -------------------------------------------------
+# Vocabulary and rules: kg_neo4j.knowledge; the graph layout: docs/knowledge-model.md.
+
+MAX_KNOWLEDGE_LIST = 500
+MAX_EXPERIENCE_ITEMS = 100  # steps, decisions
+MAX_SESSION_CHARS = 255
+SessionId = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_SESSION_CHARS)]
+Content = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_OBSERVATION_CHARS)]
+Quote = Annotated[str, StringConstraints(strict=True, max_length=MAX_OBSERVATION_CHARS)]
+Source = Annotated[str, StringConstraints(strict=True, max_length=MAX_NAME_CHARS)]
+
+
+class KnowledgeIn(_In):
+    name: Name = Field(description="Unique name of the knowledge (case-sensitive), e.g. 'Run migrations before deploy'")
+    content: Content = Field(description="The knowledge itself, in full")
+    type: KnowledgeType = Field(description="rule, procedure, observation, insight, core or preference")
+    trust: Trust = Field(description="Who says so: principle (taught by the expert; needs quote), pattern "
+                                     "(observed), inference (your own idea)")
+    category: Category = Field(default=Category.CREATIVE, description="fundamental (has a right answer; never "
+                               "decays) or creative (a choice; decays unless used). Default creative")
+    quote: Quote | None = Field(default=None, description="The expert's exact words (required for a principle)")
+    source: Source | None = Field(default=None, description="Where it came from: 'teacher', a session id, a file")
+    sessionId: SessionId | None = Field(default=None, description="Session to record (default: this MCP session)")
+
+    _check_name = field_validator("name")(lambda v: _no_blank(v, "name"))
+    _check_content = field_validator("content")(lambda v: _no_blank(v, "content"))
+
+
+class SimilarKnowledge(BaseModel):
+    name: str
+    score: float = Field(description="Vector: Neo4j cosine score (1 + cos) / 2; without embeddings: BM25")
+
+
+class StoredKnowledge(BaseModel):
+    name: str
+    type: str
+    trust: str
+    category: str
+    stability: float = Field(description="Initial stability S in days")
+    memoryLevel: int
+    similar: list[SimilarKnowledge] = Field(
+        default_factory=list,
+        description="Existing knowledge close to this one: candidates for connect_knowledge (or a duplicate)")
+
+
+class ConnectIn(_In):
+    from_: Name = Field(alias="from", description="Knowledge the edge starts from")
+    to: Name = Field(description="Knowledge (or any entity) the edge points to")
+    relationType: EdgeType = Field(description="must_precede, requires_reading, refines, contradicts, reason_for, "
+                                               "causes, implies, aligns_to, tends_to or observed_in")
+    reasoning: Quote | None = Field(default=None, description="Why the edge holds")
+    weight: float = Field(default=1.0, ge=0.0, le=1.0, description="Strength in [0, 1] (default 1)")
+    source: Source | None = None
+
+    @model_validator(mode="after")
+    def _not_self(self) -> ConnectIn:
+        if self.from_ == self.to:
+            raise ValueError("an edge must join two different nodes (from == to)")
+        return self
+
+
+class KnowledgeUpdate(_In):
+    name: Name = Field(description="Knowledge to change (identity and edges are kept)")
+    content: Content | None = None
+    type: KnowledgeType | None = None
+    category: Category | None = None
+    trust: Trust | None = Field(default=None, description="A higher trust needs expertConfirmed (and a quote for "
+                                                          "principle); trust never upgrades by itself")
+    quote: Quote | None = None
+    source: Source | None = None
+    expertConfirmed: bool = Field(default=False, description="The expert explicitly confirmed this knowledge")
+
+
+class KnowledgeItem(BaseModel):
+    name: str
+    type: str
+    content: str | None
+    trust: str
+    category: str
+    quote: str | None = None
+    source: str | None = None
+    stability: float
+    memoryLevel: int
+    accessCount: int
+    sessions: int
+    retention: float = Field(description="R now, in [0, 1] (0 for expired knowledge)")
+    lastAccess: str | None = None
+    createdAt: str | None = None
+    updatedAt: str | None = None
+    expired: bool = False
+    expiredAt: str | None = None
+    expiredReason: str | None = None
+
+
+class ExperienceIn(_In):
+    name: Name | None = Field(default=None, description="Optional unique name (default: generated)")
+    context: Content = Field(description="The situation: what was being done and why")
+    steps: list[Content] = Field(default_factory=list, max_length=MAX_EXPERIENCE_ITEMS)
+    decisions: list[Content] = Field(default_factory=list, max_length=MAX_EXPERIENCE_ITEMS)
+    outcome: Content = Field(description="What came of it")
+    success: bool | None = Field(default=None, description="Whether it went well")
+    sessionId: SessionId | None = None
+
+    _check_context = field_validator("context", "outcome")(lambda v: _no_blank(v, "text"))
+
+
+class Experience(BaseModel):
+    name: str
+    context: str
+    steps: list[str]
+    decisions: list[str]
+    outcome: str
+    success: bool | None = None
+    session: str | None = None
+    createdAt: str | None = None
+    score: float | None = None

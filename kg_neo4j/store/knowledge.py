@@ -1,0 +1,341 @@
+"""KnowledgeStore: spec 004's knowledge layer on the graph the other tools use.
+
+Knowledge nodes are entities with the extra label ``:Knowledge`` (docs/knowledge-model.md),
+so the reference tools, ``search_memory`` and ``traverse_graph`` see them.  Each method is
+one transaction; the statements are in ``cypher/knowledge.cypher``.  The rules (initial
+stability, growth, levels, anti-fabrication) are the pure functions of
+``kg_neo4j.knowledge``: Python applies them before writing, or hands their constants to
+Cypher as parameters (``decay.cypher_params()``), never a second copy of the numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+import neo4j
+
+from kg_neo4j.errors import NotFoundError, ValidationError
+from kg_neo4j.knowledge import decay, trust
+from kg_neo4j.knowledge.vocabulary import AccessGrade, Category, EdgeType, KnowledgeType, Trust, parse
+from kg_neo4j.models import (
+    ConnectIn,
+    Experience,
+    ExperienceIn,
+    KnowledgeIn,
+    KnowledgeItem,
+    KnowledgeUpdate,
+    RelationFull,
+    SimilarKnowledge,
+    StoredKnowledge,
+)
+from kg_neo4j.store.graph import GraphStore, _iso, _relation, entity_text
+from kg_neo4j.text import fulltext_query
+
+__all__ = ["KnowledgeIn", "KnowledgeStore", "StoredKnowledge"]
+
+#: store_knowledge's "similar" suggestions: candidates fetched, minimum Neo4j cosine score
+#: ((1 + cos) / 2; 0.8 is cos 0.6), and how many are returned.
+SIMILAR_K = 20
+SIMILAR_MIN_SCORE = 0.8
+SIMILAR_LIMIT = 3
+#: sessions kept on a node (level 2 needs 3 distinct ones; the list must not grow forever)
+MAX_SESSIONS = 50
+#: the entityType of recorded experiences
+EXPERIENCE_TYPE = "experience"
+
+Sort = Literal["time", "access", "strength"]
+
+
+class KnowledgeStore:
+    """The knowledge of one namespace (the namespace, clock and embedder of ``graph``)."""
+
+    def __init__(self, graph: GraphStore) -> None:
+        self.graph = graph
+
+    @property
+    def now(self) -> datetime:
+        return self.graph.clock.now()
+
+    async def _run(self, name: str, *, read: bool = False, **params: Any) -> list[neo4j.Record]:
+        return await self.graph.run(name, read=read, **decay.cypher_params(), **params)
+
+    # -- store ----------------------------------------------------------------------------
+    async def store(self, items: Sequence[KnowledgeIn], *, session: str | None = None,
+                    existing: Literal["error", "skip"] = "error") -> list[StoredKnowledge]:
+        """Store new knowledge in one transaction.  Every anti-fabrication rule is checked
+        first; with ``existing="error"`` a name that is already an entity writes nothing,
+        with ``"skip"`` such items are left as they are (and not returned)."""
+        now = self.now
+        rows: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for item in items:
+            trust.require_quote(item.trust, item.quote)
+            if item.name in seen:
+                raise ValidationError(f"knowledge {item.name!r} appears twice in one call; nothing was written",
+                                      field="name")
+            seen.add(item.name)
+            state = decay.new_memory(item.trust, item.category, now=now, session=item.sessionId or session)
+            rows.append({
+                "name": item.name, "name_lower": item.name.lower(), "type": item.type.value,
+                "content": item.content, "content_lower": item.content.lower(),
+                "trust": item.trust.value, "category": item.category.value, "quote": item.quote,
+                "source": item.source, "stability": state.stability, "memory_level": int(state.memory_level),
+                "sessions": list(state.sessions), "fulltext": fulltext_query(item.content),
+                "vector": None, "entity_vector": None,
+            })
+        if not rows:
+            return []
+        vectors = await self.graph.embed([r["content"] for r in rows] + [entity_text(r["name"], r["type"]) for r in rows])
+        if vectors:
+            for i, row in enumerate(rows):
+                row["vector"], row["entity_vector"] = vectors[i], vectors[len(rows) + i]
+        records = await self._run("knowledge_store", rows=rows, existing=existing, similar_k=SIMILAR_K,
+                                  similar_min_score=SIMILAR_MIN_SCORE, similar_limit=SIMILAR_LIMIT)
+        taken = list(records[0]["taken"])
+        if taken and existing == "error":
+            raise ValidationError(
+                f"an entity named {taken[0]!r} already exists; change it with update_knowledge (if it is "
+                "knowledge) or store under another name; nothing was written", field="name")
+        created = {c["name"]: c["similar"] for c in records[0]["created"]}
+        return [
+            StoredKnowledge(name=r["name"], type=r["type"], trust=r["trust"], category=r["category"],
+                            stability=r["stability"], memoryLevel=r["memory_level"],
+                            similar=[SimilarKnowledge(name=s["name"], score=round(float(s["score"]), 6))
+                                     for s in created[r["name"]]])
+            for r in rows if r["name"] in created
+        ]
+
+    # -- edges -----------------------------------------------------------------------------
+    async def connect(self, edges: Sequence[ConnectIn]) -> list[RelationFull]:
+        """Create semantic edges, all or nothing.  The source must be knowledge (its trust is
+        what the anti-fabrication rule checks); the target may be any entity.  An edge whose
+        open copy exists is left as it is (and not returned)."""
+        rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for e in edges:
+            rows.setdefault((e.from_, e.to, e.relationType.value), {
+                "from": e.from_, "to": e.to, "relationType": e.relationType.value, "weight": float(e.weight),
+                "reasoning": e.reasoning, "source": e.source})
+        if not rows:
+            return []
+        records = await self._run("knowledge_connect", rows=list(rows.values()),
+                                  causal=sorted(t.value for t in trust.CAUSAL_EDGE_TYPES))
+        rec = records[0]
+        if rec["missing_from"]:
+            raise NotFoundError("knowledge", rec["missing_from"][0],
+                                f"Knowledge with name {rec['missing_from'][0]} not found (an edge starts at "
+                                "knowledge stored with store_knowledge); nothing was written")
+        if rec["missing_to"]:
+            raise NotFoundError("entity", rec["missing_to"][0])
+        for b in rec["blocked"]:  # the rule's own message says what to do instead
+            trust.check_edge_source(b["relationType"], b["trust"])
+        return [_relation(r) for r in rec["created"]]
+
+    # -- update ----------------------------------------------------------------------------
+    async def update(self, change: KnowledgeUpdate) -> KnowledgeItem:
+        """Change one knowledge node in place: identity, edges and access history stay.
+
+        Trust only goes up with ``expertConfirmed`` (and a quote for principle); a change of
+        category resets stability to the table's value for the new category; the level is
+        recomputed; new content replaces the content observation (re-embedded, re-indexed).
+        """
+        vectors = None
+        texts = [change.content] if change.content is not None else []
+        if change.type is not None:
+            texts.append(entity_text(change.name, change.type.value))
+        if texts:
+            vectors = await self.graph.embed(texts)
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+            view = self.graph.within(tx)
+            found = await view.run("knowledge_get", names=[change.name])
+            if not found:
+                raise NotFoundError("knowledge", change.name)
+            cur = found[0]
+            now = self.now
+            quote = change.quote if change.quote is not None else cur["quote"]
+            new_trust = parse(Trust, cur["trust"], field="trust")
+            if change.trust is not None:
+                new_trust = trust.check_trust_change(cur["trust"], change.trust,
+                                                     expert_confirmed=change.expertConfirmed, quote=quote)
+            trust.require_quote(new_trust, quote)
+            category = change.category or parse(Category, cur["category"], field="category")
+            stability = float(cur["stability"])
+            if category.value != cur["category"]:
+                stability = decay.initial_stability(new_trust, category)
+            created = cur["created_at"].to_native()
+            level = decay.memory_level(category=category, access_count=int(cur["access_count"]),
+                                       session_count=len(cur["sessions"] or []),
+                                       age_days=decay.elapsed_days(created, now))
+            trust.check_level_keeps_trust(trust_before=cur["trust"], trust_after=new_trust,
+                                          level_before=int(cur["memory_level"]), level_after=level)
+            content = change.content if change.content is not None else cur["content"]
+            ktype = change.type.value if change.type is not None else cur["type"]
+            vector = entity_vector = None
+            if vectors:
+                if change.content is not None:
+                    vector = vectors[0]
+                if change.type is not None:
+                    entity_vector = vectors[-1]
+            await view.run(
+                "knowledge_update", knowledge=change.name, type=ktype, trust=new_trust.value, category=category.value,
+                quote=quote, source=change.source if change.source is not None else cur["source"],
+                stability=stability, memory_level=int(level), content=content, content_lower=content.lower(),
+                content_changed=content != cur["content"], vector=vector, entity_vector=entity_vector,
+            )
+
+        async with self.graph.driver.session(database=self.graph.database) as session:
+            await session.execute_write(work)
+        items = await self.get([change.name])
+        return items[0]
+
+    async def get(self, names: Sequence[str]) -> list[KnowledgeItem]:
+        """Current knowledge by name (in the order found; unknown names are absent)."""
+        records = await self._run("knowledge_get", read=True, names=list(names))
+        now = self.now
+        out = []
+        for r in records:
+            since = (r["last_access"] or r["created_at"]).to_native()
+            out.append(_item({**dict(r), "sessions": len(r["sessions"] or []), "expired": False,
+                              "retention": decay.retention(decay.elapsed_days(since, now), float(r["stability"]),
+                                                           category=r["category"])}))
+        return out
+
+    # -- forget ----------------------------------------------------------------------------
+    async def forget(self, names: Sequence[str], *, reason: str | None = None) -> list[dict[str, Any]]:
+        """Expire knowledge (all or nothing): it leaves every read of the current graph, its
+        open edges are closed at now, its vectors are dropped; node, content and edges stay
+        as history (``list_knowledge`` with ``includeExpired``)."""
+        names = list(dict.fromkeys(names))
+        if not names:
+            return []
+        records = await self._run("knowledge_forget", names=names, note=reason)
+        if records[0]["missing"]:
+            raise NotFoundError("knowledge", records[0]["missing"][0],
+                                f"Knowledge with name {records[0]['missing'][0]} not found; nothing was forgotten")
+        return [dict(f) for f in records[0]["forgotten"]]
+
+    # -- access ----------------------------------------------------------------------------
+    async def record_access(self, names: Sequence[str], *, grade: AccessGrade | int = AccessGrade.ACCESSED,
+                            session: str | None = None) -> list[dict[str, Any]]:
+        """One access of each named knowledge node (other names are ignored): stability
+        grows by e^(1-R) x m(grade), count and sessions grow, the level is recomputed.
+        A separate write, made after the read that found the knowledge has answered."""
+        names = list(dict.fromkeys(names))
+        if not names:
+            return []
+        g = parse(AccessGrade, grade, field="grade")
+        records = await self._run("knowledge_record_access", names=names, session=session,
+                                  grade_multiplier=decay.GRADE_MULTIPLIER[g], max_sessions=MAX_SESSIONS)
+        return [dict(r) for r in records]
+
+    # -- list and stats ----------------------------------------------------------------------
+    async def list(self, *, trust: Trust | str | None = None, type: KnowledgeType | str | None = None,
+                   category: Category | str | None = None, source: str | None = None,
+                   include_expired: bool = False, sort: Sort = "time", limit: int = 50) -> list[KnowledgeItem]:
+        if sort not in ("time", "access", "strength"):
+            raise ValidationError("sortBy must be one of time, access, strength", field="sortBy")
+        records = await self._run(
+            "knowledge_list", read=True, include_expired=include_expired, sort=sort, limit=limit,
+            trust=parse(Trust, trust, field="trust").value if trust is not None else None,
+            type=parse(KnowledgeType, type, field="type").value if type is not None else None,
+            category=parse(Category, category, field="category").value if category is not None else None,
+            source=source,
+        )
+        return [_item(dict(r)) for r in records]
+
+    async def stats(self) -> dict[str, Any]:
+        """Counts of the namespace's knowledge (memory_stats)."""
+        rec = (await self._run("knowledge_stats", read=True, edge_types=[t.value for t in EdgeType]))[0]
+        by: dict[str, Counter[Any]] = {k: Counter() for k in ("trust", "type", "category", "level")}
+        total = fading = accesses = 0
+        stability = 0.0
+        for g in rec["groups"]:
+            n = int(g["n"])
+            total += n
+            fading += int(g["fading"])
+            accesses += int(g["accesses"] or 0)
+            stability += float(g["stability"] or 0.0)
+            for key in by:
+                by[key][str(g[key])] += n
+        expired = {str(e["reason"]): int(e["n"]) for e in rec["expired"]}
+        return {
+            "knowledge": total,
+            "byTrust": dict(sorted(by["trust"].items())),
+            "byType": dict(sorted(by["type"].items())),
+            "byCategory": dict(sorted(by["category"].items())),
+            "byLevel": dict(sorted(by["level"].items())),
+            "fading": fading,
+            "averageStabilityDays": round(stability / total, 3) if total else None,
+            "accesses": accesses,
+            "expired": sum(expired.values()),
+            "expiredByReason": dict(sorted(expired.items())),
+            "edges": sum(int(e["n"]) for e in rec["edges"]),
+            "edgesByType": {e["type"]: int(e["n"]) for e in sorted(rec["edges"], key=lambda e: e["type"])},
+            "experiences": int(rec["experiences"]),
+        }
+
+    # -- experiences ---------------------------------------------------------------------------
+    async def record_experience(self, exp: ExperienceIn, *, session: str | None = None) -> Experience:
+        """Store one workflow trace as an :Experience entity (one transaction); its
+        observations are embedded, so ``recall_experience`` finds it by a similar context."""
+        now = self.now
+        name = exp.name or _experience_name(exp, now)
+        observations = [f"Context: {exp.context}"]
+        observations += [f"Step {i}: {s}" for i, s in enumerate(exp.steps, 1)]
+        observations += [f"Decision: {d}" for d in exp.decisions]
+        observations.append(f"Outcome: {exp.outcome}")
+        observations = list(dict.fromkeys(observations))
+        sess = exp.sessionId or session
+        row: dict[str, Any] = {
+            "name": name, "entityType": EXPERIENCE_TYPE, "name_lower": name.lower(), "type_lower": EXPERIENCE_TYPE,
+            "observations": observations, "observations_lower": [o.lower() for o in observations],
+            "context": exp.context, "steps": list(exp.steps), "decisions": list(exp.decisions),
+            "outcome": exp.outcome, "success": exp.success, "session": sess,
+            "vectors": None, "entity_vector": None,
+        }
+        vectors = await self.graph.embed(observations + [entity_text(name, EXPERIENCE_TYPE)])
+        if vectors:
+            row["vectors"], row["entity_vector"] = vectors[:-1], vectors[-1]
+        records = await self._run("experience_record", rows=[row])
+        if records[0]["taken"]:
+            raise ValidationError(f"an entity named {name!r} already exists; choose another name; nothing was "
+                                  "written", field="name")
+        return Experience(name=name, context=exp.context, steps=list(exp.steps), decisions=list(exp.decisions),
+                          outcome=exp.outcome, success=exp.success, session=sess, createdAt=now.isoformat())
+
+    async def recall_experience(self, context: str, *, limit: int = 5) -> list[Experience]:
+        """Past experiences whose trace is most like ``context``: search_memory restricted to
+        experiences (vector + fulltext + graph), best first, each with its best hit's score."""
+        result = await self.graph.search_memory(context, limit=min(100, limit * 5), entity_types=[EXPERIENCE_TYPE])
+        scores: dict[str, float] = {}
+        for hit in result.hits:
+            scores.setdefault(hit.name, hit.score)
+        names = list(scores)
+        if not names:
+            return []
+        records = await self._run("experience_get", read=True, names=names)
+        out = [Experience(name=r["name"], context=r["context"], steps=list(r["steps"] or []),
+                          decisions=list(r["decisions"] or []), outcome=r["outcome"], success=r["success"],
+                          session=r["session"], createdAt=_iso(r["created_at"]), score=scores[r["name"]])
+               for r in records]
+        return out[:limit]
+
+
+def _item(r: dict[str, Any]) -> KnowledgeItem:
+    return KnowledgeItem(
+        name=r["name"], type=r["type"], content=r["content"], trust=r["trust"], category=r["category"],
+        quote=r.get("quote"), source=r.get("source"), stability=round(float(r["stability"]), 6),
+        memoryLevel=int(r["memory_level"]), accessCount=int(r["access_count"] or 0), sessions=int(r["sessions"]),
+        retention=round(float(r["retention"]), 6), lastAccess=_iso(r.get("last_access")),
+        createdAt=_iso(r.get("created_at")), updatedAt=_iso(r.get("updated_at")), expired=bool(r.get("expired")),
+        expiredAt=_iso(r.get("expired_at")), expiredReason=r.get("expired_reason"),
+    )
+
+
+def _experience_name(exp: ExperienceIn, now: datetime) -> str:
+    digest = hashlib.sha256(f"{exp.context}\n{exp.outcome}".encode()).hexdigest()[:8]
+    return f"experience {now.strftime('%Y-%m-%dT%H:%M:%S')} {digest}"

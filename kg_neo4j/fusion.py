@@ -18,7 +18,17 @@ Graph signals on top:
   own observations ("what did Alice say about ..." prefers Alice's observations);
 - proximity: neighbours of the strongest entities get a share, times relation weight,
   and neighbours no channel found become entity hits;
-- prior: an optional per-entity score in [0, 1] (the knowledge layer's memory score).
+- prior: an optional per-entity score in [0, 1] (the knowledge layer's memory score,
+  spec 004: memoryScore = R x 0.1 + levelBonus, divided by its maximum).  It is ADDITIVE:
+  ``score += weights.prior x top x prior[name]``, with ``top`` the best relevance score of
+  the question.  A choice: spec 004 adds memoryScore (at most 0.2) to relevance (at most
+  0.9); here the prior is a share of the top score (default 0.1), so it lifts relevant,
+  well-remembered knowledge over a near-equal match but cannot outrank a clearly better
+  one, and it does not depend on how large this question's raw scores happen to be.
+
+The store calls the phases separately (``score_channels``, ``pool``, ``finish``) so that it
+reads the graph around the few entities the answer can hold instead of every candidate;
+``fuse`` runs them in one go.
 
 Deterministic and database-free, so it is tested directly.
 """
@@ -38,7 +48,7 @@ class FusionWeights:
     entity: float = 0.5
     mention: float = 0.1  # share of the top score added to observations of entities named in the question
     proximity: float = 0.05  # share of the top score, times relation weight, for neighbours of strong entities
-    prior: float = 0.0
+    prior: float = 0.1  # share of the top score, times the [0, 1] prior (memory score), added
     strong_entities: int = 3
 
 
@@ -75,21 +85,20 @@ def _normalise(scores: Iterable[float], *, minmax: bool) -> tuple[float, float]:
     return lo, span if span > 0 else (hi if hi > 0 else 1.0)
 
 
-def fuse(
+Hits = dict[tuple[str, int | None], Hit]
+
+
+def score_channels(
     *,
     vector: Sequence[Mapping[str, Any]] = (),
     fulltext: Sequence[Mapping[str, Any]] = (),
     entity_vector: Sequence[Mapping[str, Any]] = (),
-    around: Sequence[Mapping[str, Any]] = (),
     mentions: Sequence[str] = (),
-    prior: Mapping[str, float] | None = None,
     weights: FusionWeights = FusionWeights(),
-    limit: int = 10,
-    entity_types: Iterable[str] | None = None,
-) -> list[Hit]:
-    """Rank the candidates; ``entity_types`` (if given) also bounds the neighbours the graph adds."""
-    allowed = set(entity_types) if entity_types else None
-    hits: dict[tuple[str, int | None], Hit] = {}
+) -> tuple[Hits, float]:
+    """Phase 1: relative-score fusion of the channels plus the mention bonus; returns the hits by
+    key and ``top``, the best channel score (the unit of every bonus)."""
+    hits: Hits = {}
 
     def add(channel: str, found: Sequence[Mapping[str, Any]], w: float, *, minmax: bool) -> None:
         if not w:
@@ -108,7 +117,7 @@ def fuse(
     add("fulltext", fulltext, weights.fulltext, minmax=False)
     add("entity", entity_vector, weights.entity, minmax=True)
     if not hits:
-        return []
+        return hits, 0.0
     top = max(h.score for h in hits.values()) or 1.0
 
     named = set(mentions)
@@ -117,12 +126,53 @@ def fuse(
             if hit.name in named and hit.observation is not None:
                 hit.score += weights.mention * top
                 hit.channels["mention"] = 1.0
+    return hits, top
 
+
+def _best_by_entity(hits: Hits) -> dict[str, float]:
+    best: dict[str, float] = defaultdict(float)
+    for hit in hits.values():
+        best[hit.name] = max(best[hit.name], hit.score)
+    return best
+
+
+def strong_entities(hits: Hits, mentions: Sequence[str], weights: FusionWeights) -> set[str]:
+    """The entities whose neighbours get the proximity bonus: the best few, plus those named."""
+    best = _best_by_entity(hits)
+    return {n for n, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[: weights.strong_entities]} \
+        | set(mentions)
+
+
+def pool(hits: Hits, top: float, *, mentions: Sequence[str], prior: Mapping[str, float] | None,
+         weights: FusionWeights, limit: int) -> list[str]:
+    """The entities whose graph surroundings ``finish`` needs, best first: the strong ones and the
+    ``limit`` best by score plus prior (the answer's likely entities), then those named."""
+    best = _best_by_entity(hits)
+    if prior and weights.prior:
+        for name in best:
+            best[name] += weights.prior * top * float(prior.get(name, 0.0))
+    ranked = [n for n, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[: max(limit, 0)]]
+    return list(dict.fromkeys([*ranked, *sorted(strong_entities(hits, mentions, weights)), *mentions]))
+
+
+def finish(
+    hits: Hits,
+    top: float,
+    *,
+    around: Sequence[Mapping[str, Any]] = (),
+    mentions: Sequence[str] = (),
+    prior: Mapping[str, float] | None = None,
+    weights: FusionWeights = FusionWeights(),
+    limit: int = 10,
+    entity_types: Iterable[str] | None = None,
+) -> list[Hit]:
+    """Phase 2: graph proximity (``around``: the relations of at least the strong entities) and
+    the additive prior; the best ``limit`` hits.  Changes ``hits``."""
+    if not hits:
+        return []
+    allowed = set(entity_types) if entity_types else None
     if weights.proximity:
-        best: dict[str, float] = defaultdict(float)
-        for hit in hits.values():
-            best[hit.name] = max(best[hit.name], hit.score)
-        strong = {n for n, _ in sorted(best.items(), key=lambda kv: -kv[1])[: weights.strong_entities]} | named
+        strong = strong_entities(hits, mentions, weights)
         bonus: dict[str, float] = defaultdict(float)
         types: dict[str, str] = {}
         for ent in around:
@@ -147,7 +197,29 @@ def fuse(
 
     if prior and weights.prior:
         for hit in hits.values():
-            hit.score *= 1.0 + weights.prior * float(prior.get(hit.name, 0.0))
+            p = float(prior.get(hit.name, 0.0))
+            if p:
+                hit.score += weights.prior * top * p
+                hit.channels["prior"] = round(p, 6)
 
     ordered = sorted(hits.values(), key=lambda h: (-h.score, h.name, h.seq if h.seq is not None else -1))
     return ordered[:limit]
+
+
+def fuse(
+    *,
+    vector: Sequence[Mapping[str, Any]] = (),
+    fulltext: Sequence[Mapping[str, Any]] = (),
+    entity_vector: Sequence[Mapping[str, Any]] = (),
+    around: Sequence[Mapping[str, Any]] = (),
+    mentions: Sequence[str] = (),
+    prior: Mapping[str, float] | None = None,
+    weights: FusionWeights = FusionWeights(),
+    limit: int = 10,
+    entity_types: Iterable[str] | None = None,
+) -> list[Hit]:
+    """Rank the candidates; ``entity_types`` (if given) also bounds the neighbours the graph adds."""
+    hits, top = score_channels(vector=vector, fulltext=fulltext, entity_vector=entity_vector, mentions=mentions,
+                               weights=weights)
+    return finish(hits, top, around=around, mentions=mentions, prior=prior, weights=weights, limit=limit,
+                  entity_types=entity_types)

@@ -7,7 +7,7 @@ written.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AwareDatetime,
@@ -314,6 +314,10 @@ class KnowledgeUpdate(_In):
     quote: Quote | None = None
     source: Source | None = None
     expertConfirmed: bool = Field(default=False, description="The expert explicitly confirmed this knowledge")
+    feedback: Literal["applied", "corrected"] | None = Field(
+        default=None, description="Record an access of this grade: applied (used without correction, grows "
+        "stability most) or corrected (the expert corrected it, shrinks stability)")
+    sessionId: SessionId | None = None
 
 
 class KnowledgeItem(BaseModel):

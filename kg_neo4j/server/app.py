@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -21,9 +22,10 @@ from kg_neo4j.embeddings import SentenceEmbedder, resolve_model
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.schemas import NodeSchema, load_schemas
 from kg_neo4j.server import prompts
+from kg_neo4j.server.knowledge import KNOWLEDGE_TOOLS
 from kg_neo4j.server.memorymesh import MESH_TOOLS, generated_tools
 from kg_neo4j.server.reference import REFERENCE_TOOLS
-from kg_neo4j.server.registry import Runtime, ToolSpec, call, tools_for
+from kg_neo4j.server.registry import Runtime, ToolSpec, call, current_session, tools_for
 from kg_neo4j.server.search import SEARCH_TOOLS
 from kg_neo4j.server.temporal import TEMPORAL_TOOLS
 from kg_neo4j.settings import Settings
@@ -43,7 +45,8 @@ def _also_in_all(specs: Sequence[ToolSpec]) -> list[ToolSpec]:
 
 
 #: Every built-in tool (schema-generated tools come on top, per server).
-ALL_TOOLS: list[ToolSpec] = [*_also_in_all([*REFERENCE_TOOLS, *SEARCH_TOOLS, *TEMPORAL_TOOLS]), *MESH_TOOLS]
+ALL_TOOLS: list[ToolSpec] = [*_also_in_all([*REFERENCE_TOOLS, *SEARCH_TOOLS, *TEMPORAL_TOOLS]), *MESH_TOOLS,
+                             *KNOWLEDGE_TOOLS]
 
 #: Names a schema file may not generate.
 BUILTIN_TOOL_NAMES = frozenset(s.name for s in ALL_TOOLS)
@@ -96,8 +99,12 @@ async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncI
         log.info("kg-neo4j %s: Neo4j %s database %r namespace %r profile %r embedding model %s, %d node schemas",
                  __version__, conn.uri, conn.database, settings.namespace, settings.tools,
                  model.name if model else "none", len(schemas))
-        yield ServerRuntime(store=store, profile=settings.tools, max_answer_bytes=settings.max_answer_bytes,
-                            settings=settings, schemas=schemas)
+        runtime = ServerRuntime(store=store, profile=settings.tools, max_answer_bytes=settings.max_answer_bytes,
+                                settings=settings, schemas=schemas)
+        try:
+            yield runtime
+        finally:
+            await runtime.drain()  # access records still being written
     finally:
         await driver.close()
 
@@ -118,7 +125,11 @@ def build_server(runtime: Runtime) -> Server[Any, Any]:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=f"Unknown tool: {name}")], isError=True
             )
-        return await call(spec, runtime, arguments or {})
+        token = current_session.set(_session_of(server))
+        try:
+            return await call(spec, runtime, arguments or {})
+        finally:
+            current_session.reset(token)
 
     @server.list_prompts()
     async def _list_prompts() -> list[types.Prompt]:
@@ -135,6 +146,26 @@ def build_server(runtime: Runtime) -> Server[Any, Any]:
         )
 
     return server
+
+
+def _session_of(server: Server[Any, Any]) -> str | None:
+    """A stable id for the MCP session of the current request: the streamable HTTP session id,
+    else one made up for this session object (stdio: one per connection)."""
+    try:
+        ctx = server.request_context
+    except LookupError:
+        return None
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None)
+    sid = headers.get("mcp-session-id") if headers is not None else None
+    if sid:
+        return f"mcp-{sid}"
+    sid = getattr(ctx.session, "_kg_session_id", None)
+    if sid is None:
+        sid = f"mcp-{uuid.uuid4().hex}"
+        with contextlib.suppress(AttributeError):
+            ctx.session._kg_session_id = sid  # type: ignore[attr-defined]
+    return str(sid)
 
 
 async def serve_stdio(settings: Settings) -> None:

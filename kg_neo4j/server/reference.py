@@ -24,6 +24,7 @@ from kg_neo4j.models import (
     RelationIn,
 )
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_list, parse_strings
+from kg_neo4j.server.search import record_access
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
     t["name"]: t for t in json.loads(resources.files("kg_neo4j.server").joinpath("reference_tools.json").read_text())
@@ -156,7 +157,10 @@ async def search_nodes(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
 
 async def open_nodes(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     names = parse_strings(args, "names", max_chars=MAX_NAME_CHARS, allow_empty=True)
-    graph = await rt.store.open_nodes(names, as_of=_as_of(rt, args))
+    as_of = _as_of(rt, args)
+    graph = await rt.store.open_nodes(names, as_of=as_of)
+    if as_of is None:
+        record_access(rt, [e.name for e in graph.entities])
     data = graph.reference()
     return dump(data), data
 

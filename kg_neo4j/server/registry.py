@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -32,6 +34,37 @@ class Runtime:
     max_answer_bytes: int
     #: the configuration the server started with (skills root, default session, hook budget)
     settings: Settings = field(default_factory=lambda: Settings())
+
+
+    #: writes made after an answer (access recording), kept so they are not garbage-collected
+    pending: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def after_answer(self, work: Awaitable[Any], what: str) -> None:
+        """Run ``work`` (a separate write) without delaying the answer; a failure is logged, never raised."""
+
+        async def guarded() -> None:
+            try:
+                await work
+            except Exception:  # noqa: BLE001 - the answer has gone; the write is best effort
+                log.warning("%s failed", what, exc_info=True)
+
+        task = asyncio.get_running_loop().create_task(guarded())
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+
+    async def drain(self) -> None:
+        """Wait for the writes started by :meth:`after_answer` (tests, shutdown)."""
+        while self.pending:
+            await asyncio.gather(*list(self.pending), return_exceptions=True)
+
+
+#: The MCP session of the call being handled (set by the server for each tool call).
+current_session: contextvars.ContextVar[str | None] = contextvars.ContextVar("kg_session", default=None)
+
+
+def session_id(rt: Runtime) -> str | None:
+    """The session recorded on knowledge a call touches: ``--session-id`` if configured, else the MCP session."""
+    return rt.settings.session_id or current_session.get()
 
 
 Handler = Callable[[Runtime, dict[str, Any]], Awaitable[ToolOutput]]

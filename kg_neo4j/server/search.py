@@ -5,12 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 from kg_neo4j.models import SearchMemoryIn, SearchResult
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, session_id
+
+#: Profiles with the knowledge tools: there, what search_memory and open_nodes return counts as an access.
+ACCESS_PROFILES = frozenset({"knowledge", "all"})
+
+
+def record_access(rt: Runtime, names: list[str]) -> None:
+    """Record an access (spec 004 grade 3) of the knowledge among ``names``, as a separate write
+    started once the read has its answer, so reads stay reads."""
+    if rt.profile not in ACCESS_PROFILES or not names:
+        return
+    from kg_neo4j.store.knowledge import KnowledgeStore
+
+    rt.after_answer(KnowledgeStore(rt.store).record_access(list(dict.fromkeys(names)), session=session_id(rt)),
+                    "recording access")
 
 
 async def search_memory(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     req = parse_model(args, SearchMemoryIn)
     result = await rt.store.search_memory(req.query, limit=req.limit, entity_types=req.entityTypes, as_of=req.asOf)
+    if req.asOf is None:
+        record_access(rt, [h.name for h in result.hits])
     data = result.model_dump(by_alias=True)
     return dump(data), data
 
@@ -30,6 +46,6 @@ SEARCH_TOOLS: list[ToolSpec] = [
         read_only=True,
         idempotent=True,
         output_schema=SearchResult.model_json_schema(by_alias=True),
-        profiles=("default",),
+        profiles=("default", "knowledge"),
     ),
 ]

@@ -17,6 +17,8 @@ from kg_neo4j.models import (
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_list, parse_model
 
 DEFAULT_PROFILES = ("default",)
+#: traverse_graph is also one of the knowledge tools (spec 004)
+KNOWLEDGE_TOO = ("default", "knowledge")
 
 
 class _Changed(BaseModel):
@@ -79,7 +81,7 @@ TEMPORAL_TOOLS: list[ToolSpec] = [
         read_only=True,
         idempotent=True,
         output_schema=_schema(Traversal),
-        profiles=DEFAULT_PROFILES,
+        profiles=KNOWLEDGE_TOO,
     ),
     ToolSpec(
         name="update_relations",

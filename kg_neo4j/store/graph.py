@@ -23,7 +23,8 @@ from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.cypher import queries
 from kg_neo4j.embeddings import Embedder
 from kg_neo4j.errors import NotFoundError, TooLargeError, ValidationError
-from kg_neo4j.fusion import FusionWeights, fuse
+from kg_neo4j.fusion import FusionWeights, finish, pool, score_channels
+from kg_neo4j.knowledge.decay import MEMORY_SCORE_MAX, elapsed_days, memory_score, retention
 from kg_neo4j.models import (
     MAX_OBSERVATIONS_PER_CALL,
     Entity,
@@ -53,12 +54,20 @@ DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
 RACE_CODES = frozenset({"Neo.ClientError.Statement.EntityNotFound", "Neo.ClientError.Schema.ConstraintValidationFailed"})
 RACE_RETRIES = 3
 
-#: search_memory: candidates fetched per channel = OVERFETCH x limit (at least MIN_K), grown 4x up
-#: to MAX_K while the namespace filter starves a channel.
+#: search_memory: candidates fetched per channel = OVERFETCH x limit (at least MIN_K; entity vectors:
+#: ENTITY_OVERFETCH x limit, at least MIN_K_ENTITIES), grown 4x up to MAX_K while the namespace filter
+#: starves a channel.
 OVERFETCH = 10
 MIN_K = 50
+ENTITY_OVERFETCH = 3
+MIN_K_ENTITIES = 20
+#: A starved vector channel is ranked exactly (cosine over the namespace's own vectors) when the
+#: namespace holds at most this many observations (resp. entities); past it, k grows.
+EXACT_CAP = 2000
 MAX_K = 10_000
 NEIGHBOUR_CAP = 20
+#: (channel, hits field, raw count field) of the search_memory statement's answer.
+_CHANNELS = (("vector", "vhits", "vraw_count"), ("entity", "ventities", "eraw_count"), ("fulltext", "fhits", "fraw_count"))
 
 
 def _iso(value: Any) -> str | None:
@@ -117,6 +126,7 @@ class GraphStore:
         self._tx: AsyncManagedTransaction | None = None
         self.last_search_rounds = 0
         self.last_search_k = 0
+        self.last_search_starved: list[list[str]] = []  # per extra round: the channels fetched again
 
     def within(self, tx: AsyncManagedTransaction) -> GraphStore:
         """A view of this store whose statements run inside ``tx``: several calls, one transaction
@@ -394,12 +404,19 @@ class GraphStore:
         as_of: datetime | None = None,
         prior: dict[str, float] | None = None,
     ) -> SearchResult:
-        """Hybrid recall: vector + fulltext + graph candidates in one statement, fused in Python.
+        """Hybrid recall: vector + fulltext candidates (one statement), fused in Python, then the graph
+        around the few entities the answer can hold (a second small statement).
 
-        The indexes are database-wide, so each channel over-fetches ``OVERFETCH`` x limit
-        candidates and filters by namespace; if a full page of raw candidates still leaves
-        fewer than ``limit`` after filtering, ``k`` grows 4x (up to ``MAX_K``) and the
-        statement runs again.
+        The indexes are database-wide, so each channel over-fetches and filters by namespace.  A channel
+        is *starved* when a full raw page leaves fewer than ``limit`` own hits.  A starved vector channel
+        (observations or entities) of a namespace with at most ``EXACT_CAP`` of them is then ranked
+        exactly over the namespace's own vectors (one statement).  Otherwise only the starved channel is
+        fetched again with k x4 (up to ``MAX_K``): the observation vectors (the main signal) until they
+        fill, the entity and fulltext channels only while the fused candidates are fewer than ``limit``
+        and their own hits still grow (a channel that found some and then no more stops).
+
+        Knowledge entities (``:Knowledge``) get their memory score (spec 004) as the fusion prior;
+        ``prior`` (entity name -> [0, 1]) given by the caller overrides it per name.
         """
         # Entities named in the question are the graph's business: found by name, they lend weight to
         # their own observations, and their names are removed from the text that is embedded and
@@ -412,41 +429,99 @@ class GraphStore:
         vector = vectors[0] if vectors else None
         ftq = fulltext_query(content)
         types = list(entity_types) if entity_types else None
-        k = max(limit * OVERFETCH, MIN_K)
+
+        k_first = max(limit * OVERFETCH, MIN_K)
+        ks = {
+            "vector": k_first if vector is not None else 0,
+            "entity": max(limit * ENTITY_OVERFETCH, MIN_K_ENTITIES) if vector is not None else 0,
+            "fulltext": k_first if ftq else 0,
+        }
+        found: dict[str, list[Any]] = {"vector": [], "entity": [], "fulltext": []}
+        raw: dict[str, int] = {c: 0 for c in ks}
+        fetch = {c: k for c, k in ks.items() if k > 0}
         self.last_search_rounds = 0
-        while True:
+        self.last_search_starved = []
+        exact_tried = False
+        while fetch:
             self.last_search_rounds += 1
-            records = await self.run(
-                "search_memory", read=True, vector=vector, fulltext=ftq, k=k, k_entities=k, types=types,
-                neighbour_cap=NEIGHBOUR_CAP, mentions=mentions, at=as_of,
-            )
-            rec = records[0]
-            starved = (
-                (vector is not None and rec["vraw_count"] >= k and len(rec["vhits"]) < limit)
-                or (vector is not None and rec["eraw_count"] >= k and len(rec["ventities"]) < limit)
-                or (rec["fraw_count"] >= k and len(rec["fhits"]) < limit)
-            )
-            if not starved or k >= MAX_K:
-                break
-            k = min(k * 4, MAX_K)
-        self.last_search_k = k
-        fused = fuse(vector=rec["vhits"], fulltext=rec["fhits"], entity_vector=rec["ventities"],
-                     around=rec["around"], mentions=mentions, prior=prior, weights=self.fusion, limit=limit,
-                     entity_types=types)
-        names = {h.name for h in fused}
-        info = {a["name"]: a for a in rec["around"]}
+            rec = (await self.run(
+                "search_memory", read=True, vector=vector, fulltext=ftq, types=types, at=as_of,
+                k_vector=fetch.get("vector", 0), k_entities=fetch.get("entity", 0), k_fulltext=fetch.get("fulltext", 0),
+            ))[0]
+            grew: dict[str, bool] = {}
+            for channel, hits_key, raw_key in _CHANNELS:
+                if channel in fetch:
+                    # "still finding more": its first fetch, nothing own found yet, or more than last time
+                    grew[channel] = (self.last_search_rounds == 1 or not found[channel]
+                                     or len(rec[hits_key]) > len(found[channel]))
+                    found[channel] = list(rec[hits_key])
+                    raw[channel] = int(rec[raw_key])
+            starved = {c for c, k in fetch.items() if raw[c] >= k and len(found[c]) < limit}
+            if not exact_tried and starved & {"vector", "entity"}:
+                # A namespace small next to the index: rank its own vectors exactly (one cheap statement)
+                # instead of growing k over everybody else's.
+                exact_tried = True
+                want = starved & {"vector", "entity"}
+                self.last_search_rounds += 1
+                self.last_search_starved.append(sorted(f"{c}:exact" for c in want))
+                ex = (await self.run(
+                    "search_memory_exact", read=True, vector=vector, types=types, at=as_of, cap=EXACT_CAP,
+                    obs_scan=EXACT_CAP + 1 if "vector" in want else 0,
+                    entity_scan=EXACT_CAP + 1 if "entity" in want else 0,
+                    k_vector=ks["vector"], k_entities=ks["entity"],
+                ))[0]
+                if "vector" in want and ex["obs_small"]:
+                    found["vector"] = list(ex["vhits"])
+                    starved.discard("vector")
+                if "entity" in want and ex["entities_small"]:
+                    found["entity"] = list(ex["ventities"])
+                    starved.discard("entity")
+            candidates = len({(h["name"], h["seq"]) for c in found.values() for h in c})
+            nxt: dict[str, int] = {}
+            for channel in starved:
+                k = fetch[channel]
+                # The observation vectors are the main signal: they grow until they fill (a namespace past
+                # EXACT_CAP has enough).  The others only while the answer is short of candidates, and only
+                # while they still find more.
+                if k < MAX_K and (channel == "vector" or (candidates < limit and grew[channel])):
+                    nxt[channel] = min(k * 4, MAX_K)
+            if nxt:
+                self.last_search_starved.append(sorted(nxt))
+                ks.update(nxt)
+            fetch = nxt
+        self.last_search_k = max(ks.values())
+
+        at = as_of or self.clock.now()
+        merged_prior = _memory_prior((*found["vector"], *found["entity"], *found["fulltext"]), at)
+        if prior:
+            merged_prior.update(prior)
+        hits, top = score_channels(vector=found["vector"], fulltext=found["fulltext"], entity_vector=found["entity"],
+                                   mentions=mentions, weights=self.fusion)
+        around: dict[str, Any] = {}
+        if hits:
+            names = pool(hits, top, mentions=mentions, prior=merged_prior, weights=self.fusion, limit=limit)
+            around = await self._around(names, as_of)
+        fused = finish(hits, top, around=list(around.values()), mentions=mentions, prior=merged_prior,
+                       weights=self.fusion, limit=limit, entity_types=types)
+        final = list(dict.fromkeys(h.name for h in fused))
+        missing = [n for n in final if n not in around]
+        if missing:  # entities the graph or the prior lifted into the answer
+            around.update(await self._around(missing, as_of))
+        names_set = set(final)
         entities = []
-        for name in dict.fromkeys(h.name for h in fused):
-            a = info.get(name)
-            etype = a["entityType"] if a else next(h.entityType for h in fused if h.name == name)
+        for name in final:
+            a = around.get(name)
+            etype = a["entityType"] if a and a["entityType"] is not None else \
+                next(h.entityType for h in fused if h.name == name)
             entities.append(SearchEntity(name=name, entityType=etype,
                                          observationCount=int(a["observationCount"]) if a else 0))
         relations: list[RelationFull] = []
         seen: set[tuple[str, str, str]] = set()
-        for a in rec["around"]:
-            for r in a["rels"]:
+        for name in final:
+            a = around.get(name)
+            for r in a["rels"] if a else ():
                 key = (r["from"], r["to"], r["relationType"])
-                if r["from"] in names and r["to"] in names and key not in seen:
+                if r["from"] in names_set and r["to"] in names_set and key not in seen:
                     seen.add(key)
                     relations.append(RelationFull(**{"from": r["from"]}, to=r["to"], relationType=r["relationType"],
                                                   weight=r["weight"]))
@@ -457,6 +532,13 @@ class GraphStore:
             relations=relations,
             mode="hybrid" if vector is not None else "fulltext+graph",
         )
+
+    async def _around(self, names: Sequence[str], as_of: datetime | None) -> dict[str, Any]:
+        """Type, observation count and strongest relations of the named entities (one statement)."""
+        records = await self.run("search_memory_around", read=True, names=list(names), neighbour_cap=NEIGHBOUR_CAP,
+                                 at=as_of)
+        return {r["name"]: {"name": r["name"], "entityType": r["entityType"],
+                            "observationCount": r["observationCount"], "rels": r["rels"]} for r in records}
 
     # -- reads -----------------------------------------------------------------
     async def read_graph(
@@ -530,6 +612,24 @@ def entity_text(name: str, entity_type: str) -> str:
     return f"{name} ({entity_type})" if entity_type else name
 
 
+
+
+def _memory_prior(rows: Iterable[Any], at: datetime) -> dict[str, float]:
+    """Entity name -> memory score / its maximum, for hits on knowledge entities (``memory`` not null).
+    A knowledge entity whose stored state is incomplete or invalid gets no prior (search never fails on it)."""
+    out: dict[str, float] = {}
+    for h in rows:
+        m = h.get("memory")
+        if not m or h["name"] in out:
+            continue
+        try:
+            since = m["since"]
+            since = since.to_native() if hasattr(since, "to_native") else since
+            r = retention(elapsed_days(since, at), float(m["stability"]), category=m["category"])
+            out[h["name"]] = memory_score(r, int(m["level"])) / MEMORY_SCORE_MAX
+        except (ValidationError, TypeError, ValueError, KeyError, AttributeError):
+            continue
+    return out
 
 
 def _relation(r: Any) -> RelationFull:

@@ -10,6 +10,7 @@ Cypher as parameters (``decay.cypher_params()``), never a second copy of the num
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 from collections import Counter
 from collections.abc import Sequence
@@ -135,12 +136,14 @@ class KnowledgeStore:
         return [_relation(r) for r in rec["created"]]
 
     # -- update ----------------------------------------------------------------------------
-    async def update(self, change: KnowledgeUpdate) -> KnowledgeItem:
+    async def update(self, change: KnowledgeUpdate, *, session: str | None = None) -> KnowledgeItem:
         """Change one knowledge node in place: identity, edges and access history stay.
 
         Trust only goes up with ``expertConfirmed`` (and a quote for principle); a change of
         category resets stability to the table's value for the new category; the level is
         recomputed; new content replaces the content observation (re-embedded, re-indexed).
+        ``feedback`` records an access of grade 4 (applied) or 1 (corrected) in the same
+        transaction.
         """
         vectors = None
         texts = [change.content] if change.content is not None else []
@@ -186,9 +189,16 @@ class KnowledgeStore:
                 stability=stability, memory_level=int(level), content=content, content_lower=content.lower(),
                 content_changed=content != cur["content"], vector=vector, entity_vector=entity_vector,
             )
+            if change.feedback is not None:
+                grade = AccessGrade.APPLIED if change.feedback == "applied" else AccessGrade.CORRECTED
+                params: dict[str, Any] = {**decay.cypher_params(), "names": [change.name],
+                                          "session": change.sessionId or session,
+                                          "grade_multiplier": decay.GRADE_MULTIPLIER[grade],
+                                          "max_sessions": MAX_SESSIONS}
+                await view.run("knowledge_record_access", **params)
 
-        async with self.graph.driver.session(database=self.graph.database) as session:
-            await session.execute_write(work)
+        async with self.graph.driver.session(database=self.graph.database) as db:
+            await db.execute_write(work)
         items = await self.get([change.name])
         return items[0]
 
@@ -307,7 +317,7 @@ class KnowledgeStore:
         return Experience(name=name, context=exp.context, steps=list(exp.steps), decisions=list(exp.decisions),
                           outcome=exp.outcome, success=exp.success, session=sess, createdAt=now.isoformat())
 
-    async def recall_experience(self, context: str, *, limit: int = 5) -> list[Experience]:
+    async def recall_experience(self, context: str, *, limit: int = 5) -> builtins.list[Experience]:
         """Past experiences whose trace is most like ``context``: search_memory restricted to
         experiences (vector + fulltext + graph), best first, each with its best hit's score."""
         result = await self.graph.search_memory(context, limit=min(100, limit * 5), entity_types=[EXPERIENCE_TYPE])

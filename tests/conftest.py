@@ -169,10 +169,12 @@ def http_server(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None) 
 
 @contextlib.asynccontextmanager
 async def http_session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Any]:
+    import httpx
     from mcp import ClientSession
-    from mcp.client.streamable_http import streamablehttp_client
+    from mcp.client.streamable_http import streamable_http_client
 
-    async with streamablehttp_client(f"{url}/mcp", headers=headers) as (read, write, _), \
+    async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=300)) as client, \
+            streamable_http_client(f"{url}/mcp", http_client=client) as (read, write, _), \
             ClientSession(read, write) as session:
         await session.initialize()
         yield session

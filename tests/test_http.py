@@ -48,6 +48,17 @@ async def test_foreign_origin_is_forbidden(neo4j_info: Neo4jInfo, namespace: str
         assert local.status_code == 200 and listed.status_code == 200 and none.status_code == 200
 
 
+async def test_a_rebound_host_name_is_forbidden_on_loopback(neo4j_info: Neo4jInfo, namespace: str) -> None:
+    with http_server(neo4j_info, "--namespace", namespace) as url:
+        port = url.rsplit(":", 1)[1]
+        async with httpx.AsyncClient() as client:
+            rebound = await client.post(f"{url}/mcp", json=INIT, headers={**HEADERS, "Host": f"evil.example:{port}"})
+            by_name = await client.post(f"{url}/mcp", json=INIT, headers={**HEADERS, "Host": f"localhost:{port}"})
+            by_ip6 = await client.post(f"{url}/mcp", json=INIT, headers={**HEADERS, "Host": f"[::1]:{port}"})
+        assert rebound.status_code == 403 and "loopback" in rebound.text
+        assert by_name.status_code == 200 and by_ip6.status_code == 200
+
+
 def test_non_loopback_bind_needs_a_token(neo4j_info: Neo4jInfo) -> None:
     proc = subprocess.run([KG, "serve", "--transport", "http", "--host", "0.0.0.0", "--port", "0"],
                           env=server_env(neo4j_info), capture_output=True, text=True, timeout=60)
@@ -63,10 +74,17 @@ def test_stdio_keeps_stdout_for_the_protocol(neo4j_info: Neo4jInfo, namespace: s
         '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
         '{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
     )
-    proc = subprocess.run([KG, "serve", "--namespace", namespace, "--log-level", "DEBUG"], input=request,
-                          env=server_env(neo4j_info), capture_output=True, text=True, timeout=60)
-    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    # stdin stays open until both answers are in (closing it early may end the server before it answers)
+    proc = subprocess.Popen([KG, "serve", "--namespace", namespace, "--log-level", "DEBUG"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env(neo4j_info), text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(request)
+    proc.stdin.flush()
+    lines = [proc.stdout.readline(), proc.stdout.readline()]
+    proc.stdin.close()
+    rest, stderr = proc.communicate(timeout=60)
+    lines += [line for line in rest.splitlines() if line.strip()]
     assert len(lines) == 2
-    assert all(line.startswith('{"jsonrpc":"2.0"') or line.startswith('{"id"') or '"jsonrpc"' in line
-               for line in lines)
-    assert "kg-neo4j" in proc.stderr  # the startup log line went to stderr
+    assert all('"jsonrpc":"2.0"' in line.replace(" ", "") for line in lines)
+    assert '"tools"' in lines[1]
+    assert "kg-neo4j" in stderr  # the startup log line went to stderr

@@ -3,7 +3,10 @@
 - binds 127.0.0.1 unless told otherwise; a non-loopback bind needs a token;
 - with a token set, a request without ``Authorization: Bearer <token>`` gets 401;
 - a request whose ``Origin`` is neither loopback nor listed in ``allowed_origins`` gets 403
-  (DNS-rebinding protection for browsers).
+  (DNS-rebinding protection for browsers);
+- on a loopback bind, a request whose ``Host`` is not a loopback name gets 403 too (a
+  rebound name such as ``evil.example`` resolving to 127.0.0.1 is refused even without an
+  ``Origin``).
 """
 
 from __future__ import annotations
@@ -51,19 +54,31 @@ def origin_allowed(origin: str, allowed: list[str]) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname) and is_loopback(parts.hostname or "")
 
 
+def host_allowed(host: str) -> bool:
+    """A ``Host`` header naming a loopback address or ``localhost`` (any port)."""
+    name = urlsplit(f"//{host}").hostname if host else None
+    return bool(name) and is_loopback(name or "")
+
+
 class GuardMiddleware:
     """Token and Origin checks in front of the MCP endpoint."""
 
-    def __init__(self, app: ASGIApp, token: str | None, allowed_origins: list[str]) -> None:
+    def __init__(self, app: ASGIApp, token: str | None, allowed_origins: list[str], *,
+                 check_host: bool = False) -> None:
         self.app = app
         self.token = token
         self.allowed_origins = allowed_origins
+        self.check_host = check_host
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if self.check_host and not host_allowed(headers.get("host", "")):
+            await JSONResponse({"error": f"host {headers.get('host')!r} is not allowed: this server answers "
+                                         "loopback names only"}, status_code=403)(scope, receive, send)
+            return
         origin = headers.get("origin")
         if origin is not None and not origin_allowed(origin, self.allowed_origins):
             await JSONResponse({"error": f"origin {origin!r} is not allowed"}, status_code=403)(scope, receive, send)
@@ -100,4 +115,4 @@ def build_http_app(settings: Settings) -> Any:
     from starlette.routing import Route
 
     app = Starlette(routes=[Route("/mcp", endpoint=MCPEndpoint())], lifespan=lifespan)
-    return GuardMiddleware(app, settings.auth_token, settings.allowed_origins)
+    return GuardMiddleware(app, settings.auth_token, settings.allowed_origins, check_host=is_loopback(settings.host))

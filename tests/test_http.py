@@ -81,7 +81,6 @@ def test_stdio_keeps_stdout_for_the_protocol(neo4j_info: Neo4jInfo, namespace: s
     proc.stdin.write(request)
     proc.stdin.flush()
     lines = [proc.stdout.readline(), proc.stdout.readline()]
-    proc.stdin.close()
     rest, stderr = proc.communicate(timeout=60)
     lines += [line for line in rest.splitlines() if line.strip()]
     assert len(lines) == 2

@@ -1,0 +1,77 @@
+"""crystallize_skill: which knowledge the skill files do not reflect yet (spec 004,
+"KG-Skill Synchronization").  The work is ``kg_neo4j.skills.crystallize``; skill files
+are read only under the configured skills directory (``KG_NEO4J_SKILLS_DIR`` /
+``--skills-dir``), never from a path the caller makes up."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StringConstraints
+
+from kg_neo4j.errors import ConfigError
+from kg_neo4j.models import MAX_QUERY_CHARS
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model
+from kg_neo4j.skills import (
+    DEFAULT_CRYSTALLIZE_LIMIT,
+    LEXICAL_THRESHOLD,
+    MAX_CRYSTALLIZE_LIMIT,
+    MAX_PATH_CHARS,
+    MAX_SKILL_PATHS,
+    SEMANTIC_THRESHOLD,
+    CrystallizeResult,
+    crystallize,
+)
+
+SKILL_PROFILES = ("knowledge", "all")
+SkillPath = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_PATH_CHARS)]
+
+
+class CrystallizeIn(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    topic: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
+                       description="What the knowledge should be about, e.g. 'authentication'")
+    skill_paths: list[SkillPath] = Field(
+        min_length=1, max_length=MAX_SKILL_PATHS,
+        validation_alias=AliasChoices("skill_paths", "skillPaths"),
+        description="Skill markdown files to check, relative to the server's skills directory, e.g. "
+        "'coding/elements/auth/workflow.md' (also accepted as skillPaths); only .md files inside it are read")
+    limit: int = Field(default=DEFAULT_CRYSTALLIZE_LIMIT, ge=1, le=MAX_CRYSTALLIZE_LIMIT,
+                       description=f"At most this many relevant knowledge nodes to check "
+                       f"(default {DEFAULT_CRYSTALLIZE_LIMIT})")
+
+
+async def crystallize_skill(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
+    root = rt.settings.skills_dir
+    if root is None:
+        raise ConfigError("crystallize_skill needs a skills directory and this server has none: set "
+                          "KG_NEO4J_SKILLS_DIR or start it with --skills-dir DIR; skill paths are read only "
+                          "under that directory")
+    req = parse_model(args, CrystallizeIn)
+    result = await crystallize(rt.store, root, req.topic, req.skill_paths, limit=req.limit)
+    data = result.model_dump()
+    return dump(data), data
+
+
+SKILL_TOOLS: list[ToolSpec] = [
+    ToolSpec(
+        name="crystallize_skill",
+        description=(
+            "Check KG-to-skill-file sync: find the knowledge relevant to `topic` (as search_memory would) and "
+            "report which of it the given skill markdown files do not reflect yet (`unsynced`, most relevant "
+            "first, each with the section that comes closest) and which they already do (`reflected`). "
+            f"Knowledge counts as reflected when one section of the files holds at least {LEXICAL_THRESHOLD:.0%} "
+            f"of its content words, or (with an embedding model) is at least {SEMANTIC_THRESHOLD} cosine-"
+            "similar to it. Paths are relative to the server's skills directory (KG_NEO4J_SKILLS_DIR); only "
+            ".md files inside it are read. Read-only: update the skill files yourself with what is unsynced."
+        ),
+        input_schema=CrystallizeIn.model_json_schema(by_alias=True),
+        handler=crystallize_skill,
+        read_only=True,
+        idempotent=True,
+        output_schema=CrystallizeResult.model_json_schema(),
+        title="Crystallize knowledge into skill files",
+        profiles=SKILL_PROFILES,
+    ),
+]

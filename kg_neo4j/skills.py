@@ -118,6 +118,8 @@ TOPIC_MIN_SIMILARITY = 0.15
 #: crystallize: at most this many skill files in one call, and sections embedded at most
 MAX_SKILL_PATHS = 50
 MAX_EMBEDDED_SECTIONS = 2000
+#: crystallize: at most this many characters of skill files in one call
+MAX_SKILL_CHARS_PER_CALL = 4 * 1024 * 1024
 DEFAULT_CRYSTALLIZE_LIMIT = 20
 MAX_CRYSTALLIZE_LIMIT = 100
 
@@ -649,7 +651,14 @@ def _load_skill_sections(root: Path, skill_paths: Sequence[str]) -> tuple[list[S
         raise ValidationError(f"{len(skill_paths)} skill paths; at most {MAX_SKILL_PATHS} in one call",
                               field="skill_paths")
     base = skills_root(root)
-    read = [read_skill_file(base, rel) for rel in skill_paths]  # every path is checked before any work
+    read: list[tuple[Path, str]] = []
+    total = 0
+    for rel in skill_paths:  # every path is checked before any work
+        read.append(read_skill_file(base, rel))
+        total += len(read[-1][1])
+        if total > MAX_SKILL_CHARS_PER_CALL:
+            raise ValidationError(f"the skill files hold more than {MAX_SKILL_CHARS_PER_CALL} characters together; "
+                                  "check fewer files per call", field="skill_paths")
     files: list[SkillFileInfo] = []
     sections: list[_SkillSection] = []
     seen: set[Path] = set()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from test_skills import FIXTURES, OpenSpy
 
+from kg_neo4j import skills
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import EntityIn, KnowledgeIn
 from kg_neo4j.server.registry import Runtime, call
@@ -103,6 +104,11 @@ async def test_crystallize_refuses_paths_outside_the_root(store: GraphStore, tre
         await crystallize(store, tree, "JWT", [], limit=10)
     with pytest.raises(ValidationError, match="limit"):
         await crystallize(store, tree, "JWT", [WORKFLOW], limit=0)
+    with pytest.raises(ValidationError, match="at most 50"):
+        await crystallize(store, tree, "JWT", [WORKFLOW] * 51, limit=10)
+    monkeypatch.setattr(skills, "MAX_SKILL_CHARS_PER_CALL", 800)  # each file fits, both do not
+    with pytest.raises(ValidationError, match="fewer files"):
+        await crystallize(store, tree, "JWT", [WORKFLOW, "coding/principles.md"], limit=10)
 
 
 # --------------------------------------------------------------------------- the tool

@@ -1,14 +1,16 @@
-// search_memory: one statement gathers every candidate; Python fuses them (kg_neo4j/fusion.py).
-// Neo4j 5.26's vector and fulltext indexes cannot filter by namespace inside the index, so
-// they are over-fetched ($k per channel) and filtered here; the store raises $k when a
-// namespace filter leaves too few (see GraphStore.search_memory).
+// search_memory: the store gathers candidates per channel, fuses them in Python (kg_neo4j/fusion.py),
+// then reads the graph around the few entities the answer needs.  Neo4j 5.26's vector and fulltext
+// indexes cannot filter by namespace inside the index, so each channel over-fetches its own $k_* and
+// filters here; the store re-runs only a starved channel with a larger k (GraphStore.search_memory).
+// A channel whose k is 0 is skipped.  Each hit carries the knowledge layer's memory state
+// (null for entities that are not :Knowledge), from which the store computes the fusion prior.
 
 // name: search_memory
-// Vector hits (observations, entities), fulltext hits, and the relations around the candidates' entities.
+// Candidate hits of the three channels: observation vectors, entity vectors, fulltext (BM25).
 CALL () {
   WITH $vector AS v
-  WHERE v IS NOT NULL
-  CALL db.index.vector.queryNodes('kg_observation_embedding', $k, v) YIELD node, score
+  WHERE v IS NOT NULL AND $k_vector > 0
+  CALL db.index.vector.queryNodes('kg_observation_embedding', $k_vector, v) YIELD node, score
   RETURN collect({node: node, score: score}) AS vraw
 }
 CALL (vraw) {
@@ -17,11 +19,14 @@ CALL (vraw) {
   WHERE o.namespace = $ns AND o.created_at <= $at
   MATCH (e:Entity)-[:HAS_OBSERVATION]->(o)
   WHERE e.created_at <= $at AND ($types IS NULL OR e.entityType IN $types)
-  RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score}) AS vhits
+  RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score,
+                  memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
+                                                      level: e.memory_level,
+                                                      since: coalesce(e.last_access, e.created_at)} END}) AS vhits
 }
 CALL () {
   WITH $vector AS v
-  WHERE v IS NOT NULL
+  WHERE v IS NOT NULL AND $k_entities > 0
   CALL db.index.vector.queryNodes('kg_entity_embedding', $k_entities, v) YIELD node, score
   RETURN collect({node: node, score: score}) AS eraw
 }
@@ -29,12 +34,15 @@ CALL (eraw) {
   UNWIND eraw AS h
   WITH h.node AS e, h.score AS score
   WHERE e.namespace = $ns AND e.created_at <= $at AND ($types IS NULL OR e.entityType IN $types)
-  RETURN collect({name: e.name, entityType: e.entityType, observation: null, seq: null, score: score}) AS ventities
+  RETURN collect({name: e.name, entityType: e.entityType, observation: null, seq: null, score: score,
+                  memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
+                                                      level: e.memory_level,
+                                                      since: coalesce(e.last_access, e.created_at)} END}) AS ventities
 }
 CALL () {
   WITH $fulltext AS q
-  WHERE q <> ''
-  CALL db.index.fulltext.queryNodes('kg_fulltext', q, {limit: $k}) YIELD node, score
+  WHERE q <> '' AND $k_fulltext > 0
+  CALL db.index.fulltext.queryNodes('kg_fulltext', q, {limit: $k_fulltext}) YIELD node, score
   RETURN collect({node: node, score: score}) AS fraw
 }
 CALL (fraw) {
@@ -44,26 +52,73 @@ CALL (fraw) {
   OPTIONAL MATCH (owner:Entity)-[:HAS_OBSERVATION]->(n:Observation)
   WITH coalesce(owner, n) AS e, CASE WHEN owner IS NULL THEN null ELSE n END AS o, score
   WHERE e:Entity AND e.created_at <= $at AND ($types IS NULL OR e.entityType IN $types)
-  RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score}) AS fhits
+  RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score,
+                  memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
+                                                      level: e.memory_level,
+                                                      since: coalesce(e.last_access, e.created_at)} END}) AS fhits
 }
-CALL (vhits, ventities, fhits) {
-  UNWIND vhits + ventities + fhits + [m IN $mentions | {name: m}] AS h
-  WITH DISTINCT h.name AS name
-  MATCH (e:KgNode {namespace: $ns, name: name})
-  CALL (e) {
-    MATCH (e)-[r]-(x:Entity)
-    WHERE x.created_at <= $at
-      AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
-    WITH r, x ORDER BY coalesce(r.weight, 1.0) DESC, x.name, type(r), r.created_at
-    LIMIT $neighbour_cap
-    RETURN collect({from: startNode(r).name, to: endNode(r).name, relationType: type(r),
-                    weight: coalesce(r.weight, 1.0), other: x.name, otherType: x.entityType}) AS rels
+RETURN size(vraw) AS vraw_count, size(eraw) AS eraw_count, size(fraw) AS fraw_count, vhits, ventities, fhits
+
+// name: search_memory_exact
+// Exact cosine ranking in a small namespace for starved vector channels (scan: $cap + 1 to ask, 0 to skip).
+CALL () {
+  MATCH (e:Entity)-[:HAS_OBSERVATION]->(o:Observation)
+  WHERE e.namespace = $ns AND e.name IS NOT NULL AND o.embedding IS NOT NULL
+  WITH e, o LIMIT $obs_scan
+  WITH collect({e: e, o: o}) AS rows
+  WITH CASE WHEN size(rows) <= $cap THEN rows ELSE [] END AS rows, size(rows) <= $cap AS small
+  CALL (rows) {
+    UNWIND rows AS row
+    WITH row.e AS e, row.o AS o
+    WHERE o.created_at <= $at AND e.created_at <= $at AND ($types IS NULL OR e.entityType IN $types)
+    WITH e, o, vector.similarity.cosine(o.embedding, $vector) AS score
+    ORDER BY score DESC
+    LIMIT $k_vector
+    RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score,
+                    memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
+                                                        level: e.memory_level,
+                                                        since: coalesce(e.last_access, e.created_at)} END}) AS vhits
   }
-  RETURN collect({name: e.name, entityType: e.entityType,
-                  observationCount: COUNT { (e)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.created_at <= $at },
-                  rels: rels}) AS around
+  RETURN small AS obs_small, vhits
 }
-RETURN size(vraw) AS vraw_count, size(eraw) AS eraw_count, size(fraw) AS fraw_count, vhits, ventities, fhits, around
+CALL () {
+  MATCH (e:Entity)
+  WHERE e.namespace = $ns AND e.name IS NOT NULL AND e.embedding IS NOT NULL
+  WITH e LIMIT $entity_scan
+  WITH collect(e) AS ents
+  WITH CASE WHEN size(ents) <= $cap THEN ents ELSE [] END AS ents, size(ents) <= $cap AS small
+  CALL (ents) {
+    UNWIND ents AS e
+    WITH e
+    WHERE e.created_at <= $at AND ($types IS NULL OR e.entityType IN $types)
+    WITH e, vector.similarity.cosine(e.embedding, $vector) AS score
+    ORDER BY score DESC
+    LIMIT $k_entities
+    RETURN collect({name: e.name, entityType: e.entityType, observation: null, seq: null, score: score,
+                    memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
+                                                        level: e.memory_level,
+                                                        since: coalesce(e.last_access, e.created_at)} END}) AS ventities
+  }
+  RETURN small AS entities_small, ventities
+}
+RETURN obs_small, vhits, entities_small, ventities
+
+// name: search_memory_around
+// For the named entities only: type, observation count and their strongest current relations.
+UNWIND $names AS name
+MATCH (e:KgNode {namespace: $ns, name: name})
+CALL (e) {
+  MATCH (e)-[r]-(x:Entity)
+  WHERE x.created_at <= $at
+    AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+  WITH r, x ORDER BY coalesce(r.weight, 1.0) DESC, x.name, type(r), r.created_at
+  LIMIT $neighbour_cap
+  RETURN collect({from: startNode(r).name, to: endNode(r).name, relationType: type(r),
+                  weight: coalesce(r.weight, 1.0), other: x.name, otherType: x.entityType}) AS rels
+}
+RETURN e.name AS name, e.entityType AS entityType,
+       COUNT { (e)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.created_at <= $at } AS observationCount,
+       rels
 
 // name: search_mentions
 // Entities of the namespace whose lower-cased name is one of the question's word n-grams.

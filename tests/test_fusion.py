@@ -56,6 +56,22 @@ def test_prior_multiplies() -> None:
     assert hits[0].name == "B"
 
 
+def test_prior_is_an_additive_share_of_the_top_score() -> None:
+    # A near tie: the remembered entity wins; its bonus is exactly prior weight x top x prior.
+    vector = [obs("A", 1, 0.80), obs("B", 1, 0.79), obs("C", 1, 0.10)]
+    plain = {h.name: h.score for h in fuse(vector=vector)}
+    hits = fuse(vector=vector, prior={"B": 0.5, "C": 1.0})
+    assert FusionWeights().prior == 0.1
+    assert hits[0].name == "B" and hits[0].channels["prior"] == 0.5
+    top = max(plain.values())
+    assert abs(hits[0].score - (plain["B"] + 0.1 * top * 0.5)) < 1e-9
+    # ... but a clearly better match is not outranked, even by a full prior.
+    assert [h.name for h in fuse(vector=vector, prior={"C": 1.0})] == ["A", "B", "C"]
+    # No prior, no change; an entity missing from the prior gets nothing.
+    assert {h.name: h.score for h in fuse(vector=vector, prior={})} == plain
+    assert {h.name: h.score for h in hits}["A"] == plain["A"]
+
+
 def test_no_candidates_no_hits() -> None:
     assert fuse() == []
 

@@ -78,7 +78,7 @@ class SentenceEmbedder:
             list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return [v.tolist() for v in vectors]
+        return vectors.tolist()  # one call: much faster than a tolist() per vector
 
 
 def load_embedder(spec: str, *, background: bool = True) -> SentenceEmbedder | None:

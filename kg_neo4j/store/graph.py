@@ -12,6 +12,7 @@ import base64
 import binascii
 import copy
 import json
+import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -64,6 +65,7 @@ MIN_K_ENTITIES = 20
 #: A starved vector channel is ranked exactly (cosine over the namespace's own vectors) when the
 #: namespace holds at most this many observations (resp. entities); past it, k grows.
 EXACT_CAP = 2000
+EXACT_RECHECK_S = 300.0
 MAX_K = 10_000
 NEIGHBOUR_CAP = 20
 #: (channel, hits field, raw count field) of the search_memory statement's answer.
@@ -127,6 +129,7 @@ class GraphStore:
         self.last_search_rounds = 0
         self.last_search_k = 0
         self.last_search_starved: list[list[str]] = []  # per extra round: the channels fetched again
+        self._exact_big: dict[str, float] = {}  # channel -> when its namespace was found past EXACT_CAP
 
     def within(self, tx: AsyncManagedTransaction) -> GraphStore:
         """A view of this store whose statements run inside ``tx``: several calls, one transaction
@@ -457,11 +460,13 @@ class GraphStore:
                     found[channel] = list(rec[hits_key])
                     raw[channel] = int(rec[raw_key])
             starved = {c for c, k in fetch.items() if raw[c] >= k and len(found[c]) < limit}
-            if not exact_tried and starved & {"vector", "entity"}:
+            want = {c for c in starved & {"vector", "entity"} if self._exact_big.get(c, -EXACT_RECHECK_S) <
+                    time.monotonic() - EXACT_RECHECK_S}
+            if not exact_tried and want:
                 # A namespace small next to the index: rank its own vectors exactly (one cheap statement)
-                # instead of growing k over everybody else's.
+                # instead of growing k over everybody else's.  A namespace found too large is not asked
+                # again for EXACT_RECHECK_S seconds.
                 exact_tried = True
-                want = starved & {"vector", "entity"}
                 self.last_search_rounds += 1
                 self.last_search_starved.append(sorted(f"{c}:exact" for c in want))
                 ex = (await self.run(
@@ -470,12 +475,15 @@ class GraphStore:
                     entity_scan=EXACT_CAP + 1 if "entity" in want else 0,
                     k_vector=ks["vector"], k_entities=ks["entity"],
                 ))[0]
-                if "vector" in want and ex["obs_small"]:
-                    found["vector"] = list(ex["vhits"])
-                    starved.discard("vector")
-                if "entity" in want and ex["entities_small"]:
-                    found["entity"] = list(ex["ventities"])
-                    starved.discard("entity")
+                for channel, small_key, hits_key in (("vector", "obs_small", "vhits"),
+                                                     ("entity", "entities_small", "ventities")):
+                    if channel not in want:
+                        continue
+                    if ex[small_key]:
+                        found[channel] = list(ex[hits_key])
+                        starved.discard(channel)
+                    else:
+                        self._exact_big[channel] = time.monotonic()
             candidates = len({(h["name"], h["seq"]) for c in found.values() for h in c})
             nxt: dict[str, int] = {}
             for channel in starved:

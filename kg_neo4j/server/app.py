@@ -27,6 +27,7 @@ from kg_neo4j.server.memorymesh import MESH_TOOLS, generated_tools
 from kg_neo4j.server.reference import REFERENCE_TOOLS
 from kg_neo4j.server.registry import Runtime, ToolSpec, call, current_session, tools_for
 from kg_neo4j.server.search import SEARCH_TOOLS
+from kg_neo4j.server.skills import SKILL_TOOLS
 from kg_neo4j.server.temporal import TEMPORAL_TOOLS
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore, connect
@@ -46,7 +47,7 @@ def _also_in_all(specs: Sequence[ToolSpec]) -> list[ToolSpec]:
 
 #: Every built-in tool (schema-generated tools come on top, per server).
 ALL_TOOLS: list[ToolSpec] = [*_also_in_all([*REFERENCE_TOOLS, *SEARCH_TOOLS, *TEMPORAL_TOOLS]), *MESH_TOOLS,
-                             *KNOWLEDGE_TOOLS]
+                             *KNOWLEDGE_TOOLS, *SKILL_TOOLS]
 
 #: Names a schema file may not generate.
 BUILTIN_TOOL_NAMES = frozenset(s.name for s in ALL_TOOLS)

@@ -3,14 +3,17 @@ reflect yet, and the tool's refusal to read anything outside the skills director
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_skills import FIXTURES, OpenSpy
 
+from conftest import Neo4jInfo, http_server, http_session, server_env, stdio_session
 from kg_neo4j import skills
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import EntityIn, KnowledgeIn
@@ -148,3 +151,32 @@ async def test_tool_in_process(store: GraphStore, tree: Path, monkeypatch: pytes
     off = await call(spec, runtime(store, None), {"topic": "JWT", "skill_paths": [WORKFLOW]})
     assert off.isError and "KG_NEO4J_SKILLS_DIR" in off.content[0].text and "--skills-dir" in off.content[0].text
 
+
+
+@contextlib.asynccontextmanager
+async def served(transport: str, info: Neo4jInfo, namespace: str, tree: Path) -> AsyncIterator[Any]:
+    """``kg-neo4j serve --tools all`` with KG_NEO4J_SKILLS_DIR set, over ``transport``."""
+    env = server_env(info, KG_NEO4J_SKILLS_DIR=str(tree))
+    args = ("--namespace", namespace, "--tools", "all")
+    if transport == "stdio":
+        async with stdio_session(info, *args, env=env) as s:
+            yield s
+    else:
+        with http_server(info, *args, env=env) as url:
+            async with http_session(url) as s:
+                yield s
+
+
+async def test_tool_over_mcp(transport: str, neo4j_info: Neo4jInfo, namespace: str, tree: Path,
+                             store: GraphStore) -> None:
+    await seed(store)
+    async with served(transport, neo4j_info, namespace, tree) as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert tools["crystallize_skill"].annotations.readOnlyHint is True
+        res = await session.call_tool("crystallize_skill", {"topic": "JWT", "skill_paths": [WORKFLOW]})
+        assert not res.isError, res.content
+        assert names(res.structuredContent["unsynced"]) == ["JWT revocation"]
+        assert names(res.structuredContent["reflected"]) == ["JWT key rotation"]
+        for bad in ("../secret.md", str(tree.parent / "secret.md"), "link-out.md"):
+            refused = await session.call_tool("crystallize_skill", {"topic": "JWT", "skill_paths": [bad]})
+            assert refused.isError and "hunter2" not in refused.content[0].text, refused.content

@@ -131,24 +131,35 @@ CALL (m) {
 }
 RETURN m.key AS key
 
-// name: expire_edges_find
-// Open relationships to close ($kind: 'weak' semantic edges between knowledge below $min_weight, 'causal' edges from inferences, 'dangling' edges of expired knowledge).
-CALL () {
-  MATCH (a:Knowledge)-[r]->(b:Knowledge)
-  WHERE $kind = 'weak' AND a.namespace = $ns AND b.namespace = $ns AND type(r) IN $types
-    AND r.weight < $min_weight AND (r.valid_until IS NULL OR r.valid_until > $now)
-  RETURN r
-  UNION
-  MATCH (a:Knowledge)-[r]->(:KgNode)
-  WHERE $kind = 'causal' AND a.namespace = $ns AND a.trust = 'inference' AND type(r) IN $causal
-    AND (r.valid_until IS NULL OR r.valid_until > $now)
-  RETURN r
-  UNION
-  MATCH (x:ExpiredKnowledge)-[r]-(y)
-  WHERE $kind = 'dangling' AND x.namespace = $ns AND (y:KgNode OR y:ExpiredKnowledge)
-    AND (r.valid_until IS NULL OR r.valid_until > $now)
-  RETURN r
-}
+// name: weak_edges_find
+// Open semantic edges between knowledge nodes weaker than $min_weight (prune closes them): count, the first $page ids, a sample.
+MATCH (a:Knowledge)-[r]->(b:Knowledge)
+WHERE a.namespace = $ns AND b.namespace = $ns AND type(r) IN $types AND r.weight < $min_weight
+  AND (r.valid_until IS NULL OR r.valid_until > $now)
+WITH r
+ORDER BY startNode(r).name, type(r), endNode(r).name
+WITH collect(r) AS found
+RETURN size(found) AS total, [r IN found[..$page] | elementId(r)] AS ids,
+       [r IN found[..$sample] | {from: startNode(r).name, to: endNode(r).name, relationType: type(r),
+                                  weight: r.weight}] AS sample
+
+// name: causal_edges_find
+// Open must_precede / reason_for edges whose source is an inference (validate closes them): count, ids, a sample.
+MATCH (a:Knowledge)-[r]->(:KgNode)
+WHERE a.namespace = $ns AND a.trust = 'inference' AND type(r) IN $causal
+  AND (r.valid_until IS NULL OR r.valid_until > $now)
+WITH r
+ORDER BY startNode(r).name, type(r), endNode(r).name
+WITH collect(r) AS found
+RETURN size(found) AS total, [r IN found[..$page] | elementId(r)] AS ids,
+       [r IN found[..$sample] | {from: startNode(r).name, to: endNode(r).name, relationType: type(r),
+                                  weight: r.weight}] AS sample
+
+// name: dangling_edges_find
+// Open relationships of expired knowledge (validate and session-start close them): count, ids, a sample.
+MATCH (x:ExpiredKnowledge)-[r]-(y)
+WHERE x.namespace = $ns AND (y:KgNode OR y:ExpiredKnowledge) AND (r.valid_until IS NULL OR r.valid_until > $now)
+WITH DISTINCT r
 WITH r
 ORDER BY startNode(r).name, type(r), endNode(r).name
 WITH collect(r) AS found
@@ -284,3 +295,38 @@ MATCH (k:Knowledge)
 WHERE k.namespace = $ns
 WITH k ORDER BY k.created_at DESC, k.name LIMIT $limit
 RETURN collect(k.name) AS names
+
+// name: hook_recall
+// The hook's recall: fulltext (BM25) hits of the namespace grouped by entity, knowledge boosted, best first, with what to print.
+CALL db.index.fulltext.queryNodes('kg_fulltext', $fulltext, {limit: $k}) YIELD node, score
+WITH node, score
+WHERE node.namespace = $ns
+OPTIONAL MATCH (owner:Entity)-[:HAS_OBSERVATION]->(node:Observation)
+WITH coalesce(owner, node) AS e, CASE WHEN owner IS NULL THEN null ELSE node.text END AS hit, score
+WHERE e:Entity
+// hits arrive best first, so the matching observations are collected best first
+WITH e, max(score) AS score, collect(hit) AS hits
+WITH e, hits, score * CASE WHEN e:Knowledge THEN $knowledge_boost ELSE 1.0 END AS rank
+ORDER BY rank DESC, e.name
+LIMIT $limit
+CALL (e, hits) {
+  OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+  WHERE NOT e:Knowledge AND NOT o.text IN hits
+  WITH o ORDER BY o.seq
+  RETURN collect(o.text) AS others
+}
+WITH e, rank, CASE WHEN e:Knowledge THEN [] ELSE (hits + others)[..$observations] END AS observations
+RETURN e.name AS name, e.entityType AS type, e:Knowledge AS knowledge, e.content AS content, e.trust AS trust,
+       e.category AS category, e.memory_level AS level, e.quote AS quote, rank, observations
+
+// name: hook_core
+// Core knowledge to re-inject after a compaction: type 'core', fundamentals and level 4, the most important first.
+MATCH (k:Knowledge)
+WHERE k.namespace = $ns AND (k.entityType = 'core' OR k.category = 'fundamental' OR k.memory_level >= 4)
+WITH k
+ORDER BY CASE WHEN k.entityType = 'core' THEN 0 ELSE 1 END,
+         CASE k.trust WHEN 'principle' THEN 0 WHEN 'pattern' THEN 1 ELSE 2 END,
+         coalesce(k.access_count, 0) DESC, k.name
+LIMIT $limit
+RETURN k.name AS name, k.entityType AS type, true AS knowledge, k.content AS content, k.trust AS trust,
+       k.category AS category, k.memory_level AS level, k.quote AS quote, [] AS observations

@@ -1,4 +1,4 @@
-"""``kg-neo4j``: serve, manage a local Neo4j, import and export.
+"""``kg-neo4j``: serve, manage a local Neo4j, import and export, maintain, agent hooks.
 
 Flags override the environment (``Settings``).  Logs and progress go to stderr;
 stdout carries only command output (and, under ``serve`` over stdio, the protocol).
@@ -68,12 +68,58 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--no-progress", dest="progress", action="store_false")
     imp.add_argument("--embedding-model", dest="embedding_model")
 
+    mnt = sub.add_parser("maintain", help="maintain the knowledge graph: prune (decay, weak edges), merge "
+                                          "near-duplicates, validate, orphans; a dry run unless --apply")
+    _common(mnt)
+    mnt.add_argument("--apply", action="store_true",
+                     help="apply the changes (committed per batch); without it nothing is changed")
+    mnt.add_argument("--actions", type=_actions, default=None,
+                     help="comma-separated: prune,merge,validate,orphans (default: all)")
+    mnt.add_argument("--batch-size", dest="batch_size", type=_positive, default=2000)
+    mnt.add_argument("--min-similarity", dest="min_similarity", type=float, default=None,
+                     help="merge: cosine similarity a pair needs (default 0.9)")
+    mnt.add_argument("--no-progress", dest="progress", action="store_false")
+
+    hook = sub.add_parser("hook", help="agent lifecycle hook: reads the hook's JSON on stdin, prints the text "
+                                       "to inject; always exits 0")
+    _common(hook)
+    hook.add_argument("hook", choices=["session-start", "recall", "post-compact"])
+
+    skills = sub.add_parser("import-skills", help="import skill markdown files under DIR as knowledge")
+    _common(skills)
+    skills.add_argument("directory", type=Path)
+    skills.add_argument("--type", dest="knowledge_type", default=None,
+                        help="knowledge type of every section (default: from the file)")
+    skills.add_argument("--trust", default="pattern", help="principle, pattern or inference (default pattern)")
+    skills.add_argument("--category", default="creative", help="fundamental or creative (default creative)")
+    skills.add_argument("--batch-size", dest="batch_size", type=_positive, default=200)
+    skills.add_argument("--no-progress", dest="progress", action="store_false")
+    skills.add_argument("--embedding-model", dest="embedding_model")
+
     exp = sub.add_parser("export", help="export a namespace to a file")
     _common(exp)
     exp.add_argument("path")
     exp.add_argument("--format", dest="fmt", default="jsonl", choices=["jsonl", "full"])
     exp.add_argument("--no-progress", dest="progress", action="store_false")
     return parser
+
+
+ACTIONS = ("prune", "merge", "validate", "orphans")
+
+
+def _actions(value: str) -> list[str]:
+    actions = [a.strip() for a in value.split(",") if a.strip()]
+    bad = [a for a in actions if a not in ACTIONS]
+    if bad or not actions:
+        raise argparse.ArgumentTypeError(f"actions are a comma-separated list of {', '.join(ACTIONS)}; got {value!r}")
+    return list(dict.fromkeys(actions))
+
+
+def _positive(value: str) -> int:
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1; got {value}")
+    return n
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -92,6 +138,8 @@ def _setup_logging(level: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "hook":
+        return _hook(args)
     try:
         settings = _settings(args)
         _setup_logging(settings.log_level)
@@ -103,6 +151,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `kg-neo4j neo4j status | head`
         sys.stderr.close()
+        return 0
+
+
+def _hook(args: argparse.Namespace) -> int:
+    """``kg-neo4j hook NAME``: never fails (exit 0, nothing printed) and logs only at DEBUG."""
+    try:
+        settings = _settings(args)
+        if settings.log_level.upper() == "DEBUG":
+            _setup_logging("DEBUG")
+        else:
+            logging.disable(logging.CRITICAL)
+        from kg_neo4j.hooks import main as hook_main
+
+        return hook_main(args.hook, settings)
+    except BaseException:  # noqa: BLE001 - a hook never blocks the user
         return 0
 
 
@@ -147,6 +210,23 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         report = asyncio.run(run_import(settings, args.path, fmt=args.fmt, batch_size=args.batch_size,
                                         progress=args.progress))
         print(json.dumps(report, indent=2))
+        return 0 if not report.get("rejected") else 1
+    if args.command == "maintain":
+        from kg_neo4j.maintenance import run_maintain
+
+        report = asyncio.run(run_maintain(settings, actions=args.actions or list(ACTIONS), apply=args.apply,
+                                          batch_size=args.batch_size, progress=args.progress,
+                                          min_similarity=args.min_similarity))
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        print(report["summary"], file=sys.stderr)
+        return 0
+    if args.command == "import-skills":
+        from kg_neo4j.skills import run_import_skills
+
+        report = asyncio.run(run_import_skills(settings, args.directory, knowledge_type=args.knowledge_type,
+                                               trust=args.trust, category=args.category,
+                                               batch_size=args.batch_size, progress=args.progress))
+        print(json.dumps(report, indent=2, ensure_ascii=False, default=str))
         return 0 if not report.get("rejected") else 1
     if args.command == "export":
         from kg_neo4j.transfer import run_export

@@ -1,18 +1,21 @@
-"""Long sweeps run from the CLI (with a progress bar on stderr)."""
+"""Long sweeps run from the CLI (with a progress bar on stderr): reembed, maintain."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tqdm import tqdm
 
+from kg_neo4j.clock import Clock
 from kg_neo4j.embeddings import SentenceEmbedder, resolve_model
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import connect
 from kg_neo4j.store.connection import bootstrap
 from kg_neo4j.store.embeddings import reembed
+from kg_neo4j.store.maintenance import ACTIONS, DEFAULT_BATCH_SIZE, MERGE_COSINE, MaintenanceStore
 
 
 async def run_reembed(settings: Settings, *, batch_size: int = 256, progress: bool = True) -> dict[str, Any]:
@@ -34,4 +37,33 @@ async def run_reembed(settings: Settings, *, batch_size: int = 256, progress: bo
                              on_progress=bar.update)
     finally:
         bar.close()
+        await driver.close()
+
+
+async def run_maintain(settings: Settings, *, actions: Sequence[str] = ACTIONS, apply: bool = False,
+                       batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = True,
+                       min_similarity: float | None = None, clock: Clock | None = None) -> dict[str, Any]:
+    """``kg-neo4j maintain``: maintain_graph's actions on ``settings.namespace``, a dry run unless
+    ``apply``; one progress bar per step on stderr.  Returns the report (``summary`` in words)."""
+    driver, conn = await connect(settings)
+    bars: list[tqdm[Any]] = []
+
+    def bar(desc: str) -> tuple[Callable[[int], None], Callable[[int], None]]:
+        b = tqdm(total=0, unit="node", desc=desc, file=sys.stderr, disable=not progress, leave=True)
+        bars.append(b)
+
+        def total(n: int) -> None:
+            b.total = n
+            b.refresh()
+
+        return total, b.update
+
+    try:
+        await bootstrap(driver, conn.database)
+        ms = MaintenanceStore(driver, database=conn.database, namespace=settings.namespace, clock=clock)
+        return await ms.maintain(actions, apply=apply, batch_size=batch_size, progress=bar,
+                                 min_similarity=MERGE_COSINE if min_similarity is None else min_similarity)
+    finally:
+        for b in bars:
+            b.close()
         await driver.close()

@@ -84,7 +84,15 @@ async def dump(driver: AsyncDriver, database: str, ns: str, *, meta: bool = True
     too) and every relationship from one."""
     records, _, _ = await driver.execute_query(
         """
-        MATCH (n) WHERE n.namespace = $ns AND ($meta OR NOT n:KgMeta)
+        CALL () {
+          MATCH (n:KgNode) WHERE n.namespace = $ns RETURN n
+          UNION
+          MATCH (n:ExpiredKnowledge) WHERE n.namespace = $ns RETURN n
+          UNION
+          MATCH (k:KgNode|ExpiredKnowledge)-[:HAS_OBSERVATION]->(n) WHERE k.namespace = $ns RETURN n
+          UNION
+          MATCH (n:KgMeta) WHERE $meta AND n.namespace = $ns RETURN n
+        }
         OPTIONAL MATCH (n)-[r]->(m)
         RETURN elementId(n) AS id, labels(n) AS labels, properties(n) AS props,
                collect(CASE WHEN r IS NULL THEN null ELSE [type(r), elementId(m), properties(r)] END) AS rels

@@ -251,9 +251,9 @@ class MaintenanceStore:
         ``dangling`` (edges still open on expired knowledge).  A dry run counts and names them."""
         if kind not in ("weak", "causal", "dangling"):
             raise ValueError(f"unknown edge kind {kind!r}")
-        params = {"kind": kind, "types": SEMANTIC_TYPES, "causal": CAUSAL_TYPES, "min_weight": WEAK_EDGE_WEIGHT,
-                  "sample": sample}
-        first_page = (await self._read("expire_edges_find", page=batch_size * CHUNK_BATCHES, **params))[0]
+        params = {"types": SEMANTIC_TYPES, "causal": CAUSAL_TYPES, "min_weight": WEAK_EDGE_WEIGHT, "sample": sample}
+        find = f"{kind}_edges_find"
+        first_page = (await self._read(find, page=batch_size * CHUNK_BATCHES, **params))[0]
         found = {"count": int(first_page["total"]), "edges": [dict(e) for e in first_page["sample"]]}
         if not apply:
             return found
@@ -268,7 +268,7 @@ class MaintenanceStore:
                 on_progress(done)
             if done == 0:  # nothing left that this run can change (a concurrent writer got there first)
                 break
-            page = (await self._read("expire_edges_find", page=batch_size * CHUNK_BATCHES, **params))[0]
+            page = (await self._read(find, page=batch_size * CHUNK_BATCHES, **params))[0]
         found["closed"] = closed
         return found
 

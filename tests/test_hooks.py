@@ -1,0 +1,210 @@
+"""``kg-neo4j hook session-start | recall | post-compact`` on a prepared graph (in process, with the
+injected clock), and as the CLI does it: no torch on the path, exit 0 and nothing printed when
+Neo4j is unreachable or stdin is garbage."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from neo4j import AsyncDriver
+from test_maintenance import DAY, DIM, NOW, edges, knowledge, node, seed
+from test_maintenance_actions import near, random_vector
+
+from conftest import KG, Neo4jInfo, free_port, server_env
+from kg_neo4j.clock import ManualClock
+from kg_neo4j.hooks import HOOKS, fit, parse_payload, run_hook
+from kg_neo4j.knowledge import decay
+from kg_neo4j.models import EntityIn
+from kg_neo4j.settings import Settings
+from kg_neo4j.store import GraphStore
+from kg_neo4j.store.connection import ensure_vector_indexes
+
+OLD = NOW - 400 * DAY
+
+
+def settings(info: Neo4jInfo, namespace: str, budget: int = 4000) -> Settings:
+    return Settings(neo4j_uri=info.uri, neo4j_username=info.username, neo4j_password=info.password,
+                    neo4j_database=info.database, namespace=namespace, hook_budget_chars=budget)
+
+
+async def hook(name: str, payload: dict[str, Any], driver: AsyncDriver, info: Neo4jInfo, namespace: str,
+               clock: ManualClock, budget: int = 4000) -> str:
+    # a generous time budget: what the hook prints must not depend on how busy the machine is
+    return await run_hook(name, payload, settings(info, namespace, budget), clock=clock, driver=driver,
+                          time_budget=120.0, sweep_budget=60.0)
+
+
+async def test_session_start(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock) -> None:
+    db = neo4j_info.database
+    clock.set(NOW)
+    await ensure_vector_indexes(driver, db, DIM)
+    rng = random.Random(namespace)
+    base = random_vector(rng)
+    fading = knowledge("fading", created_at=NOW - 100 * DAY)  # a pattern untouched for 100 days: R = 0.11
+    await seed(driver, db, namespace, [
+        knowledge("decayed", trust="inference", created_at=OLD),
+        fading,
+        knowledge("keeper", trust="principle", quote="always migrate first", created_at=NOW - 3 * DAY,
+                  vector=base),
+        knowledge("copy", trust="inference", created_at=NOW - DAY, vector=near(base, rng, 0.02)),
+        knowledge("gone", created_at=NOW - DAY),
+    ])
+    await edges(driver, db, namespace, [{"from": "keeper", "to": "gone", "type": "refines"}])
+    await driver.execute_query(  # expired by something that left its edge open
+        "MATCH (k:Knowledge {namespace: $ns, name: 'gone'}) REMOVE k:KgNode:Entity:Knowledge "
+        "SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_reason = 'forgotten'", ns=namespace, now=NOW,
+        database_=db)
+    r = decay.retention(100.0, fading["stability"], category="creative")
+    text = await hook("session-start", {"session_id": "abc", "hook_event_name": "SessionStart", "source": "startup"},
+                      driver, neo4j_info, namespace, clock)
+    lines = text.splitlines()
+    assert lines[0] == (f"Knowledge graph memory (kg-neo4j, namespace '{namespace}'): 3 knowledge nodes. "
+                        "Session-start maintenance:")
+    assert lines[1] == "- repaired 1 open edges of expired knowledge"
+    assert lines[2] == "- decay: 1 knowledge nodes expired (unused too long): decayed"
+    assert lines[3] == ("- fading (retention < 0.3; use or confirm them, or let them go): "
+                        f"fading (R {r:.2f})")
+    assert lines[4].startswith("- possible duplicates (merge with maintain_graph action merge, or connect them): "
+                               "copy ~ keeper (0.")
+    assert len(lines) == 5
+    assert "ExpiredKnowledge" in (await node(driver, db, namespace, "decayed"))["labels"]
+    again = await hook("session-start", {}, driver, neo4j_info, namespace, clock)
+    assert "repaired" not in again and "decay:" not in again and "fading (R" in again
+
+
+async def test_session_start_on_an_empty_namespace_prints_nothing(driver: AsyncDriver, neo4j_info: Neo4jInfo,
+                                                                   namespace: str, clock: ManualClock) -> None:
+    assert await hook("session-start", {}, driver, neo4j_info, namespace, clock) == ""
+
+
+async def _recall_graph(driver: AsyncDriver, info: Neo4jInfo, namespace: str, clock: ManualClock) -> None:
+    clock.set(NOW)
+    await seed(driver, info.database, namespace, [
+        knowledge("Deploy checklist", trust="principle", quote="migrate, then deploy",
+                  content="run the database migrations before deploying", type="procedure", level=2),
+        knowledge("Coffee", content="the office coffee machine is on floor two"),
+    ])
+    store = GraphStore(driver, database=info.database, namespace=namespace, clock=clock)
+    await store.create_entities([EntityIn(name="Alice", entityType="person",
+                                          observations=["Alice deploys the database on fridays", "likes tea"])])
+
+
+async def test_recall(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock) -> None:
+    await _recall_graph(driver, neo4j_info, namespace, clock)
+    text = await hook("recall", {"session_id": "abc", "hook_event_name": "UserPromptSubmit",
+                                 "prompt": "How do we deploy the database?"}, driver, neo4j_info, namespace, clock)
+    assert text.splitlines() == [
+        "Relevant knowledge from memory (kg-neo4j; trust: principle = the expert's, pattern = observed, "
+        "inference = your own idea):",
+        "- [procedure · principle · level 2] Deploy checklist: run the database migrations before deploying "
+        '(expert: "migrate, then deploy")',
+        "- [person] Alice: Alice deploys the database on fridays; likes tea",
+    ]
+    assert await hook("recall", {"prompt": "zebra quantum"}, driver, neo4j_info, namespace, clock) == ""
+    assert await hook("recall", {"prompt": "   "}, driver, neo4j_info, namespace, clock) == ""
+    assert await hook("recall", {}, driver, neo4j_info, namespace, clock) == ""
+
+
+async def test_recall_keeps_to_the_budget(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str,
+                                          clock: ManualClock) -> None:
+    await _recall_graph(driver, neo4j_info, namespace, clock)
+    full = await hook("recall", {"prompt": "deploy the database"}, driver, neo4j_info, namespace, clock)
+    lines = full.splitlines()
+    budget = len(lines[0]) + 1 + len(lines[1])  # exactly the header and the first line
+    text = await hook("recall", {"prompt": "deploy the database"}, driver, neo4j_info, namespace, clock,
+                      budget=budget)
+    assert text == "\n".join(lines[:2]) and len(text) <= budget
+    assert await hook("recall", {"prompt": "deploy the database"}, driver, neo4j_info, namespace, clock,
+                      budget=len(lines[0])) == ""
+
+
+async def test_post_compact(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock) -> None:
+    clock.set(NOW)
+    await seed(driver, neo4j_info.database, namespace, [
+        knowledge("identity", type="core", trust="principle", quote="you are my assistant", content="Serve the team"),
+        knowledge("arithmetic", category="fundamental", level=4, content="2 + 2 = 4"),
+        knowledge("habit", trust="inference", level=4, accesses=60, last_access=NOW - DAY, content="tests first"),
+        knowledge("minor", content="a passing remark"),
+    ])
+    text = await hook("post-compact", {"hook_event_name": "SessionStart", "source": "compact"}, driver,
+                      neo4j_info, namespace, clock)
+    assert text.splitlines() == [
+        "Core knowledge (kg-neo4j memory, restored after compaction):",
+        '- [core · principle · level 1] identity: Serve the team (expert: "you are my assistant")',
+        "- [rule · pattern · fundamental · level 4] arithmetic: 2 + 2 = 4",
+        "- [rule · inference · level 4] habit: tests first",
+    ]
+    lines = text.splitlines()
+    budget = len(lines[0]) + 1 + len(lines[1]) + 5  # the header and one line, not two
+    short = await hook("post-compact", {}, driver, neo4j_info, namespace, clock, budget=budget)
+    assert short.splitlines() == lines[:2] and len(short) <= budget
+
+
+def test_fit_and_payload() -> None:
+    assert fit("h", ["a", "bb"], 100) == "h\na\nbb"
+    assert fit("h", ["a", "bb"], 4) == "h\na"
+    assert fit("h", ["abc"], 3) == ""
+    assert parse_payload("") == {} and parse_payload('{"prompt": "x"}') == {"prompt": "x"}
+    for bad in ("not json {", "[1, 2]", '"text"'):
+        with pytest.raises(ValueError):
+            parse_payload(bad)
+
+
+# --- as the CLI runs them ---------------------------------------------------------------------------
+
+PROBE = """
+import io, json, sys
+from kg_neo4j.cli import main
+payloads = {"session-start": {"source": "startup"}, "recall": {"prompt": "deploy the database"},
+            "post-compact": {"source": "compact"}}
+codes = {}
+for name, payload in payloads.items():
+    sys.stdin = io.StringIO(json.dumps(payload))
+    codes[name] = main(["hook", name])
+heavy = sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules)
+print(json.dumps({"codes": codes, "heavy": heavy}), file=sys.stderr)
+"""
+
+
+async def test_hooks_from_the_cli_import_no_torch(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str,
+                                                  clock: ManualClock) -> None:
+    await _recall_graph(driver, neo4j_info, namespace, clock)
+    # an embedding model configured, as a server would be: the hooks still never load it
+    env = server_env(neo4j_info, KG_NEO4J_NAMESPACE=namespace, KG_NEO4J_EMBEDDING_MODEL="all-MiniLM-L6-v2")
+    proc = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    probe = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert probe == {"codes": {"session-start": 0, "recall": 0, "post-compact": 0}, "heavy": []}
+    assert "Deploy checklist" in proc.stdout
+
+    out = subprocess.run([KG, "hook", "recall"], input=json.dumps({"prompt": "deploy the database"}), env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stderr == ""
+    assert out.stdout.splitlines()[1].startswith("- [procedure · principle · level 2] Deploy checklist:")
+
+
+@pytest.mark.parametrize("name", HOOKS)
+def test_hook_with_neo4j_unreachable_prints_nothing(neo4j_info: Neo4jInfo, name: str) -> None:
+    env = server_env(neo4j_info, NEO4J_URI=f"bolt://127.0.0.1:{free_port()}")
+    proc = subprocess.run([KG, "hook", name], input=json.dumps({"prompt": "deploy the database"}), env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+@pytest.mark.parametrize("stdin", ["not json {", "[1, 2]", "\x00\xff garbage"])
+@pytest.mark.parametrize("name", HOOKS)
+def test_hook_with_garbage_stdin_prints_nothing(neo4j_info: Neo4jInfo, name: str, stdin: str) -> None:
+    proc = subprocess.run([KG, "hook", name], input=stdin, env=server_env(neo4j_info), capture_output=True,
+                          text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+def test_unknown_hook_is_a_usage_error(neo4j_info: Neo4jInfo) -> None:
+    proc = subprocess.run([KG, "hook", "stop"], input="{}", env=server_env(neo4j_info), capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr

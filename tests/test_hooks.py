@@ -86,7 +86,7 @@ async def _recall_graph(driver: AsyncDriver, info: Neo4jInfo, namespace: str, cl
     clock.set(NOW)
     await seed(driver, info.database, namespace, [
         knowledge("Deploy checklist", trust="principle", quote="migrate, then deploy",
-                  content="run the database migrations before deploying", type="procedure", level=2),
+                  content="run the database migrations before deploying", type="procedure", level=2, sessions=3),
         knowledge("Coffee", content="the office coffee machine is on floor two"),
     ])
     store = GraphStore(driver, database=info.database, namespace=namespace, clock=clock)

@@ -245,7 +245,8 @@ class MaintenanceStore:
 
     # -- maintain_graph ---------------------------------------------------------------------------
     async def close_edges(self, kind: str, *, apply: bool, batch_size: int = DEFAULT_BATCH_SIZE,
-                          sample: int = SAMPLE, on_progress: Progress | None = None) -> dict[str, Any]:
+                          sample: int = SAMPLE, on_total: Callable[[int], None] | None = None,
+                          on_progress: Progress | None = None) -> dict[str, Any]:
         """Close open relationships of one ``kind``: ``weak`` (semantic edges between knowledge
         nodes with weight < 0.3), ``causal`` (must_precede / reason_for from an inference),
         ``dangling`` (edges still open on expired knowledge).  A dry run counts and names them."""
@@ -255,6 +256,8 @@ class MaintenanceStore:
         find = f"{kind}_edges_find"
         first_page = (await self._read(find, page=batch_size * CHUNK_BATCHES, **params))[0]
         found = {"count": int(first_page["total"]), "edges": [dict(e) for e in first_page["sample"]]}
+        if on_total:
+            on_total(found["count"])
         if not apply:
             return found
         closed = 0
@@ -386,7 +389,7 @@ class MaintenanceStore:
                                                on_total=on_total, on_progress=on_progress)
                 on_total, on_progress = bar("prune: weak edges")
                 weak = await self.close_edges("weak", apply=apply, batch_size=batch_size, sample=sample,
-                                              on_progress=on_progress)
+                                              on_total=on_total, on_progress=on_progress)
                 out["actions"]["prune"] = {
                     "expire": {"count": sweep.expired, "names": sweep.expire_names},
                     "levels": {"count": sweep.promoted + sweep.demoted, "promoted": sweep.promoted,
@@ -416,7 +419,7 @@ class MaintenanceStore:
                 for kind, key in (("causal", "inferenceCausalEdges"), ("dangling", "danglingEdges")):
                     on_total, on_progress = bar(f"validate: {key}")
                     entry[key] = await self.close_edges(kind, apply=apply, batch_size=batch_size, sample=sample,
-                                                        on_progress=on_progress)
+                                                        on_total=on_total, on_progress=on_progress)
                 out["actions"]["validate"] = entry
             else:
                 out["actions"]["orphans"] = (await self.findings(orphans=True, sample=sample))["orphans"]
@@ -464,7 +467,7 @@ def summarize(report: dict[str, Any]) -> str:
         o = acts["orphans"]
         lines.append(f"orphans: {o['count']} knowledge nodes without an open relationship{names(o['names'])} "
                      "(report only: connect them with connect_knowledge, or forget them)")
-    lines.append("Dry run: nothing was changed; call again with dryRun false to apply." if dry
+    lines.append("Dry run: nothing was changed; apply with dryRun false (kg-neo4j maintain --apply)." if dry
                  else "Applied (committed per batch).")
     return "\n".join(lines)
 

@@ -17,6 +17,8 @@ progress bar can follow it and a time budget can stop it between chunks; with
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -185,30 +187,50 @@ class MaintenanceStore:
                 after = str(meta[0]["cursor"])
         if on_total:
             on_total(await self.count_knowledge())
-        chunks = 0
-        while True:
-            if (deadline is not None and time.monotonic() >= deadline) or (
-                    max_chunks is not None and chunks >= max_chunks):
-                report.complete = False
-                break
-            chunks += 1
+        async def scan(after: str) -> tuple[int, str, neo4j.Record | None]:
+            """The chunk after ``after``: its size in entities, its last name, what the scan found."""
             bounds = (await self._read("decay_chunk_bounds", after=after, chunk=chunk))[0]
             if int(bounds["entities"]) == 0:
-                break
+                return 0, after, None
             upto = str(bounds["upto"])
             rec = (await self._read("decay_scan_chunk", after=after, upto=upto, now=now, sample=sample))[0]
-            written = None
-            ids = [*rec["expire_ids"], *rec["level_ids"]]
-            if apply and ids:
-                written = (await self._auto("decay_apply", ids=ids, now=now, batch=batch_size))[0]
-            self._add_chunk(report, rec, written, sample)
-            after = upto
-            if apply:  # where a stopped sweep resumes
-                await self._write("decay_progress_write", key=self._meta_key, cursor=after, report=None, now=now)
-            if on_progress:
-                on_progress(int(rec["scanned"]))
-            if int(bounds["entities"]) < chunk:
-                break
+            return int(bounds["entities"]), upto, rec
+
+        # The next chunk is read while this one is written (the scan is read-only and covers other
+        # names, and every write re-checks the node it writes): two server threads, not one.
+        chunks = 0
+        ahead: asyncio.Task[tuple[int, str, neo4j.Record | None]] | None = None
+        try:
+            while True:
+                if (deadline is not None and time.monotonic() >= deadline) or (
+                        max_chunks is not None and chunks >= max_chunks):
+                    report.complete = False
+                    break
+                chunks += 1
+                entities, upto, rec = await (ahead if ahead is not None else scan(after))
+                ahead = None
+                if rec is None:
+                    break
+                last = entities < chunk
+                if not last:
+                    ahead = asyncio.ensure_future(scan(upto))
+                written = None
+                ids = [*rec["expire_ids"], *rec["level_ids"]]
+                if apply and ids:
+                    written = (await self._auto("decay_apply", ids=ids, now=now, batch=batch_size))[0]
+                self._add_chunk(report, rec, written, sample)
+                after = upto
+                if apply:  # where a stopped sweep resumes
+                    await self._write("decay_progress_write", key=self._meta_key, cursor=after, report=None, now=now)
+                if on_progress:
+                    on_progress(int(rec["scanned"]))
+                if last:
+                    break
+        finally:
+            if ahead is not None:  # read ahead, not needed (stopped): drop it
+                ahead.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await ahead
         report.cursor = None if report.complete else after
         report.seconds = round(time.monotonic() - started, 3)
         if apply:
@@ -255,9 +277,10 @@ class MaintenanceStore:
         params = {"types": SEMANTIC_TYPES, "causal": CAUSAL_TYPES, "min_weight": WEAK_EDGE_WEIGHT, "sample": sample}
         find = f"{kind}_edges_find"
         first_page = (await self._read(find, page=batch_size * CHUNK_BATCHES, **params))[0]
-        found = {"count": int(first_page["total"]), "edges": [dict(e) for e in first_page["sample"]]}
+        total = int(first_page["total"])
+        found: dict[str, Any] = {"count": total, "edges": [dict(e) for e in first_page["sample"]]}
         if on_total:
-            on_total(found["count"])
+            on_total(total)
         if not apply:
             return found
         closed = 0

@@ -514,7 +514,3 @@ def _meta_report(report: SweepReport) -> dict[str, Any]:
     return {"scanned": report.scanned, "expired": report.expired, "promoted": report.promoted,
             "demoted": report.demoted, "written": report.written, "complete": report.complete,
             "seconds": report.seconds}
-
-
-def first(items: Sequence[Any], n: int = SAMPLE) -> list[Any]:
-    return list(items[:n])

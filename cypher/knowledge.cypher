@@ -36,22 +36,41 @@ CALL (pairs, taken) {
     embedding: row.vector, embedding_model: CASE WHEN row.vector IS NULL THEN null ELSE $model END
   })
   WITH n, row
-  // similar knowledge already stored (the vector index does not see this transaction's own nodes)
+  // similar knowledge: exact cosine over the namespace's knowledge when it holds at most $similar_scan
+  // nodes, else the vector index over-fetched ($similar_k) and filtered by namespace
   CALL (n, row) {
     WITH row.vector AS v
     WHERE v IS NOT NULL
-    CALL db.index.vector.queryNodes('kg_observation_embedding', $similar_k, v) YIELD node, score
-    WITH node, score
-    WHERE node.namespace = $ns AND score >= $similar_min_score
-    MATCH (k:Knowledge)-[:HAS_OBSERVATION]->(node)
-    WHERE k <> n
+    CALL (v) {
+      MATCH (k:Knowledge)
+      WHERE k.namespace = $ns
+      WITH k LIMIT $similar_scan + 1
+      WITH collect(k) AS ks
+      RETURN size(ks) <= $similar_scan AS small, ks
+    }
+    CALL (v, small, ks) {
+      UNWIND CASE WHEN small THEN ks ELSE [] END AS k
+      MATCH (k)-[:HAS_OBSERVATION]->(o:Observation {role: 'content'})
+      WHERE o.embedding IS NOT NULL
+      RETURN k, vector.similarity.cosine(o.embedding, v) AS score
+      UNION ALL
+      WITH v, small
+      WHERE NOT small
+      CALL db.index.vector.queryNodes('kg_observation_embedding', $similar_k, v) YIELD node, score
+      WITH node, score
+      WHERE node.namespace = $ns
+      MATCH (k:Knowledge)-[:HAS_OBSERVATION]->(node)
+      RETURN k, score
+    }
+    WITH k, score
+    WHERE k <> n AND score >= $similar_min_score
     WITH k, max(score) AS score ORDER BY score DESC, k.name LIMIT $similar_limit
     RETURN collect({name: k.name, score: score}) AS by_vector
   }
   CALL (n, row) {
     WITH row.fulltext AS q
     WHERE row.vector IS NULL AND q <> ''
-    CALL db.index.fulltext.queryNodes('kg_fulltext', q, {limit: $similar_k}) YIELD node, score
+    CALL db.index.fulltext.queryNodes('kg_fulltext', q, {limit: $similar_text_k}) YIELD node, score
     WITH node, score
     WHERE node.namespace = $ns
     MATCH (k:Knowledge)-[:HAS_OBSERVATION]->(node)
@@ -73,13 +92,25 @@ RETURN k.name AS name, k.entityType AS type, k.content AS content, k.trust AS tr
        k.access_count AS access_count, k.last_access AS last_access, k.sessions AS sessions,
        k.created_at AS created_at, k.updated_at AS updated_at
 
+// name: knowledge_lock
+// Take the write lock of one knowledge node and read its state (update_knowledge's first statement).
+MATCH (k:KgNode {namespace: $ns, name: $knowledge})
+SET k.kg_lock = true
+REMOVE k.kg_lock
+WITH k
+WHERE k:Knowledge
+RETURN k.name AS name, k.entityType AS type, k.content AS content, k.trust AS trust, k.category AS category,
+       k.quote AS quote, k.source AS source, k.stability AS stability, k.memory_level AS memory_level,
+       k.access_count AS access_count, k.last_access AS last_access, k.sessions AS sessions,
+       k.created_at AS created_at, k.updated_at AS updated_at
+
 // name: knowledge_update
 // Change one knowledge node in place (identity and edges kept); new content replaces the content observation.
 MATCH (k:KgNode {namespace: $ns, name: $knowledge})
 WHERE k:Knowledge
 SET k.entityType = $type, k.type_lower = $type, k.trust = $trust, k.category = $category, k.quote = $quote,
     k.source = $source, k.stability = $stability, k.memory_level = $memory_level, k.updated_at = $now,
-    k.content = $content,
+    k.content = $content, k.last_access = CASE WHEN $restart_decay THEN $now ELSE k.last_access END,
     k.embedding = CASE WHEN $entity_vector IS NULL THEN k.embedding ELSE $entity_vector END,
     k.embedding_model = CASE WHEN $entity_vector IS NULL THEN k.embedding_model ELSE $model END
 WITH k
@@ -103,20 +134,26 @@ RETURN k.name AS name
 UNWIND $rows AS row
 OPTIONAL MATCH (a:KgNode {namespace: $ns, name: row.from})
 OPTIONAL MATCH (b:KgNode {namespace: $ns, name: row.to})
-WITH row, CASE WHEN a:Knowledge THEN a END AS a, CASE WHEN b:Entity THEN b END AS b
 WITH collect({row: row, a: a, b: b}) AS pairs
+// lock every end once, in name order (no deadlock between calls), before any label or trust is read
+CALL (pairs) {
+  UNWIND pairs AS p
+  UNWIND [p.a, p.b] AS n
+  WITH DISTINCT n
+  WHERE n IS NOT NULL
+  WITH n ORDER BY n.name
+  SET n.kg_lock = true
+  REMOVE n.kg_lock
+  RETURN count(n) AS locked
+}
 WITH pairs,
-     [p IN pairs WHERE p.a IS NULL | p.row.from] AS missing_from,
-     [p IN pairs WHERE p.b IS NULL | p.row.to] AS missing_to,
-     [p IN pairs WHERE p.a IS NOT NULL AND p.a.trust = 'inference' AND p.row.relationType IN $causal
+     [p IN pairs WHERE NOT coalesce(p.a:Knowledge, false) | p.row.from] AS missing_from,
+     [p IN pairs WHERE NOT coalesce(p.b:Entity, false) | p.row.to] AS missing_to,
+     [p IN pairs WHERE coalesce(p.a:Knowledge, false) AND p.a.trust = 'inference' AND p.row.relationType IN $causal
         | {from: p.row.from, relationType: p.row.relationType, trust: p.a.trust}] AS blocked
 CALL (pairs, missing_from, missing_to, blocked) {
   UNWIND CASE WHEN size(missing_from) + size(missing_to) + size(blocked) = 0 THEN pairs ELSE [] END AS p
   WITH p.a AS a, p.b AS b, p.row AS row
-  // both locks before the existence check, so concurrent writers serialise
-  SET a.kg_lock = true, b.kg_lock = true
-  REMOVE a.kg_lock, b.kg_lock
-  WITH a, b, row
   CALL (a, b, row) {
     OPTIONAL MATCH (a)-[x:$(row.relationType)]->(b)
     WHERE x.valid_until IS NULL OR x.valid_until > $now
@@ -136,6 +173,13 @@ RETURN missing_from, missing_to, blocked, created
 // Expire knowledge nodes (labels, closed edges, vectors dropped; history kept); all or nothing.
 UNWIND $names AS name
 OPTIONAL MATCH (k:KgNode {namespace: $ns, name: name})
+// lock before looking at the label ($names come sorted: no deadlock between calls)
+CALL (k) {
+  WITH k
+  WHERE k IS NOT NULL
+  SET k.kg_lock = true
+  REMOVE k.kg_lock
+}
 WITH name, CASE WHEN k:Knowledge THEN k END AS k
 WITH collect({name: name, k: k}) AS pairs
 WITH pairs, [p IN pairs WHERE p.k IS NULL | p.name] AS missing
@@ -163,10 +207,12 @@ RETURN missing, forgotten
 // Record one access of each named knowledge node: S grows by e^(1-R) x m(grade), count, sessions, level.
 UNWIND $names AS name
 MATCH (k:KgNode {namespace: $ns, name: name})
-WHERE k:Knowledge
-// lock first, so concurrent accesses apply one after the other
+// lock first ($names come sorted: no deadlock), so concurrent accesses apply one after the other,
+// and only then look at the label (a concurrent forget may just have expired the node)
 SET k.kg_lock = true
 REMOVE k.kg_lock
+WITH k
+WHERE k:Knowledge
 WITH k, duration.inSeconds(coalesce(k.last_access, k.created_at), $now) AS d,
      duration.inSeconds(k.created_at, $now) AS a
 WITH k, CASE WHEN d.seconds < 0 THEN 0.0 ELSE (d.seconds + d.nanosecondsOfSecond / 1e9) / 86400.0 END AS t,

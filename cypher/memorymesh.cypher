@@ -3,7 +3,7 @@
 // operations reuse the reference statements; these are the few it needs of its own.
 
 // name: mesh_nodes
-// Nodes by name: whether each exists, is an entity (not a placeholder), its type and metadata (observations in order).
+// Nodes by name: whether each exists, is an entity (not a placeholder) or knowledge, its type and metadata (observations in order).
 UNWIND $names AS name
 OPTIONAL MATCH (n:KgNode {namespace: $ns, name: name})
 CALL (n) {
@@ -11,7 +11,8 @@ CALL (n) {
   WITH o ORDER BY o.seq
   RETURN collect(o.text) AS metadata
 }
-RETURN name, n IS NOT NULL AS exists, coalesce(n:Entity, false) AS entity, n.entityType AS nodeType, metadata
+RETURN name, n IS NOT NULL AS exists, coalesce(n:Entity, false) AS entity, n.entityType AS nodeType, metadata,
+       coalesce(n:Knowledge, false) AS knowledge
 
 // name: mesh_out_edges
 // Current (valid_until unset or later than now) outgoing edges of the given types from one node.

@@ -429,3 +429,105 @@ async def test_experiences_are_recorded_and_recalled_by_similar_context(semantic
     assert found[0].steps == ["Freed space by deleting old WAL files", "Restarted the replica"]
     assert found[0].decisions == ["Moved backups to object storage"] and found[0].success is True
     assert found[0].score is not None
+
+
+async def test_similar_knowledge_by_meaning(semantic_store: GraphStore) -> None:
+    ks = KnowledgeStore(semantic_store)
+    await ks.store([k("migrate first", content="Run the database migrations before deploying a release"),
+                    k("lunch", content="The team has lunch at noon on Fridays")])
+    [new] = await ks.store([k("schema first", content="Migrate the DB schema first, then deploy")])
+    assert [s.name for s in new.similar] == ["migrate first"]
+    assert 0.8 <= new.similar[0].score <= 1.0
+
+
+# --- review findings: races, stale levels, category changes -------------------------------------------
+
+
+async def test_concurrent_accesses_are_all_counted(ks: KnowledgeStore, store: GraphStore) -> None:
+    import asyncio
+
+    await ks.store([k("A"), k("B")])
+    await asyncio.gather(*[ks.record_access(["A", "B"] if i % 2 else ["B", "A"], session=f"s{i % 3}")
+                           for i in range(20)])
+    for name in ("A", "B"):
+        props = await node(store, name)
+        assert props["access_count"] == 20
+        assert sorted(props["sessions"]) == ["s0", "s1", "s2"] and props["memory_level"] == 2
+
+
+async def test_an_access_racing_a_forget_writes_nothing(ks: KnowledgeStore, store: GraphStore) -> None:
+    """forget holds the node's lock; an access queued behind it finds expired knowledge and skips it."""
+    await ks.store([k("A"), k("B")])
+    async with store.driver.session(database=store.database) as db:
+        tx = await db.begin_transaction()
+        await tx.run(store.q["knowledge_forget"], ns=store.namespace, now=store.clock.now(), names=["A"], note=None)
+        access = asyncio_task(ks.record_access(["A"]))
+        connect = asyncio_task(ks.connect([ConnectIn(**{"from": "A", "to": "B"}, relationType="causes")]))
+        await tx.commit()
+    assert await access == []
+    with pytest.raises(NotFoundError, match="Knowledge with name A"):
+        await connect
+    props = await node(store, "A")
+    assert props["labels"] == ["ExpiredKnowledge"] and props["access_count"] == 0
+
+
+def asyncio_task(coro: Any) -> Any:
+    import asyncio
+
+    return asyncio.get_running_loop().create_task(coro)
+
+
+async def test_an_expert_upgrade_is_not_blocked_by_a_stale_stored_level(ks: KnowledgeStore, store: GraphStore,
+                                                                        clock: ManualClock) -> None:
+    await ks.store([k("K", "inference")])
+    for _ in range(5):
+        await ks.record_access(["K"])
+    clock.advance(days=15)  # level 3 is earned by age; the stored level is still 1
+    item = await ks.update(KnowledgeUpdate(name="K", trust="pattern", expertConfirmed=True))
+    assert (item.trust, item.memoryLevel) == ("pattern", 3)
+
+
+async def test_raising_to_principle_needs_the_quote_in_the_same_call(ks: KnowledgeStore) -> None:
+    await ks.store([k("K", "inference", quote="something someone said once")])
+    with pytest.raises(ValidationError, match="exact words"):
+        await ks.update(KnowledgeUpdate(name="K", trust="principle", expertConfirmed=True))
+    with pytest.raises(ValidationError, match="separate updates"):
+        await ks.update(KnowledgeUpdate(name="K", trust="pattern", expertConfirmed=True, feedback="applied"))
+    item = await ks.update(KnowledgeUpdate(name="K", trust="principle", expertConfirmed=True, quote="Exactly so."))
+    assert (item.trust, item.quote) == ("principle", "Exactly so.")
+
+
+async def test_leaving_fundamentals_restarts_the_decay_clock(ks: KnowledgeStore, clock: ManualClock) -> None:
+    await ks.store([k("K", "pattern", "fundamental")])
+    clock.advance(days=400)
+    item = await ks.update(KnowledgeUpdate(name="K", category="creative"))
+    assert (item.stability, item.memoryLevel, item.retention) == (7.0, 1, 1.0)
+    assert item.lastAccess == clock.now().isoformat() and item.accessCount == 0
+
+
+async def test_update_and_connect_refuse_what_is_not_knowledge(ks: KnowledgeStore, store: GraphStore) -> None:
+    await ks.record_experience(ExperienceIn(name="exp", context="c", outcome="o"))
+    await ks.store([k("K")])
+    with pytest.raises(NotFoundError, match="Knowledge with name exp"):
+        await ks.update(KnowledgeUpdate(name="exp", content="x"))
+    with pytest.raises(NotFoundError, match="Knowledge with name exp"):
+        await ks.connect([ConnectIn(**{"from": "exp", "to": "K"}, relationType="observed_in")])
+    made = await ks.connect([ConnectIn(**{"from": "K", "to": "exp"}, relationType="observed_in")])
+    assert [(r.from_, r.to) for r in made] == [("K", "exp")]
+
+
+async def test_memorymesh_updates_cannot_rewrite_knowledge(ks: KnowledgeStore, store: GraphStore) -> None:
+    from kg_neo4j.store.memorymesh import MeshStore, NodeUpdate
+
+    await ks.store([k("K", content="the real content")])
+    with pytest.raises(ValidationError, match="update_knowledge"):
+        await MeshStore(store).update_nodes([NodeUpdate(name="K", nodeType="banana", metadata=["other"])])
+    props = await node(store, "K")
+    assert (props["entityType"], props["content"]) == ("rule", "the real content")
+    assert (await store.open_nodes(["K"])).entities[0].observations == ["the real content"]
+
+
+async def test_recorded_experiences_get_distinct_default_names(ks: KnowledgeStore) -> None:
+    a = await ks.record_experience(ExperienceIn(context="same", outcome="same"))
+    b = await ks.record_experience(ExperienceIn(context="same", outcome="same"))
+    assert a.name != b.name

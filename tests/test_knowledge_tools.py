@@ -140,3 +140,19 @@ async def test_reads_outside_the_knowledge_profiles_record_nothing(profile: str,
     async with mcp_session("stdio", neo4j_info, namespace, "--tools", "knowledge") as s:
         listed = await call(s, "list_knowledge", {})
     assert listed["knowledge"][0]["accessCount"] == 0
+
+
+async def test_reads_of_the_past_record_no_access(neo4j_info: Neo4jInfo, namespace: str) -> None:
+    async with mcp_session("stdio", neo4j_info, namespace, "--tools", "all") as s:
+        await call(s, "store_knowledge", {"name": "K", "content": "queues decouple services", "type": "insight",
+                                          "trust": "pattern"})
+        past = "2999-01-01T00:00:00+00:00"
+        found = await call(s, "search_memory", {"query": "queues decouple", "asOf": past})
+        assert [h["name"] for h in found["hits"]][:1] == ["K"]
+        await call(s, "open_nodes", {"names": ["K"], "asOf": past})
+        # a read of now afterwards is the first access: nothing was queued by the asOf reads
+        await call(s, "open_nodes", {"names": ["K"]})
+        item = await accesses(s, "K", 1)
+        await asyncio.sleep(0.3)
+        listed = await call(s, "list_knowledge", {})
+    assert item["accessCount"] == 1 and listed["knowledge"][0]["accessCount"] == 1

@@ -159,10 +159,11 @@ async def open_nodes(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     names = parse_strings(args, "names", max_chars=MAX_NAME_CHARS, allow_empty=True)
     as_of = _as_of(rt, args)
     graph = await rt.store.open_nodes(names, as_of=as_of)
-    if as_of is None:
-        record_access(rt, [e.name for e in graph.entities])
     data = graph.reference()
-    return dump(data), data
+    text = dump(data)
+    if as_of is None:
+        record_access(rt, [e.name for e in graph.entities], text)
+    return text, data
 
 
 def _read_graph_extended() -> dict[str, Any]:

@@ -11,10 +11,11 @@ from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_
 ACCESS_PROFILES = frozenset({"knowledge", "all"})
 
 
-def record_access(rt: Runtime, names: list[str]) -> None:
+def record_access(rt: Runtime, names: list[str], answer: str) -> None:
     """Record an access (spec 004 grade 3) of the knowledge among ``names``, as a separate write
-    started once the read has its answer, so reads stay reads."""
-    if rt.profile not in ACCESS_PROFILES or not names:
+    started once the read has its answer, so reads stay reads.  An answer over the size cap is
+    refused, so it records nothing."""
+    if rt.profile not in ACCESS_PROFILES or not names or len(answer.encode()) > rt.max_answer_bytes:
         return
     from kg_neo4j.store.knowledge import KnowledgeStore
 
@@ -25,10 +26,11 @@ def record_access(rt: Runtime, names: list[str]) -> None:
 async def search_memory(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     req = parse_model(args, SearchMemoryIn)
     result = await rt.store.search_memory(req.query, limit=req.limit, entity_types=req.entityTypes, as_of=req.asOf)
-    if req.asOf is None:
-        record_access(rt, [h.name for h in result.hits])
     data = result.model_dump(by_alias=True)
-    return dump(data), data
+    text = dump(data)
+    if req.asOf is None:
+        record_access(rt, [h.name for h in result.hits], text)
+    return text, data
 
 
 SEARCH_TOOLS: list[ToolSpec] = [

@@ -11,7 +11,7 @@ Cypher as parameters (``decay.cypher_params()``), never a second copy of the num
 from __future__ import annotations
 
 import builtins
-import hashlib
+import uuid
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -38,9 +38,13 @@ from kg_neo4j.text import fulltext_query
 
 __all__ = ["KnowledgeIn", "KnowledgeStore", "StoredKnowledge"]
 
-#: store_knowledge's "similar" suggestions: candidates fetched, minimum Neo4j cosine score
+#: store_knowledge's "similar" suggestions: exact cosine over the namespace's knowledge up to
+#: SIMILAR_SCAN nodes, else SIMILAR_K vector-index candidates (the index spans every namespace);
+#: SIMILAR_TEXT_K fulltext candidates without embeddings; the minimum Neo4j cosine score
 #: ((1 + cos) / 2; 0.8 is cos 0.6), and how many are returned.
-SIMILAR_K = 20
+SIMILAR_SCAN = 20_000
+SIMILAR_K = 200
+SIMILAR_TEXT_K = 1000
 SIMILAR_MIN_SCORE = 0.8
 SIMILAR_LIMIT = 3
 #: sessions kept on a node (level 2 needs 3 distinct ones; the list must not grow forever)
@@ -94,13 +98,26 @@ class KnowledgeStore:
         if vectors:
             for i, row in enumerate(rows):
                 row["vector"], row["entity_vector"] = vectors[i], vectors[len(rows) + i]
-        records = await self._run("knowledge_store", rows=rows, existing=existing, similar_k=SIMILAR_K,
-                                  similar_min_score=SIMILAR_MIN_SCORE, similar_limit=SIMILAR_LIMIT)
-        taken = list(records[0]["taken"])
-        if taken and existing == "error":
-            raise ValidationError(
-                f"an entity named {taken[0]!r} already exists; change it with update_knowledge (if it is "
-                "knowledge) or store under another name; nothing was written", field="name")
+        params: dict[str, Any] = {**decay.cypher_params(), "rows": rows, "existing": existing,
+                                  "similar_k": SIMILAR_K, "similar_scan": SIMILAR_SCAN,
+                                  "similar_text_k": SIMILAR_TEXT_K, "similar_min_score": SIMILAR_MIN_SCORE,
+                                  "similar_limit": SIMILAR_LIMIT}
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> list[neo4j.Record]:
+            records = await self.graph.within(tx).run("knowledge_store", **params)
+            taken = list(records[0]["taken"])
+            if existing == "error":
+                # a name taken between the check and the lock is taken too: the transaction rolls back
+                made = {c["name"] for c in records[0]["created"]}
+                taken += [r["name"] for r in rows if r["name"] not in made and r["name"] not in taken]
+                if taken:
+                    raise ValidationError(
+                        f"an entity named {taken[0]!r} already exists; change it with update_knowledge (if it is "
+                        "knowledge) or store under another name; nothing was written", field="name")
+            return records
+
+        async with self.graph.driver.session(database=self.graph.database) as db:
+            records = await db.execute_write(work)
         created = {c["name"]: c["similar"] for c in records[0]["created"]}
         return [
             StoredKnowledge(name=r["name"], type=r["type"], trust=r["trust"], category=r["category"],
@@ -122,7 +139,7 @@ class KnowledgeStore:
                 "reasoning": e.reasoning, "source": e.source})
         if not rows:
             return []
-        records = await self._run("knowledge_connect", rows=list(rows.values()),
+        records = await self._run("knowledge_connect", rows=[rows[key] for key in sorted(rows)],
                                   causal=sorted(t.value for t in trust.CAUSAL_EDGE_TYPES))
         rec = records[0]
         if rec["missing_from"]:
@@ -137,14 +154,20 @@ class KnowledgeStore:
 
     # -- update ----------------------------------------------------------------------------
     async def update(self, change: KnowledgeUpdate, *, session: str | None = None) -> KnowledgeItem:
-        """Change one knowledge node in place: identity, edges and access history stay.
+        """Change one knowledge node in place, in one transaction: identity, edges and access
+        history stay.
 
-        Trust only goes up with ``expertConfirmed`` (and a quote for principle); a change of
-        category resets stability to the table's value for the new category; the level is
-        recomputed; new content replaces the content observation (re-embedded, re-indexed).
-        ``feedback`` records an access of grade 4 (applied) or 1 (corrected) in the same
-        transaction.
+        The node is locked before its state is read, so concurrent accesses are not lost.
+        Trust only goes up with ``expertConfirmed``, and to principle only with the expert's
+        quote given in the same call.  A change of category resets stability to the table's
+        value for the new category and restarts the decay clock; a change of level caused by
+        it may not come with a change of trust.  New content replaces the content observation
+        (re-embedded, re-indexed).  ``feedback`` records an access of grade 4 (applied) or 1
+        (corrected) in the same transaction; it cannot come with a change of trust.
         """
+        if change.feedback is not None and change.trust is not None:
+            raise ValidationError("send feedback and a change of trust in separate updates: an access may raise "
+                                  "the memory level, and level and trust change independently", field="feedback")
         vectors = None
         texts = [change.content] if change.content is not None else []
         if change.type is not None:
@@ -152,9 +175,9 @@ class KnowledgeStore:
         if texts:
             vectors = await self.graph.embed(texts)
 
-        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+        async def work(tx: neo4j.AsyncManagedTransaction) -> KnowledgeItem:
             view = self.graph.within(tx)
-            found = await view.run("knowledge_get", names=[change.name])
+            found = await view.run("knowledge_lock", knowledge=change.name)
             if not found:
                 raise NotFoundError("knowledge", change.name)
             cur = found[0]
@@ -163,18 +186,22 @@ class KnowledgeStore:
             new_trust = parse(Trust, cur["trust"], field="trust")
             if change.trust is not None:
                 new_trust = trust.check_trust_change(cur["trust"], change.trust,
-                                                     expert_confirmed=change.expertConfirmed, quote=quote)
+                                                     expert_confirmed=change.expertConfirmed, quote=change.quote)
             trust.require_quote(new_trust, quote)
-            category = change.category or parse(Category, cur["category"], field="category")
-            stability = float(cur["stability"])
-            if category.value != cur["category"]:
-                stability = decay.initial_stability(new_trust, category)
+            old_category = parse(Category, cur["category"], field="category")
+            category = change.category or old_category
+            recategorised = category is not old_category
+            stability = decay.initial_stability(new_trust, category) if recategorised else float(cur["stability"])
             created = cur["created_at"].to_native()
-            level = decay.memory_level(category=category, access_count=int(cur["access_count"]),
-                                       session_count=len(cur["sessions"] or []),
-                                       age_days=decay.elapsed_days(created, now))
+
+            def earned(cat: Category) -> int:
+                return int(decay.memory_level(category=cat, access_count=int(cur["access_count"]),
+                                              session_count=len(cur["sessions"] or []),
+                                              age_days=decay.elapsed_days(created, now)))
+
+            level = earned(category)
             trust.check_level_keeps_trust(trust_before=cur["trust"], trust_after=new_trust,
-                                          level_before=int(cur["memory_level"]), level_after=level)
+                                          level_before=earned(old_category), level_after=level)
             content = change.content if change.content is not None else cur["content"]
             ktype = change.type.value if change.type is not None else cur["type"]
             vector = entity_vector = None
@@ -186,8 +213,9 @@ class KnowledgeStore:
             await view.run(
                 "knowledge_update", knowledge=change.name, type=ktype, trust=new_trust.value, category=category.value,
                 quote=quote, source=change.source if change.source is not None else cur["source"],
-                stability=stability, memory_level=int(level), content=content, content_lower=content.lower(),
+                stability=stability, memory_level=level, content=content, content_lower=content.lower(),
                 content_changed=content != cur["content"], vector=vector, entity_vector=entity_vector,
+                restart_decay=recategorised,
             )
             if change.feedback is not None:
                 grade = AccessGrade.APPLIED if change.feedback == "applied" else AccessGrade.CORRECTED
@@ -196,15 +224,12 @@ class KnowledgeStore:
                                           "grade_multiplier": decay.GRADE_MULTIPLIER[grade],
                                           "max_sessions": MAX_SESSIONS}
                 await view.run("knowledge_record_access", **params)
+            return (await self._items(await view.run("knowledge_get", names=[change.name])))[0]
 
         async with self.graph.driver.session(database=self.graph.database) as db:
-            await db.execute_write(work)
-        items = await self.get([change.name])
-        return items[0]
+            return await db.execute_write(work)
 
-    async def get(self, names: Sequence[str]) -> list[KnowledgeItem]:
-        """Current knowledge by name (in the order found; unknown names are absent)."""
-        records = await self._run("knowledge_get", read=True, names=list(names))
+    async def _items(self, records: Sequence[neo4j.Record]) -> builtins.list[KnowledgeItem]:
         now = self.now
         out = []
         for r in records:
@@ -214,12 +239,16 @@ class KnowledgeStore:
                                                            category=r["category"])}))
         return out
 
+    async def get(self, names: Sequence[str]) -> list[KnowledgeItem]:
+        """Current knowledge by name (in the order found; unknown names are absent)."""
+        return await self._items(await self._run("knowledge_get", read=True, names=list(names)))
+
     # -- forget ----------------------------------------------------------------------------
     async def forget(self, names: Sequence[str], *, reason: str | None = None) -> list[dict[str, Any]]:
         """Expire knowledge (all or nothing): it leaves every read of the current graph, its
         open edges are closed at now, its vectors are dropped; node, content and edges stay
         as history (``list_knowledge`` with ``includeExpired``)."""
-        names = list(dict.fromkeys(names))
+        names = sorted(set(names))  # sorted: locks in one order, no deadlock between calls
         if not names:
             return []
         records = await self._run("knowledge_forget", names=names, note=reason)
@@ -234,7 +263,7 @@ class KnowledgeStore:
         """One access of each named knowledge node (other names are ignored): stability
         grows by e^(1-R) x m(grade), count and sessions grow, the level is recomputed.
         A separate write, made after the read that found the knowledge has answered."""
-        names = list(dict.fromkeys(names))
+        names = sorted(set(names))  # sorted: locks in one order, no deadlock between calls
         if not names:
             return []
         g = parse(AccessGrade, grade, field="grade")
@@ -293,7 +322,7 @@ class KnowledgeStore:
         """Store one workflow trace as an :Experience entity (one transaction); its
         observations are embedded, so ``recall_experience`` finds it by a similar context."""
         now = self.now
-        name = exp.name or _experience_name(exp, now)
+        name = exp.name or _experience_name(now)
         observations = [f"Context: {exp.context}"]
         observations += [f"Step {i}: {s}" for i, s in enumerate(exp.steps, 1)]
         observations += [f"Decision: {d}" for d in exp.decisions]
@@ -346,6 +375,5 @@ def _item(r: dict[str, Any]) -> KnowledgeItem:
     )
 
 
-def _experience_name(exp: ExperienceIn, now: datetime) -> str:
-    digest = hashlib.sha256(f"{exp.context}\n{exp.outcome}".encode()).hexdigest()[:8]
-    return f"experience {now.strftime('%Y-%m-%dT%H:%M:%S')} {digest}"
+def _experience_name(now: datetime) -> str:
+    return f"experience {now.strftime('%Y-%m-%dT%H:%M:%S')} {uuid.uuid4().hex[:8]}"

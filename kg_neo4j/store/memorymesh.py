@@ -135,6 +135,7 @@ class NodeState:
     entity: bool
     node_type: str | None
     metadata: list[str]
+    knowledge: bool = False
 
 
 @dataclass
@@ -196,7 +197,7 @@ class MeshTx:
             return {}
         records = await self.g.run("mesh_nodes", names=names)
         return {r["name"]: NodeState(r["name"], bool(r["exists"]), bool(r["entity"]), r["nodeType"],
-                                     list(r["metadata"])) for r in records}
+                                     list(r["metadata"]), bool(r["knowledge"])) for r in records}
 
     async def out_edges(self, name: str, edge_types: Sequence[str]) -> list[Edge]:
         records = await self.g.run("mesh_out_edges", node=name, types=list(edge_types))
@@ -260,6 +261,10 @@ class MeshTx:
         rows: list[dict[str, Any]] = []
         out: list[Node] = []
         texts: list[str] = []
+        for st, _, _ in changes:
+            if st.knowledge:  # its type and content observation are the knowledge layer's (spec 004)
+                raise ValidationError(f"'{st.name}' is knowledge: change its type or content with update_knowledge; "
+                                      "nothing was written", field="name")
         for st, node_type, metadata in changes:
             new_type = node_type if node_type is not None and node_type != st.node_type else None
             meta = _dedupe(metadata) if metadata is not None else None

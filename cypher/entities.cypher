@@ -7,8 +7,8 @@
 UNWIND $rows AS row
 MERGE (n:KgNode {namespace: $ns, name: row.name})
 // Take the node's write lock before looking at its labels: a concurrent call may be turning
-// the same placeholder into an entity, and only one of them may do it.
-SET n.kg_lock = true
+// the same placeholder into an entity, and only one of them may do it.  REMOVE of a property
+// the node never has takes the lock and writes nothing.
 REMOVE n.kg_lock
 WITH n, row
 WHERE NOT n:Entity

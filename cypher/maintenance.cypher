@@ -49,10 +49,11 @@ WITH k, CASE WHEN k.category = 'fundamental' THEN 1.0
 WITH k, r, earned, coalesce(k.memory_level, 0) AS level,
      r < $expire_below_retention AND earned < $expire_below_level AS expire
 WITH k, r, earned, level, expire, r < $fading_below_retention AND NOT expire AS fading
+// rows arrive in name order (the index's), so the ids are collected in name order: the order the writes lock in
 WITH count(*) AS scanned,
-     collect(CASE WHEN expire THEN elementId(k) END) AS expire_ids,
+     collect(CASE WHEN expire OR earned <> level THEN elementId(k) END) AS ids,
+     count(CASE WHEN expire THEN 1 END) AS expire,
      collect(CASE WHEN expire THEN k.name END)[..$sample] AS expire_names,
-     collect(CASE WHEN NOT expire AND earned <> level THEN elementId(k) END) AS level_ids,
      collect(CASE WHEN NOT expire AND earned <> level THEN {name: k.name, from: level, to: earned} END)[..$sample]
        AS level_names,
      count(CASE WHEN NOT expire AND earned > level THEN 1 END) AS promote,
@@ -64,14 +65,19 @@ CALL (faded) {
   WITH f ORDER BY f.retention, f.name LIMIT $sample
   RETURN collect(f) AS fading_names
 }
-RETURN scanned, expire_ids, expire_names, level_ids, level_names, promote, demote, fading, fading_names
+RETURN scanned, ids, expire, expire_names, level_names, promote, demote, fading, fading_names
 
 // name: decay_apply
 // Write what the scan found, re-checked on each node's current state: the level it has earned, expiry (R < 0.02 below level 3).
 UNWIND $ids AS id
 CALL (id) {
   MATCH (k)
-  WHERE elementId(k) = id AND k:Knowledge AND k.namespace = $ns
+  WHERE elementId(k) = id AND k.namespace = $ns
+  // lock first (removing an absent property writes nothing), then read: an access or a forget
+  // that committed since the scan is seen
+  REMOVE k.kg_lock
+  WITH k
+  WHERE k:Knowledge
   WITH k, duration.inSeconds(coalesce(k.last_access, k.created_at), $now) AS d,
        duration.inSeconds(k.created_at, $now) AS a
   WITH k, CASE WHEN d.seconds < 0 THEN 0.0 ELSE (d.seconds + d.nanosecondsOfSecond / 1e9) / 86400.0 END AS t,
@@ -244,6 +250,12 @@ UNWIND $pairs AS p
 CALL (p) {
   MATCH (keep:KgNode {namespace: $ns, name: p.keep})
   MATCH (dup:KgNode {namespace: $ns, name: p.dup})
+  // lock both (in name order; removing an absent property writes nothing) before looking at their labels
+  CALL (keep, dup) {
+    UNWIND CASE WHEN keep.name < dup.name THEN [keep, dup] ELSE [dup, keep] END AS n
+    REMOVE n.kg_lock
+  }
+  WITH keep, dup
   WHERE keep:Knowledge AND dup:Knowledge AND keep <> dup
   // open edges of the duplicate, re-created on the keeper unless it has that edge already
   CALL (keep, dup) {

@@ -224,3 +224,27 @@ async def test_tool_is_a_dry_run_by_default(driver: AsyncDriver, neo4j_info: Neo
     assert bad.isError
 
 
+
+
+async def test_maintain_graph_over_mcp(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str) -> None:
+    """The served tool (knowledge profile, stdio): listed as destructive, a dry run unless dryRun is false."""
+    from datetime import UTC, datetime
+
+    from conftest import stdio_session
+
+    db = neo4j_info.database
+    now = datetime.now(UTC)
+    await seed(driver, db, namespace, [knowledge("decayed", trust="inference", created_at=now - 400 * DAY),
+                                       knowledge("ok", created_at=now - DAY)])
+    before = await dump(driver, db, namespace)
+    async with stdio_session(neo4j_info, "--namespace", namespace, "--tools", "knowledge") as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert tools["maintain_graph"].annotations.destructiveHint is True
+        dry = await session.call_tool("maintain_graph", {"actions": ["prune", "orphans"]})
+        assert not dry.isError, dry.content
+        assert await dump(driver, db, namespace) == before
+        assert dry.structuredContent["dryRun"] is True
+        assert dry.structuredContent["actions"]["prune"]["expire"] == {"count": 1, "names": ["decayed"]}
+        applied = await session.call_tool("maintain_graph", {"actions": ["prune"], "dryRun": False})
+        assert not applied.isError and applied.structuredContent["actions"]["prune"]["expire"]["count"] == 1
+    assert "ExpiredKnowledge" in (await node(driver, db, namespace, "decayed"))["labels"]

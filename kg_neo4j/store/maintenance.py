@@ -215,7 +215,7 @@ class MaintenanceStore:
                 if not last:
                     ahead = asyncio.ensure_future(scan(upto))
                 written = None
-                ids = [*rec["expire_ids"], *rec["level_ids"]]
+                ids = list(rec["ids"])
                 if apply and ids:
                     written = (await self._auto("decay_apply", ids=ids, now=now, batch=batch_size))[0]
                 self._add_chunk(report, rec, written, sample)
@@ -255,7 +255,7 @@ class MaintenanceStore:
                 report.demoted += int(written["demoted"] or 0)
                 report.written += int(written["written"] or 0)
         else:
-            report.expired += len(rec["expire_ids"])
+            report.expired += int(rec["expire"])
             report.promoted += int(rec["promote"])
             report.demoted += int(rec["demote"])
         report.expire_names = (report.expire_names + list(rec["expire_names"]))[:sample]

@@ -415,8 +415,8 @@ class GraphStore:
         (observations or entities) of a namespace with at most ``EXACT_CAP`` of them is then ranked
         exactly over the namespace's own vectors (one statement).  Otherwise only the starved channel is
         fetched again with k x4 (up to ``MAX_K``): the observation vectors (the main signal) until they
-        fill, fulltext while its own hits still grow (a channel that found some and then no more stops),
-        the entity vectors only while they still grow and the fused candidates are fewer than ``limit``.
+        fill, the entity and fulltext channels only while the fused candidates are fewer than ``limit``
+        and their own hits still grow (a channel that found some and then no more stops).
 
         Knowledge entities (``:Knowledge``) get their memory score (spec 004) as the fusion prior;
         ``prior`` (entity name -> [0, 1]) given by the caller overrides it per name.
@@ -489,10 +489,9 @@ class GraphStore:
             for channel in starved:
                 k = fetch[channel]
                 # The observation vectors are the main signal: they grow until they fill (a namespace past
-                # EXACT_CAP has enough).  Fulltext grows while it still finds more; the entity vectors (a
-                # side signal) only while, in addition, the answer is short of candidates.
-                if k < MAX_K and (channel == "vector" or (grew[channel] and (channel == "fulltext"
-                                                                             or candidates < limit))):
+                # EXACT_CAP has enough).  The others only while the answer is short of candidates, and only
+                # while they still find more.
+                if k < MAX_K and (channel == "vector" or (candidates < limit and grew[channel])):
                     nxt[channel] = min(k * 4, MAX_K)
             if nxt:
                 self.last_search_starved.append(sorted(nxt))

@@ -5,6 +5,7 @@
 CALL () {
   MATCH (o:Observation)
   WHERE (o.embedding_model IS NULL OR o.embedding_model <> $model) AND ($ns IS NULL OR o.namespace = $ns)
+    AND NOT EXISTS { (:ExpiredKnowledge)-[:HAS_OBSERVATION]->(o) }
   RETURN count(o) AS observations
 }
 CALL () {
@@ -18,6 +19,8 @@ RETURN observations, entities
 // The next batch of observations (of namespace $ns, or all when null) whose vector is not from $model.
 MATCH (o:Observation)
 WHERE (o.embedding_model IS NULL OR o.embedding_model <> $model) AND ($ns IS NULL OR o.namespace = $ns)
+  // forgotten or expired knowledge keeps its text but no vector (docs/knowledge-model.md)
+  AND NOT EXISTS { (:ExpiredKnowledge)-[:HAS_OBSERVATION]->(o) }
 RETURN elementId(o) AS id, o.text AS text
 LIMIT $batch
 

@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="sentence-transformers model name or local path, or 'none' (default all-MiniLM-L6-v2)")
     serve.add_argument("--schemas", dest="schemas_dir", type=Path,
                        help="directory of MemoryMesh *.schema.json files (default: the shipped examples)")
+    serve.add_argument("--skills-dir", dest="skills_dir", type=Path,
+                       help="the only directory crystallize_skill reads skill markdown from (default: none)")
+    serve.add_argument("--session-id", dest="session_id",
+                       help="session recorded on knowledge when a call names none (default: the MCP session)")
 
     reembed = sub.add_parser("reembed", help="re-embed every observation and entity with the configured model "
                                              "(committed batches, resumable)")
@@ -89,8 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(skills)
     skills.add_argument("directory", type=Path)
     skills.add_argument("--type", dest="knowledge_type", default=None,
-                        help="knowledge type of every section (default: from the file)")
-    skills.add_argument("--trust", default="pattern", help="principle, pattern or inference (default pattern)")
+                        help="knowledge type of sections whose headings and path name none (default observation)")
+    skills.add_argument("--trust", default="pattern",
+                        help="pattern or inference (default pattern; principle needs an expert's quote, which a "
+                             "file does not carry)")
     skills.add_argument("--category", default="creative", help="fundamental or creative (default creative)")
     skills.add_argument("--batch-size", dest="batch_size", type=_positive, default=200)
     skills.add_argument("--no-progress", dest="progress", action="store_false")
@@ -124,7 +130,7 @@ def _positive(value: str) -> int:
 
 def _settings(args: argparse.Namespace) -> Settings:
     keys = ["namespace", "log_level", "transport", "host", "port", "tools", "auth_token", "allowed_origins",
-            "max_answer_bytes", "embedding_model", "schemas_dir"]
+            "max_answer_bytes", "embedding_model", "schemas_dir", "skills_dir", "session_id"]
     overrides: dict[str, Any] = {k: getattr(args, k, None) for k in keys}
     return Settings().with_overrides(**overrides)
 

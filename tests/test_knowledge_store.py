@@ -531,3 +531,20 @@ async def test_recorded_experiences_get_distinct_default_names(ks: KnowledgeStor
     a = await ks.record_experience(ExperienceIn(context="same", outcome="same"))
     b = await ks.record_experience(ExperienceIn(context="same", outcome="same"))
     assert a.name != b.name
+
+
+async def test_forgotten_knowledge_stays_without_vectors(semantic_store: GraphStore) -> None:
+    """Forgetting drops the vectors; embed_missing (after an import) and reembed leave them dropped."""
+    from kg_neo4j.store.embeddings import embed_missing
+
+    ks = KnowledgeStore(semantic_store)
+    await ks.store([k("gone", content="an idea we dropped"), k("kept", content="an idea we keep")])
+    await ks.forget(["gone"])
+    assert semantic_store.embedder is not None
+    done = await embed_missing(semantic_store.driver, semantic_store.database, semantic_store.embedder,
+                               semantic_store.namespace)
+    assert done == 0
+    records, _, _ = await semantic_store.driver.execute_query(
+        "MATCH (k {namespace: $ns})-[:HAS_OBSERVATION]->(o) RETURN k.name AS name, o.embedding IS NULL AS bare",
+        ns=semantic_store.namespace, database_=semantic_store.database)
+    assert {(r["name"], r["bare"]) for r in records} == {("gone", True), ("kept", False)}

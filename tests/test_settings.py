@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pydantic
 import pytest
 
@@ -47,3 +49,14 @@ def test_only_settings_reads_the_environment() -> None:
                  if p.name != "settings.py" and ("os.getenv" in p.read_text() or "os.environ[" in p.read_text()
                                                  or "os.environ.get" in p.read_text())]
     assert offenders == []
+
+
+def test_knowledge_settings_from_environment_and_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("KG_NEO4J_SKILLS_DIR", str(tmp_path / "env"))
+    monkeypatch.setenv("KG_NEO4J_SESSION_ID", "from-env")
+    monkeypatch.setenv("KG_NEO4J_HOOK_BUDGET_CHARS", "1234")
+    s = _settings(build_parser().parse_args(["serve"]))
+    assert (s.skills_dir, s.session_id, s.hook_budget_chars) == (tmp_path / "env", "from-env", 1234)
+    s = _settings(build_parser().parse_args(["serve", "--skills-dir", str(tmp_path), "--session-id", "flag",
+                                             "--tools", "knowledge"]))
+    assert (s.skills_dir, s.session_id, s.tools) == (tmp_path, "flag", "knowledge")

@@ -4,6 +4,7 @@ injected clock (never slept)."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
@@ -444,8 +445,6 @@ async def test_similar_knowledge_by_meaning(semantic_store: GraphStore) -> None:
 
 
 async def test_concurrent_accesses_are_all_counted(ks: KnowledgeStore, store: GraphStore) -> None:
-    import asyncio
-
     await ks.store([k("A"), k("B")])
     await asyncio.gather(*[ks.record_access(["A", "B"] if i % 2 else ["B", "A"], session=f"s{i % 3}")
                            for i in range(20)])
@@ -460,21 +459,17 @@ async def test_an_access_racing_a_forget_writes_nothing(ks: KnowledgeStore, stor
     await ks.store([k("A"), k("B")])
     async with store.driver.session(database=store.database) as db:
         tx = await db.begin_transaction()
-        await tx.run(store.q["knowledge_forget"], ns=store.namespace, now=store.clock.now(), names=["A"], note=None)
-        access = asyncio_task(ks.record_access(["A"]))
-        connect = asyncio_task(ks.connect([ConnectIn(**{"from": "A", "to": "B"}, relationType="causes")]))
+        result = await tx.run(store.q["knowledge_forget"], ns=store.namespace, now=store.clock.now(), names=["A"],
+                              note=None)
+        await result.consume()  # the forget has run (and holds A's lock) before the others start
+        access = asyncio.create_task(ks.record_access(["A"]))
+        connect = asyncio.create_task(ks.connect([ConnectIn(**{"from": "A", "to": "B"}, relationType="causes")]))
         await tx.commit()
     assert await access == []
     with pytest.raises(NotFoundError, match="Knowledge with name A"):
         await connect
     props = await node(store, "A")
     assert props["labels"] == ["ExpiredKnowledge"] and props["access_count"] == 0
-
-
-def asyncio_task(coro: Any) -> Any:
-    import asyncio
-
-    return asyncio.get_running_loop().create_task(coro)
 
 
 async def test_an_expert_upgrade_is_not_blocked_by_a_stale_stored_level(ks: KnowledgeStore, store: GraphStore,

@@ -30,7 +30,7 @@ from kg_neo4j.models import (
     StoredKnowledge,
     _In,
 )
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, session_id
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, schema_of, session_id
 from kg_neo4j.store.knowledge import KnowledgeStore
 
 #: The knowledge profile, and ``all`` (which holds every tool).
@@ -39,10 +39,6 @@ KNOWLEDGE_PROFILES = ("knowledge", "all")
 
 def knowledge(rt: Runtime) -> KnowledgeStore:
     return KnowledgeStore(rt.store)
-
-
-def _schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema(by_alias=True)
 
 
 def _answer(model: BaseModel) -> ToolOutput:
@@ -159,9 +155,9 @@ async def memory_stats(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
 
 def _spec(name: str, description: str, handler: Any, inp: type[BaseModel], out: type[BaseModel], *,
           read_only: bool = False, destructive: bool = False, idempotent: bool = False) -> ToolSpec:
-    return ToolSpec(name=name, description=description, input_schema=_schema(inp), handler=handler,
+    return ToolSpec(name=name, description=description, input_schema=schema_of(inp), handler=handler,
                     read_only=read_only, destructive=destructive, idempotent=idempotent,
-                    output_schema=_schema(out), profiles=KNOWLEDGE_PROFILES)
+                    output_schema=schema_of(out), profiles=KNOWLEDGE_PROFILES)
 
 
 KNOWLEDGE_TOOLS: list[ToolSpec] = [

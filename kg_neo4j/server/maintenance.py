@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kg_neo4j.models import _In
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, schema_of
 from kg_neo4j.store.maintenance import ACTIONS, MERGE_COSINE, SAMPLE, WEAK_EDGE_WEIGHT, MaintenanceStore
 
 Action = Literal["prune", "merge", "validate", "orphans"]
@@ -76,11 +76,11 @@ MAINTENANCE_TOOLS: list[ToolSpec] = [
             "(report knowledge with no open relationship). Expired knowledge and closed edges stay as history. "
             "With dryRun false the changes are committed per batch; running it again only does what is left."
         ),
-        input_schema=MaintainGraphIn.model_json_schema(by_alias=True),
+        input_schema=schema_of(MaintainGraphIn),
         handler=maintain_graph,
         destructive=True,
         idempotent=True,
-        output_schema=MaintainGraphOut.model_json_schema(by_alias=True),
+        output_schema=schema_of(MaintainGraphOut),
         title="Maintain the knowledge graph",
         profiles=MAINTENANCE_PROFILES,
     ),

@@ -23,7 +23,7 @@ from kg_neo4j.models import (
     Relation,
     RelationIn,
 )
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_list, parse_strings
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_list, parse_strings, schema_of
 from kg_neo4j.server.search import record_access
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
@@ -53,10 +53,6 @@ class _Added(BaseModel):
 class _Done(BaseModel):
     success: bool
     message: str
-
-
-def _out(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema(by_alias=True)
 
 
 # --- handlers --------------------------------------------------------------------
@@ -205,7 +201,7 @@ def _with_as_of(name: str) -> dict[str, Any]:
 def _spec(name: str, handler: Any, output: type[BaseModel], **kw: Any) -> ToolSpec:
     s = _SCHEMAS[name]
     return ToolSpec(name=name, description=s["description"], input_schema=s["inputSchema"], handler=handler,
-                    output_schema=_out(output), **kw)
+                    output_schema=schema_of(output), **kw)
 
 
 REFERENCE_TOOLS: list[ToolSpec] = [

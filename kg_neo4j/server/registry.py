@@ -104,6 +104,11 @@ class ToolSpec:
         )
 
 
+def schema_of(model: type[pydantic.BaseModel]) -> dict[str, Any]:
+    """A tool's input or output JSON schema from its pydantic model (field aliases, e.g. ``from``)."""
+    return model.model_json_schema(by_alias=True)
+
+
 def dump(obj: Any) -> str:
     """JSON text exactly as the reference server writes it (``JSON.stringify(x, null, 2)``)."""
     return json.dumps(obj, indent=2, ensure_ascii=False)

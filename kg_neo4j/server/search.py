@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kg_neo4j.models import SearchMemoryIn, SearchResult
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, session_id
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, schema_of, session_id
+from kg_neo4j.store.knowledge import KnowledgeStore
 
 #: Profiles with the knowledge tools: there, what search_memory and open_nodes return counts as an access.
 ACCESS_PROFILES = frozenset({"knowledge", "all"})
@@ -17,8 +18,6 @@ def record_access(rt: Runtime, names: list[str], answer: str) -> None:
     refused, so it records nothing."""
     if rt.profile not in ACCESS_PROFILES or not names or len(answer.encode()) > rt.max_answer_bytes:
         return
-    from kg_neo4j.store.knowledge import KnowledgeStore
-
     rt.after_answer(KnowledgeStore(rt.store).record_access(list(dict.fromkeys(names)), session=session_id(rt)),
                     "recording access")
 
@@ -43,11 +42,11 @@ SEARCH_TOOLS: list[ToolSpec] = [
             "observation each, or an entity matched by name/type with observation null), then the hits' "
             "entities and the relations among them. Optional: limit (default 10), entityTypes, asOf."
         ),
-        input_schema=SearchMemoryIn.model_json_schema(by_alias=True),
+        input_schema=schema_of(SearchMemoryIn),
         handler=search_memory,
         read_only=True,
         idempotent=True,
-        output_schema=SearchResult.model_json_schema(by_alias=True),
+        output_schema=schema_of(SearchResult),
         profiles=("default", "knowledge"),
     ),
 ]

@@ -11,7 +11,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StringConstrain
 
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.models import MAX_QUERY_CHARS
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, schema_of
 from kg_neo4j.skills import (
     DEFAULT_CRYSTALLIZE_LIMIT,
     LEXICAL_THRESHOLD,
@@ -66,7 +66,7 @@ SKILL_TOOLS: list[ToolSpec] = [
             "similar to it. Paths are relative to the server's skills directory (KG_NEO4J_SKILLS_DIR); only "
             ".md files inside it are read. Read-only: update the skill files yourself with what is unsynced."
         ),
-        input_schema=CrystallizeIn.model_json_schema(by_alias=True),
+        input_schema=schema_of(CrystallizeIn),
         handler=crystallize_skill,
         read_only=True,
         idempotent=True,

@@ -14,7 +14,7 @@ from kg_neo4j.models import (
     Traversal,
     TraverseIn,
 )
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_list, parse_model
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_list, parse_model, schema_of
 
 DEFAULT_PROFILES = ("default",)
 #: traverse_graph is also one of the knowledge tools (spec 004)
@@ -39,10 +39,6 @@ class _UpdateArgs(BaseModel):
         description="Currently valid relations to change: weight (new weight = average of current and given), "
         "reasoning, source, validFrom, validUntil (or clearValidUntil: true).",
     )
-
-
-def _schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema(by_alias=True)
 
 
 async def traverse_graph(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
@@ -76,11 +72,11 @@ TEMPORAL_TOOLS: list[ToolSpec] = [
             "minWeight, asOf (ISO 8601: the graph as it was then). Each entity's fan-out is capped per hop "
             "(fanout, default 50, strongest relations first); `truncated` and `cappedAt` say when a cap cut the answer."
         ),
-        input_schema=_schema(TraverseIn),
+        input_schema=schema_of(TraverseIn),
         handler=traverse_graph,
         read_only=True,
         idempotent=True,
-        output_schema=_schema(Traversal),
+        output_schema=schema_of(Traversal),
         profiles=KNOWLEDGE_TOO,
     ),
     ToolSpec(
@@ -90,10 +86,10 @@ TEMPORAL_TOOLS: list[ToolSpec] = [
             "given one (evidence accumulates), and reasoning, source and validity can be changed. "
             "All or nothing: if any relation is not found, nothing changes."
         ),
-        input_schema=_schema(_UpdateArgs),
+        input_schema=schema_of(_UpdateArgs),
         handler=update_relations,
         idempotent=False,
-        output_schema=_schema(_Changed),
+        output_schema=schema_of(_Changed),
         profiles=DEFAULT_PROFILES,
     ),
     ToolSpec(
@@ -102,11 +98,11 @@ TEMPORAL_TOOLS: list[ToolSpec] = [
             "Mark relations as no longer true (sets validUntil, default now) without deleting them: reads of now "
             "stop showing them, reads with asOf before that moment still do. Use delete_relations to erase."
         ),
-        input_schema=_schema(_InvalidateArgs),
+        input_schema=schema_of(_InvalidateArgs),
         handler=invalidate_relations,
         destructive=False,
         idempotent=False,
-        output_schema=_schema(_Changed),
+        output_schema=schema_of(_Changed),
         profiles=DEFAULT_PROFILES,
     ),
 ]

@@ -81,6 +81,7 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _MEMORY_RE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
+_RETENTION_RE = re.compile(r"^(true|false|keep_all|keep_none|[1-9][0-9]*[kKmMgG]? (files|size|txs|entries|hours|days))$")
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?(-[0-9A-Za-z.]+)?$")
 
 #: Popen objects of JVMs this process started, so they are reaped (no zombies) and not garbage-collected.
@@ -234,6 +235,11 @@ class LocalNeo4j:
                 raise ConfigError(
                     f"KG_NEO4J_{name.upper()}={value!r} must be a size like 512m or 1g (digits, then k, m or g)"
                 )
+        if not _RETENTION_RE.match(settings.local_tx_log_retention):
+            raise ConfigError(
+                f"KG_NEO4J_LOCAL_TX_LOG_RETENTION={settings.local_tx_log_retention!r} must be a Neo4j "
+                "retention policy like '256M size', '2 files' or '1 days' (or keep_all / keep_none)"
+            )
         for name in ("local_bolt_port", "local_http_port"):
             port = getattr(settings, name)
             if not 0 < port < 65536:
@@ -492,6 +498,8 @@ class LocalNeo4j:
                 f"server.memory.heap.initial_size={s.local_heap}",
                 f"server.memory.heap.max_size={s.local_heap}",
                 f"server.memory.pagecache.size={s.local_pagecache}",
+                f"db.tx_log.rotation.retention_policy={s.local_tx_log_retention}",
+                "db.tx_log.rotation.size=64M",
                 f"server.directories.data={d / 'data'}",
                 f"server.directories.logs={d / 'logs'}",
                 f"server.directories.plugins={d / 'plugins'}",

@@ -75,6 +75,10 @@ class Settings(BaseSettings):
     local_http_port: int = 7474
     local_heap: str = "1g"
     local_pagecache: str = "1g"
+    #: how much transaction log the local server keeps beyond what recovery needs
+    #: (Neo4j's ``db.tx_log.rotation.retention_policy``; its own default of 2 days grew to 31 GB
+    #: under our benchmarks and filled a disk)
+    local_tx_log_retention: str = "256M size"
     #: Java used for the local server: ``JAVA_HOME`` (a JDK/JRE directory) and/or an explicit
     #: ``java`` binary (``KG_NEO4J_LOCAL_NEO4J_JAVA``); otherwise ``java`` on PATH, then /usr/lib/jvm/*.
     java_home: Path | None = Field(default=None, validation_alias=AliasChoices("JAVA_HOME", "java_home"))

@@ -69,6 +69,8 @@ def test_bad_settings_are_config_errors(tmp_path: Path) -> None:
         LocalNeo4j(Settings(home=tmp_path, local_heap="lots"))
     with pytest.raises(ConfigError, match="KG_NEO4J_LOCAL_NEO4J_VERSION"):
         LocalNeo4j(Settings(home=tmp_path, local_neo4j_version="newest"))
+    with pytest.raises(ConfigError, match="KG_NEO4J_LOCAL_TX_LOG_RETENTION"):
+        LocalNeo4j(Settings(home=tmp_path, local_tx_log_retention="forever"))
     with pytest.raises(ConfigError, match="ports must differ"):
         LocalNeo4j(Settings(home=tmp_path, local_bolt_port=7000, local_http_port=7000))
 
@@ -171,7 +173,8 @@ def test_shared_credentials_log_in(shared: LocalNeo4j) -> None:
 def test_second_instance_lifecycle(tmp_path: Path) -> None:
     bolt, http = free_port(), free_port()
     settings = Settings(
-        home=tmp_path, local_bolt_port=bolt, local_http_port=http, local_heap="512m", local_pagecache="128m"
+        home=tmp_path, local_bolt_port=bolt, local_http_port=http, local_heap="512m", local_pagecache="128m",
+        local_tx_log_retention="100M size",
     )
     db = LocalNeo4j(settings)
     try:
@@ -182,7 +185,8 @@ def test_second_instance_lifecycle(tmp_path: Path) -> None:
             from kg_neo4j.localdb import LocalNeo4j
             from kg_neo4j.settings import Settings
             db = LocalNeo4j(Settings(home=Path({str(tmp_path)!r}), local_bolt_port={bolt},
-                                     local_http_port={http}, local_heap="512m", local_pagecache="128m"))
+                                     local_http_port={http}, local_heap="512m", local_pagecache="128m",
+                                     local_tx_log_retention="100M size"))
             db.start(timeout=240)
             print(db.status()["pid"])
             """
@@ -210,6 +214,12 @@ def test_second_instance_lifecycle(tmp_path: Path) -> None:
 
         uri, user, password = db.credentials()
         assert_login(uri, user, password)
+        # The server runs with the transaction-log retention we configured (not Neo4j's 2 days).
+        with neo4j.GraphDatabase.driver(uri, auth=(user, password)) as drv:
+            records, _, _ = drv.execute_query(
+                "SHOW SETTINGS YIELD name, value WHERE name = $n RETURN value", n="db.tx_log.rotation.retention_policy"
+            )
+        assert [r["value"] for r in records] == ["100M size"]
         assert db.credentials_file == tmp_path / "neo4j" / "credentials.json"
         assert stat.S_IMODE(db.credentials_file.stat().st_mode) == 0o600
         assert f"--home-dir={db.home}" in Path(f"/proc/{pid}/cmdline").read_bytes().decode().replace(

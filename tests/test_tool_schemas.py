@@ -108,3 +108,53 @@ async def test_default_profile_keeps_the_nine_reference_tools(transport, neo4j_i
             assert tool.description == spec["description"], name
             assert extension_problems(tool.inputSchema, spec["inputSchema"], name) == []
         assert "memory_system_prompt" in [p.name for p in (await s.list_prompts()).prompts]
+
+
+# --------------------------------------------------------------------------- output schemas inlined
+
+
+def test_inline_refs_keeps_the_meaning():
+    import jsonschema
+    import pydantic
+
+    from kg_neo4j.server.registry import inline_refs, schema_of
+
+    class Leaf(pydantic.BaseModel):
+        name: str
+        tags: list[str]
+
+    class Root(pydantic.BaseModel):
+        items: list[Leaf]
+        best: Leaf | None = None
+
+    original = schema_of(Root)
+    assert "$defs" in original
+    inlined = inline_refs(original)
+    assert "$ref" not in json.dumps(inlined) and "$defs" not in inlined
+    good = {"items": [{"name": "a", "tags": ["x"]}], "best": {"name": "b", "tags": []}}
+    bad = [{"items": [{"name": "a"}]}, {"items": [{"name": 1, "tags": []}]}, {"items": [], "best": {"tags": []}}]
+    for schema in (original, inlined):
+        jsonschema.validate(good, schema)
+        for instance in bad:
+            try:
+                jsonschema.validate(instance, schema)
+            except jsonschema.ValidationError:
+                continue
+            raise AssertionError(f"{instance} passed {schema}")
+
+    class Tree(pydantic.BaseModel):
+        children: list[Tree]
+
+    recursive = schema_of(Tree)
+    assert inline_refs(recursive) == recursive  # a recursive definition stays as it is
+
+
+async def test_output_schemas_carry_no_refs(neo4j_info, namespace):
+    # Every answer is validated by the client against its output schema; inlined definitions keep that
+    # check cheap on big answers (and work with clients that do not resolve $ref).
+    async with session("stdio", neo4j_info, namespace, "--tools", "all") as s:
+        listed = (await s.list_tools()).tools
+        with_output = [t for t in listed if t.outputSchema is not None]
+        assert len(with_output) == len(listed)
+        for tool in with_output:
+            assert "$ref" not in json.dumps(tool.outputSchema), tool.name

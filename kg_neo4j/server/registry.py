@@ -85,6 +85,10 @@ class ToolSpec:
     title: str | None = None
     profiles: tuple[str, ...] = field(default=("reference", "default"))
 
+    def __post_init__(self) -> None:
+        if self.output_schema is not None:
+            object.__setattr__(self, "output_schema", inline_refs(self.output_schema))
+
     def tool(self, profile: str) -> types.Tool:
         schema = self.input_schema
         if profile != "reference" and self.extended_schema is not None:
@@ -109,6 +113,48 @@ def schema_of(model: type[pydantic.BaseModel]) -> dict[str, Any]:
     return model.model_json_schema(by_alias=True)
 
 
+#: Keywords that only annotate: merged beside an inlined definition they cannot change its meaning.
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"})
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with its local ``#/$defs/...`` references replaced by the definitions (same meaning).
+
+    Every answer is checked by the MCP client against the tool's output schema; resolving a ``$ref``
+    per array item made that check about 30% slower on 1,000-item answers (and some clients do not
+    resolve ``$ref`` at all).  A recursive definition cannot be inlined: then the schema is kept as is.
+    """
+    defs = schema.get("$defs") or {}
+
+    class _Recursive(Exception):
+        pass
+
+    def walk(node: Any, seen: frozenset[str]) -> Any:
+        if isinstance(node, list):
+            return [walk(v, seen) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in defs:
+            name = ref[8:]
+            if name in seen:
+                raise _Recursive(name)
+            target = walk(defs[name], seen | {name})
+            extra = {k: walk(v, seen) for k, v in node.items() if k != "$ref"}
+            if not extra:
+                return target
+            if set(extra) <= _ANNOTATIONS:
+                return {**target, **extra}
+            return {"allOf": [target], **extra}
+        return {k: walk(v, seen) for k, v in node.items() if k != "$defs"}
+
+    try:
+        out: dict[str, Any] = walk(schema, frozenset())
+    except _Recursive:
+        return schema
+    return out
+
+
 def dump(obj: Any) -> str:
     """JSON text exactly as the reference server writes it (``JSON.stringify(x, null, 2)``)."""
     return json.dumps(obj, indent=2, ensure_ascii=False)
@@ -128,13 +174,25 @@ def parse_list(args: dict[str, Any], key: str, model: type[M]) -> list[M]:
         raise ValidationError(
             f"'{key}' has {len(value)} items; at most {MAX_ITEMS_PER_CALL} are accepted in one call "
             "(split the batch)", field=key)
-    out = []
-    for i, item in enumerate(value):
-        try:
-            out.append(model.model_validate(item))
-        except pydantic.ValidationError as exc:
-            raise ValidationError(f"{key}[{i}]: {describe(exc)}; nothing was written", field=key) from exc
-    return out
+    adapter = _list_adapter(model)
+    try:
+        return adapter.validate_python(value)  # one pass in pydantic-core, not one call per item
+    except pydantic.ValidationError as exc:
+        errors = exc.errors()
+        first = min(int(e["loc"][0]) for e in errors)  # a list's errors start with the item's index
+        parts = [f"{'.'.join(str(x) for x in e['loc'][1:]) or 'value'}: {e['msg']}"
+                 for e in errors if e["loc"][0] == first]
+        raise ValidationError(f"{key}[{first}]: {'; '.join(parts)}; nothing was written", field=key) from exc
+
+
+_ADAPTERS: dict[type[pydantic.BaseModel], pydantic.TypeAdapter[Any]] = {}
+
+
+def _list_adapter(model: type[M]) -> pydantic.TypeAdapter[list[M]]:
+    adapter = _ADAPTERS.get(model)
+    if adapter is None:
+        adapter = _ADAPTERS[model] = pydantic.TypeAdapter(list[model])  # type: ignore[valid-type]
+    return adapter
 
 
 def parse_model(args: dict[str, Any], model: type[M]) -> M:

@@ -1,20 +1,19 @@
 // search_memory: the store gathers candidates per channel, fuses them in Python (kg_neo4j/fusion.py),
 // then reads the graph around the few entities the answer needs.  Neo4j 5.26's vector and fulltext
-// indexes cannot filter by namespace inside the index, so each channel over-fetches its own $k_* and
-// filters here; the store re-runs only a starved channel with a larger k (GraphStore.search_memory).
-// A channel whose k is 0 is skipped.  Each hit carries the knowledge layer's memory state
-// (null for entities that are not :Knowledge), from which the store computes the fusion prior.
+// indexes cannot filter by namespace inside the index, so each channel over-fetches its own $k and
+// filters here; the store runs the channels as concurrent reads (fulltext already while the question
+// is embedded) and re-runs only a starved channel with a larger k (GraphStore.search_memory).  Each hit
+// carries the knowledge layer's memory state (null for entities that are not :Knowledge), from which
+// the store computes the fusion prior.
 
-// name: search_memory
-// Candidate hits of the three channels: observation vectors, entity vectors, fulltext (BM25).
+// name: search_memory_vector
+// Candidate hits of the observation vectors: $k nearest in the whole index, then this namespace's own.
 CALL () {
-  WITH $vector AS v
-  WHERE v IS NOT NULL AND $k_vector > 0
-  CALL db.index.vector.queryNodes('kg_observation_embedding', $k_vector, v) YIELD node, score
-  RETURN collect({node: node, score: score}) AS vraw
+  CALL db.index.vector.queryNodes('kg_observation_embedding', $k, $vector) YIELD node, score
+  RETURN collect({node: node, score: score}) AS raw
 }
-CALL (vraw) {
-  UNWIND vraw AS h
+CALL (raw) {
+  UNWIND raw AS h
   WITH h.node AS o, h.score AS score
   WHERE o.namespace = $ns AND o.created_at <= $at
   MATCH (e:Entity)-[:HAS_OBSERVATION]->(o)
@@ -22,31 +21,35 @@ CALL (vraw) {
   RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score,
                   memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
                                                       level: e.memory_level,
-                                                      since: coalesce(e.last_access, e.created_at)} END}) AS vhits
+                                                      since: coalesce(e.last_access, e.created_at)} END}) AS hits
 }
+RETURN size(raw) AS raw_count, hits
+
+// name: search_memory_entities
+// Candidate hits of the entity vectors (name and type embedded): $k nearest, then this namespace's own.
 CALL () {
-  WITH $vector AS v
-  WHERE v IS NOT NULL AND $k_entities > 0
-  CALL db.index.vector.queryNodes('kg_entity_embedding', $k_entities, v) YIELD node, score
-  RETURN collect({node: node, score: score}) AS eraw
+  CALL db.index.vector.queryNodes('kg_entity_embedding', $k, $vector) YIELD node, score
+  RETURN collect({node: node, score: score}) AS raw
 }
-CALL (eraw) {
-  UNWIND eraw AS h
+CALL (raw) {
+  UNWIND raw AS h
   WITH h.node AS e, h.score AS score
   WHERE e.namespace = $ns AND e.created_at <= $at AND ($types IS NULL OR e.entityType IN $types)
   RETURN collect({name: e.name, entityType: e.entityType, observation: null, seq: null, score: score,
                   memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
                                                       level: e.memory_level,
-                                                      since: coalesce(e.last_access, e.created_at)} END}) AS ventities
+                                                      since: coalesce(e.last_access, e.created_at)} END}) AS hits
 }
+RETURN size(raw) AS raw_count, hits
+
+// name: search_memory_fulltext
+// Candidate hits of the fulltext index (BM25 over names, types and observations): $k best, then this namespace's own.
 CALL () {
-  WITH $fulltext AS q
-  WHERE q <> '' AND $k_fulltext > 0
-  CALL db.index.fulltext.queryNodes('kg_fulltext', q, {limit: $k_fulltext}) YIELD node, score
-  RETURN collect({node: node, score: score}) AS fraw
+  CALL db.index.fulltext.queryNodes('kg_fulltext', $fulltext, {limit: $k}) YIELD node, score
+  RETURN collect({node: node, score: score}) AS raw
 }
-CALL (fraw) {
-  UNWIND fraw AS h
+CALL (raw) {
+  UNWIND raw AS h
   WITH h.node AS n, h.score AS score
   WHERE n.namespace = $ns AND n.created_at <= $at
   OPTIONAL MATCH (owner:Entity)-[:HAS_OBSERVATION]->(n:Observation)
@@ -55,9 +58,9 @@ CALL (fraw) {
   RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score,
                   memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
                                                       level: e.memory_level,
-                                                      since: coalesce(e.last_access, e.created_at)} END}) AS fhits
+                                                      since: coalesce(e.last_access, e.created_at)} END}) AS hits
 }
-RETURN size(vraw) AS vraw_count, size(eraw) AS eraw_count, size(fraw) AS fraw_count, vhits, ventities, fhits
+RETURN size(raw) AS raw_count, hits
 
 // name: search_memory_exact
 // Exact cosine ranking in a small namespace for starved vector channels (scan: $cap + 1 to ask, 0 to skip).

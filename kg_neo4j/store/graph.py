@@ -13,7 +13,7 @@ import binascii
 import copy
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -68,8 +68,42 @@ EXACT_CAP = 2000
 EXACT_RECHECK_S = 300.0
 MAX_K = 10_000
 NEIGHBOUR_CAP = 20
-#: (channel, hits field, raw count field) of the search_memory statement's answer.
-_CHANNELS = (("vector", "vhits", "vraw_count"), ("entity", "ventities", "eraw_count"), ("fulltext", "fhits", "fraw_count"))
+#: A create_entities batch with at least this many texts to embed (observations plus one per entity)
+#: is written in PIPELINE_CHUNKS chunks inside its one transaction, each chunk's statement running
+#: while the next chunk is embedded.
+PIPELINE_MIN_TEXTS = 256
+PIPELINE_CHUNKS = 4
+#: The statement of each candidate channel (cypher/search.cypher).
+_CHANNEL_STATEMENTS = {"vector": "search_memory_vector", "entity": "search_memory_entities",
+                       "fulltext": "search_memory_fulltext"}
+
+
+def _chunks_by_texts(rows: list[dict[str, Any]], n: int) -> list[list[dict[str, Any]]]:
+    """``rows`` in at most ``n`` consecutive chunks of about the same number of texts to embed."""
+    total = sum(len(r["observations"]) + 1 for r in rows)
+    chunks: list[list[dict[str, Any]]] = [[]]
+    done = 0
+    for row in rows:
+        # chunk j closes once the texts so far reach j/n of the total
+        if chunks[-1] and len(chunks) < n and done >= len(chunks) * total / n:
+            chunks.append([])
+        chunks[-1].append(row)
+        done += len(row["observations"]) + 1
+    return chunks
+
+
+async def _concurrently(runs: Sequence[Awaitable[Any]], *, sequential: bool = False) -> list[Any]:
+    """Await ``runs`` together (each a separate read); if one fails the others are cancelled.
+    ``sequential`` (inside one transaction, which runs one statement at a time) awaits them in order."""
+    if sequential:
+        return [await r for r in runs]
+    tasks = [asyncio.ensure_future(r) for r in runs]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        raise
 
 
 def _iso(value: Any) -> str | None:
@@ -196,18 +230,59 @@ class GraphStore:
             })
         if not rows:
             return []
-        await self._attach_vectors(rows, "observations")
-        records = await self.run("create_entities", rows=rows)
-        created = set(records[0]["created"]) if records else set()
+        n_texts = sum(len(r["observations"]) + 1 for r in rows)
+        if self.embedder is None or self._tx is not None or n_texts < PIPELINE_MIN_TEXTS:
+            await self._attach_vectors(rows, "observations")
+            records = await self.run("create_entities", rows=rows)
+            created = set(records[0]["created"]) if records else set()
+        else:
+            created = await self._create_entities_pipelined(rows)
         return [
             Entity(name=row["name"], entityType=row["entityType"], observations=row["observations"])
             for row in rows
             if row["name"] in created
         ]
 
+    async def _create_entities_pipelined(self, rows: list[dict[str, Any]]) -> set[str]:
+        """One transaction, written in chunks: each chunk's statement runs while the next chunk is
+        embedded, so Neo4j's share of the write overlaps the encoding (the commit cannot).  All chunks
+        share one ``now``; a retried transaction reuses the vectors already made."""
+        now = self.clock.now()
+        chunks = _chunks_by_texts(rows, PIPELINE_CHUNKS)
+
+        async def work(tx: AsyncManagedTransaction) -> list[str]:
+            view = self.within(tx)
+            created: list[str] = []
+            pending: asyncio.Future[None] | None = asyncio.ensure_future(self._attach_vectors(chunks[0], "observations"))
+            try:
+                for i, chunk in enumerate(chunks):
+                    assert pending is not None
+                    await pending
+                    pending = (asyncio.ensure_future(self._attach_vectors(chunks[i + 1], "observations"))
+                               if i + 1 < len(chunks) else None)
+                    records = await view.run("create_entities", rows=chunk, now=now)
+                    created.extend(records[0]["created"] if records else [])
+            finally:
+                if pending is not None:
+                    await asyncio.gather(pending, return_exceptions=True)  # never leave an encode behind
+            return created
+
+        for attempt in range(RACE_RETRIES + 1):
+            try:
+                async with self.driver.session(database=self.database) as session:
+                    return set(await session.execute_write(work))
+            except neo4j.exceptions.ClientError as exc:
+                if exc.code not in RACE_CODES or attempt == RACE_RETRIES:  # same rule as run()
+                    raise
+        raise AssertionError("unreachable")
+
     async def _attach_vectors(self, rows: list[dict[str, Any]], field: str) -> None:
-        """Embed every text of the batch in one encode call and hang the vectors on the rows."""
+        """Embed every text of the batch in one encode call and hang the vectors on the rows
+        (rows that already carry their vectors are left as they are)."""
         if self.embedder is None:
+            return
+        rows = [row for row in rows if "vectors" not in row]
+        if not rows:
             return
         texts: list[str] = []
         for row in rows:
@@ -407,8 +482,9 @@ class GraphStore:
         as_of: datetime | None = None,
         prior: dict[str, float] | None = None,
     ) -> SearchResult:
-        """Hybrid recall: vector + fulltext candidates (one statement), fused in Python, then the graph
-        around the few entities the answer can hold (a second small statement).
+        """Hybrid recall: candidates of three channels (observation vectors, entity vectors, fulltext; one
+        read each, run concurrently), fused in Python, then the graph around the few entities the answer
+        can hold (one more small read).
 
         The indexes are database-wide, so each channel over-fetches and filters by namespace.  A channel
         is *starved* when a full raw page leaves fewer than ``limit`` own hits.  A starved vector channel
@@ -428,12 +504,25 @@ class GraphStore:
         mentioned = await self.run("search_mentions", read=True, grams=grams, at=as_of) if grams else []
         mentions = [r["name"] for r in mentioned]
         content = strip_mentions(query, [r["name_lower"] for r in mentioned])
-        vectors = await self.embed([content])
-        vector = vectors[0] if vectors else None
         ftq = fulltext_query(content)
         types = list(entity_types) if entity_types else None
 
+        def fetch_channel(name: str, k: int, vector: list[float] | None) -> Awaitable[list[neo4j.Record]]:
+            return self.run(_CHANNEL_STATEMENTS[name], read=True, k=k, vector=vector, fulltext=ftq, types=types,
+                            at=as_of)
+
+        # The channels are separate reads run concurrently: the fulltext one while the question is embedded
+        # (it needs no vector), the two vector ones together once the vector is there.
         k_first = max(limit * OVERFETCH, MIN_K)
+        early = asyncio.ensure_future(fetch_channel("fulltext", k_first, None)) if ftq and self._tx is None else None
+        try:
+            vectors = await self.embed([content])
+        except BaseException:
+            if early is not None:
+                early.cancel()
+            raise
+        vector = vectors[0] if vectors else None
+
         ks = {
             "vector": k_first if vector is not None else 0,
             "entity": max(limit * ENTITY_OVERFETCH, MIN_K_ENTITIES) if vector is not None else 0,
@@ -447,18 +536,18 @@ class GraphStore:
         exact_tried = False
         while fetch:
             self.last_search_rounds += 1
-            rec = (await self.run(
-                "search_memory", read=True, vector=vector, fulltext=ftq, types=types, at=as_of,
-                k_vector=fetch.get("vector", 0), k_entities=fetch.get("entity", 0), k_fulltext=fetch.get("fulltext", 0),
-            ))[0]
+            names = list(fetch)
+            runs = [early if c == "fulltext" and early is not None else fetch_channel(c, fetch[c], vector)
+                    for c in names]
+            early = None
+            answers = await _concurrently(runs, sequential=self._tx is not None)
             grew: dict[str, bool] = {}
-            for channel, hits_key, raw_key in _CHANNELS:
-                if channel in fetch:
-                    # "still finding more": its first fetch, nothing own found yet, or more than last time
-                    grew[channel] = (self.last_search_rounds == 1 or not found[channel]
-                                     or len(rec[hits_key]) > len(found[channel]))
-                    found[channel] = list(rec[hits_key])
-                    raw[channel] = int(rec[raw_key])
+            for name, records in zip(names, answers, strict=True):
+                rec = records[0]
+                # "still finding more": its first fetch, nothing own found yet, or more than last time
+                grew[name] = self.last_search_rounds == 1 or not found[name] or len(rec["hits"]) > len(found[name])
+                found[name] = list(rec["hits"])
+                raw[name] = int(rec["raw_count"])
             starved = {c for c, k in fetch.items() if raw[c] >= k and len(found[c]) < limit}
             want = {c for c in starved & {"vector", "entity"} if self._exact_big.get(c, -EXACT_RECHECK_S) <
                     time.monotonic() - EXACT_RECHECK_S}
@@ -475,15 +564,15 @@ class GraphStore:
                     entity_scan=EXACT_CAP + 1 if "entity" in want else 0,
                     k_vector=ks["vector"], k_entities=ks["entity"],
                 ))[0]
-                for channel, small_key, hits_key in (("vector", "obs_small", "vhits"),
-                                                     ("entity", "entities_small", "ventities")):
-                    if channel not in want:
+                for name, small_key, hits_key in (("vector", "obs_small", "vhits"),
+                                                  ("entity", "entities_small", "ventities")):
+                    if name not in want:
                         continue
                     if ex[small_key]:
-                        found[channel] = list(ex[hits_key])
-                        starved.discard(channel)
+                        found[name] = list(ex[hits_key])
+                        starved.discard(name)
                     else:
-                        self._exact_big[channel] = time.monotonic()
+                        self._exact_big[name] = time.monotonic()
             candidates = len({(h["name"], h["seq"]) for c in found.values() for h in c})
             nxt: dict[str, int] = {}
             for channel in starved:

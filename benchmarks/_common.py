@@ -177,13 +177,21 @@ CALL (n) {
 } IN TRANSACTIONS OF 5000 ROWS
 """.strip()
 
+#: The same for expired knowledge (forgotten or merged away: no longer :KgNode).
+DELETE_EXPIRED = DELETE_NAMESPACE.replace("MATCH (n:KgNode) WHERE n.namespace = $ns AND n.name IS NOT NULL",
+                                          "MATCH (n:ExpiredKnowledge) WHERE n.namespace = $ns")
+assert DELETE_EXPIRED != DELETE_NAMESPACE
+
 
 def delete_namespace(drv: Driver, database: str, ns: str) -> float:
-    """Delete every node of ``ns`` (entities, placeholders, observations, relations) in batches."""
+    """Delete every node of ``ns`` (entities, placeholders, expired knowledge, observations, relations)
+    in batches."""
     t0 = time.perf_counter()
     with drv.session(database=database) as s:  # auto-commit: required by CALL { } IN TRANSACTIONS
         s.run(DELETE_NAMESPACE, ns=ns).consume()
-        # Observations whose entity is gone (none expected; belt and braces, also batched).
+        # Forgotten or merged-away knowledge left the (namespace, name) key (:KgNode) but keeps its
+        # observations; then observations whose entity is gone (belt and braces).  Both batched.
+        s.run(DELETE_EXPIRED, ns=ns).consume()
         s.run("""
             MATCH (o:Observation) WHERE o.namespace = $ns
             CALL (o) { DETACH DELETE o } IN TRANSACTIONS OF 10000 ROWS

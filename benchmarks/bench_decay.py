@@ -36,7 +36,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (  # noqa: E402
-    DELETE_NAMESPACE,
     chunks,
     connection,
     delete_namespace,
@@ -69,9 +68,6 @@ SET r.weight = row.weight, r.valid_from = row.created_at, r.created_at = row.cre
 """.strip()
 
 #: _common's batched namespace delete, for the expired nodes it does not see (they lost :KgNode)
-DELETE_EXPIRED = DELETE_NAMESPACE.replace("MATCH (n:KgNode) WHERE n.namespace = $ns AND n.name IS NOT NULL",
-                                          "MATCH (n:ExpiredKnowledge) WHERE n.namespace = $ns")
-assert DELETE_EXPIRED != DELETE_NAMESPACE
 
 READ_BACK = """
 CALL () { MATCH (k:Knowledge) WHERE k.namespace = $ns RETURN count(k) AS knowledge,
@@ -219,8 +215,6 @@ def main() -> None:
     finally:
         if not args.keep:
             t0 = time.perf_counter()
-            with drv.session(database=conn.database) as s:
-                s.run(DELETE_EXPIRED, ns=ns).consume()
             delete_namespace(drv, conn.database, ns)
             drv.execute_query("MATCH (m:KgMeta {key: $key}) DELETE m", key=f"decay_sweep:{ns}", database_=conn.database)
             log(f"deleted namespace {ns} in {time.perf_counter() - t0:.0f} s")

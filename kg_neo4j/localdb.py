@@ -81,7 +81,10 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _MEMORY_RE = re.compile(r"^[1-9][0-9]*[kKmMgG]?$")
-_RETENTION_RE = re.compile(r"^(true|false|keep_all|keep_none|[1-9][0-9]*[kKmMgG]? (files|size|txs|entries|hours|days))$")
+_RETENTION_RE = re.compile(
+    r"(true|false|keep_all|keep_none|[1-9][0-9]*[kKmMgG]? (files|size|txs|entries)"
+    r"|[1-9][0-9]* (hours|days)( [1-9][0-9]*[kKmMgG]?)?)"
+)
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?(-[0-9A-Za-z.]+)?$")
 
 #: Popen objects of JVMs this process started, so they are reaped (no zombies) and not garbage-collected.
@@ -235,7 +238,7 @@ class LocalNeo4j:
                 raise ConfigError(
                     f"KG_NEO4J_{name.upper()}={value!r} must be a size like 512m or 1g (digits, then k, m or g)"
                 )
-        if not _RETENTION_RE.match(settings.local_tx_log_retention):
+        if not _RETENTION_RE.fullmatch(settings.local_tx_log_retention):
             raise ConfigError(
                 f"KG_NEO4J_LOCAL_TX_LOG_RETENTION={settings.local_tx_log_retention!r} must be a Neo4j "
                 "retention policy like '256M size', '2 files' or '1 days' (or keep_all / keep_none)"

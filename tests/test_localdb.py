@@ -75,6 +75,19 @@ def test_bad_settings_are_config_errors(tmp_path: Path) -> None:
         LocalNeo4j(Settings(home=tmp_path, local_bolt_port=7000, local_http_port=7000))
 
 
+@pytest.mark.parametrize("policy", ["256M size", "2 files", "1 days", "2 days 1G", "12 hours 500M", "100k txs",
+                                    "keep_none", "true"])
+def test_tx_log_retention_accepts_neo4j_policies(tmp_path: Path, policy: str) -> None:
+    db = LocalNeo4j(Settings(home=tmp_path, local_tx_log_retention=policy))
+    assert f"db.tx_log.rotation.retention_policy={policy}\n" in db._conf_text()
+
+
+@pytest.mark.parametrize("policy", ["forever", "256M size\n", "2 files 1G", "0 files", "", "1 weeks"])
+def test_tx_log_retention_rejects_the_rest(tmp_path: Path, policy: str) -> None:
+    with pytest.raises(ConfigError, match="KG_NEO4J_LOCAL_TX_LOG_RETENTION"):
+        LocalNeo4j(Settings(home=tmp_path, local_tx_log_retention=policy))
+
+
 def test_too_old_explicit_java_is_a_config_error(tmp_path: Path) -> None:
     fake = tmp_path / "java"
     fake.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")

@@ -96,13 +96,22 @@ async def _concurrently(runs: Sequence[Awaitable[Any]], *, sequential: bool = Fa
     """Await ``runs`` together (each a separate read); if one fails the others are cancelled.
     ``sequential`` (inside one transaction, which runs one statement at a time) awaits them in order."""
     if sequential:
-        return [await r for r in runs]
+        out = []
+        try:
+            for r in runs:
+                out.append(await r)
+        finally:
+            for r in runs[len(out) + 1:]:
+                if asyncio.iscoroutine(r):
+                    r.close()  # never started: no "was never awaited" warning
+        return out
     tasks = [asyncio.ensure_future(r) for r in runs]
     try:
         return list(await asyncio.gather(*tasks))
     except BaseException:
         for t in tasks:
             t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)  # let the cancelled reads finish their cleanup
         raise
 
 
@@ -249,6 +258,7 @@ class GraphStore:
         share one ``now``; a retried transaction reuses the vectors already made."""
         now = self.clock.now()
         chunks = _chunks_by_texts(rows, PIPELINE_CHUNKS)
+        await self._attach_vectors(chunks[0], "observations")  # before the transaction opens: none sits idle
 
         async def work(tx: AsyncManagedTransaction) -> list[str]:
             view = self.within(tx)
@@ -501,7 +511,8 @@ class GraphStore:
         # their own observations, and their names are removed from the text that is embedded and
         # keyword-searched (a name in an embedded question drags it towards every mention of the name).
         grams = question_grams(query)
-        mentioned = await self.run("search_mentions", read=True, grams=grams, at=as_of) if grams else []
+        read_at = as_of or self.clock.now()  # one moment for every read of this search
+        mentioned = await self.run("search_mentions", read=True, grams=grams, at=read_at) if grams else []
         mentions = [r["name"] for r in mentioned]
         content = strip_mentions(query, [r["name_lower"] for r in mentioned])
         ftq = fulltext_query(content)
@@ -509,7 +520,7 @@ class GraphStore:
 
         def fetch_channel(name: str, k: int, vector: list[float] | None) -> Awaitable[list[neo4j.Record]]:
             return self.run(_CHANNEL_STATEMENTS[name], read=True, k=k, vector=vector, fulltext=ftq, types=types,
-                            at=as_of)
+                            at=read_at)
 
         # The channels are separate reads run concurrently: the fulltext one while the question is embedded
         # (it needs no vector), the two vector ones together once the vector is there.
@@ -520,6 +531,7 @@ class GraphStore:
         except BaseException:
             if early is not None:
                 early.cancel()
+                await asyncio.gather(early, return_exceptions=True)  # its error (if any) is read, not lost
             raise
         vector = vectors[0] if vectors else None
 
@@ -559,7 +571,7 @@ class GraphStore:
                 self.last_search_rounds += 1
                 self.last_search_starved.append(sorted(f"{c}:exact" for c in want))
                 ex = (await self.run(
-                    "search_memory_exact", read=True, vector=vector, types=types, at=as_of, cap=EXACT_CAP,
+                    "search_memory_exact", read=True, vector=vector, types=types, at=read_at, cap=EXACT_CAP,
                     obs_scan=EXACT_CAP + 1 if "vector" in want else 0,
                     entity_scan=EXACT_CAP + 1 if "entity" in want else 0,
                     k_vector=ks["vector"], k_entities=ks["entity"],

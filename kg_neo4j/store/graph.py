@@ -263,11 +263,11 @@ class GraphStore:
         async def work(tx: AsyncManagedTransaction) -> list[str]:
             view = self.within(tx)
             created: list[str] = []
-            pending: asyncio.Future[None] | None = asyncio.ensure_future(self._attach_vectors(chunks[0], "observations"))
+            pending: asyncio.Future[None] | None = None  # the next chunk's encode
             try:
                 for i, chunk in enumerate(chunks):
-                    assert pending is not None
-                    await pending
+                    if pending is not None:
+                        await pending
                     pending = (asyncio.ensure_future(self._attach_vectors(chunks[i + 1], "observations"))
                                if i + 1 < len(chunks) else None)
                     records = await view.run("create_entities", rows=chunk, now=now)
@@ -600,8 +600,7 @@ class GraphStore:
             fetch = nxt
         self.last_search_k = max(ks.values())
 
-        at = as_of or self.clock.now()
-        merged_prior = _memory_prior((*found["vector"], *found["entity"], *found["fulltext"]), at)
+        merged_prior = _memory_prior((*found["vector"], *found["entity"], *found["fulltext"]), read_at)
         if prior:
             merged_prior.update(prior)
         hits, top = score_channels(vector=found["vector"], fulltext=found["fulltext"], entity_vector=found["entity"],

@@ -38,7 +38,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -330,21 +330,9 @@ class TimedEmbedder:
             self.intervals.append((t0, t1))
 
 
-class StatementTimes(defaultdict[str, float]):
-    """Seconds per statement name, and each run's (name, start, end) for overlap-aware parts."""
-
-    def __init__(self) -> None:
-        super().__init__(float)
-        self.intervals: list[tuple[str, float, float]] = []
-
-    def clear(self) -> None:
-        super().clear()
-        self.intervals.clear()
-
-
-def time_store_runs(store: GraphStore) -> StatementTimes:
-    """Wrap ``store.run`` (instance attribute) so each named statement's time is added up."""
-    spent = StatementTimes()
+def time_store_runs(store: GraphStore) -> list[tuple[str, float, float]]:
+    """Wrap ``store.run`` (instance attribute) so each named statement's (name, start, end) is kept."""
+    spent: list[tuple[str, float, float]] = []
     inner = store.run
 
     async def run(name: str, **kw: Any) -> Any:
@@ -352,9 +340,7 @@ def time_store_runs(store: GraphStore) -> StatementTimes:
         try:
             return await inner(name, **kw)
         finally:
-            t1 = time.perf_counter()
-            spent[name] += t1 - t0
-            spent.intervals.append((name, t0, t1))
+            spent.append((name, t0, time.perf_counter()))
 
     store.run = run  # type: ignore[method-assign]
     return spent
@@ -435,9 +421,9 @@ async def measure_queries(store: GraphStore, emb: TimedEmbedder, questions: Sequ
         # The candidate channels run concurrently, the fulltext one while the question is embedded: each
         # part is the wall time it adds to the parts before it (embedding, then mentions, then candidates).
         embed_iv = [iv for iv in emb.intervals if iv[0] >= t0]
-        cand_iv = [(a, b) for n, a, b in spent.intervals if n.startswith("search_memory") and n != "search_memory_around"]
-        mention_iv = [(a, b) for n, a, b in spent.intervals if n == "search_mentions"]
-        around_iv = [(a, b) for n, a, b in spent.intervals if n == "search_memory_around"]
+        cand_iv = [(a, b) for n, a, b in spent if n.startswith("search_memory") and n != "search_memory_around"]
+        mention_iv = [(a, b) for n, a, b in spent if n == "search_mentions"]
+        around_iv = [(a, b) for n, a, b in spent if n == "search_memory_around"]
         res["sm_embed"].append(covered(embed_iv))
         res["sm_mentions"].append(covered(mention_iv))
         res["sm_search"].append(covered(embed_iv + cand_iv) - covered(embed_iv))

@@ -13,9 +13,9 @@ import binascii
 import copy
 import json
 import time
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import neo4j
 from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
@@ -54,6 +54,7 @@ DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
 #: Neo4j errors that mean "lost a race with a concurrent delete": the statement is retried.
 RACE_CODES = frozenset({"Neo.ClientError.Statement.EntityNotFound", "Neo.ClientError.Schema.ConstraintValidationFailed"})
 RACE_RETRIES = 3
+T = TypeVar("T")
 
 #: search_memory: candidates fetched per channel = OVERFETCH x limit (at least MIN_K; entity vectors:
 #: ENTITY_OVERFETCH x limit, at least MIN_K_ENTITIES), grown 4x up to MAX_K while the namespace filter
@@ -80,7 +81,7 @@ _CHANNEL_STATEMENTS = {"vector": "search_memory_vector", "entity": "search_memor
 
 def _chunks_by_texts(rows: list[dict[str, Any]], n: int) -> list[list[dict[str, Any]]]:
     """``rows`` in at most ``n`` consecutive chunks of about the same number of texts to embed."""
-    total = sum(len(r["observations"]) + 1 for r in rows)
+    total = sum(_texts_to_embed(r) for r in rows)
     chunks: list[list[dict[str, Any]]] = [[]]
     done = 0
     for row in rows:
@@ -88,8 +89,28 @@ def _chunks_by_texts(rows: list[dict[str, Any]], n: int) -> list[list[dict[str, 
         if chunks[-1] and len(chunks) < n and done >= len(chunks) * total / n:
             chunks.append([])
         chunks[-1].append(row)
-        done += len(row["observations"]) + 1
+        done += _texts_to_embed(row)
     return chunks
+
+
+def _texts_to_embed(row: dict[str, Any]) -> int:
+    """Texts create_entities embeds for one row: its observations and the entity's name/type."""
+    return len(row["observations"]) + 1
+
+
+async def _retrying_races(once: Callable[[], Awaitable[T]]) -> T:
+    """Run one whole transaction, again when it lost a race.
+
+    A node found by MERGE/MATCH can be deleted by a concurrent call (e.g. a placeholder dropped with
+    its last relation) before the statement locks it.  The transaction then wrote nothing, so running
+    it again is safe."""
+    for attempt in range(RACE_RETRIES + 1):
+        try:
+            return await once()
+        except neo4j.exceptions.ClientError as exc:
+            if exc.code not in RACE_CODES or attempt == RACE_RETRIES:
+                raise
+    raise AssertionError("unreachable")
 
 
 async def _concurrently(runs: Sequence[Awaitable[Any]], *, sequential: bool = False) -> list[Any]:
@@ -198,22 +219,17 @@ class GraphStore:
         if self._tx is not None:
             result = await self._tx.run(self.q[name], params)
             return [record async for record in result]
-        for attempt in range(RACE_RETRIES + 1):
-            try:
-                records, _, _ = await self.driver.execute_query(
-                    self.q[name],
-                    parameters_=params,
-                    database_=self.database,
-                    routing_=RoutingControl.READ if read else RoutingControl.WRITE,
-                )
-                return records
-            except neo4j.exceptions.ClientError as exc:
-                # A node found by MERGE/MATCH can be deleted by a concurrent call (e.g. a placeholder
-                # dropped with its last relation) before this statement locks it.  The statement is one
-                # transaction that wrote nothing, so running it again is safe.
-                if exc.code not in RACE_CODES or attempt == RACE_RETRIES:
-                    raise
-        raise AssertionError("unreachable")
+
+        async def once() -> list[neo4j.Record]:
+            records, _, _ = await self.driver.execute_query(
+                self.q[name],
+                parameters_=params,
+                database_=self.database,
+                routing_=RoutingControl.READ if read else RoutingControl.WRITE,
+            )
+            return records
+
+        return await _retrying_races(once)
 
     @property
     def _max_rows(self) -> int:
@@ -239,7 +255,7 @@ class GraphStore:
             })
         if not rows:
             return []
-        n_texts = sum(len(r["observations"]) + 1 for r in rows)
+        n_texts = sum(_texts_to_embed(r) for r in rows)
         if self.embedder is None or self._tx is not None or n_texts < PIPELINE_MIN_TEXTS:
             await self._attach_vectors(rows, "observations")
             records = await self.run("create_entities", rows=rows)
@@ -277,14 +293,11 @@ class GraphStore:
                     await asyncio.gather(pending, return_exceptions=True)  # never leave an encode behind
             return created
 
-        for attempt in range(RACE_RETRIES + 1):
-            try:
-                async with self.driver.session(database=self.database) as session:
-                    return set(await session.execute_write(work))
-            except neo4j.exceptions.ClientError as exc:
-                if exc.code not in RACE_CODES or attempt == RACE_RETRIES:  # same rule as run()
-                    raise
-        raise AssertionError("unreachable")
+        async def once() -> list[str]:
+            async with self.driver.session(database=self.database) as session:
+                return await session.execute_write(work)
+
+        return set(await _retrying_races(once))
 
     async def _attach_vectors(self, rows: list[dict[str, Any]], field: str) -> None:
         """Embed every text of the batch in one encode call and hang the vectors on the rows

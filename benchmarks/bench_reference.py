@@ -90,7 +90,7 @@ def counts(drv: Any, db: str, ns: str) -> tuple[int, int, int]:
 
 
 def _check(result: Any, what: str) -> Any:
-    if result.isError:
+    if result.is_error:
         raise RuntimeError(f"{what} failed: {result.content[0].text if result.content else result}")
     return result
 
@@ -150,8 +150,8 @@ async def run_size(conn: Any, ns_mcp: str, ns_floor: str, ns_store: str, n: int,
                 res = _check(await session.call_tool("create_entities", args), "create_entities")
                 t["mcp_ent"] += time.perf_counter() - t0
                 t["val_ent"] += validation[0] - v0
-                if len(res.structuredContent["entities"]) != len(batch):
-                    raise RuntimeError(f"create_entities created {len(res.structuredContent['entities'])} "
+                if len(res.structured_content["entities"]) != len(batch):
+                    raise RuntimeError(f"create_entities created {len(res.structured_content['entities'])} "
                                        f"of {len(batch)}")
                 t0 = time.perf_counter()
                 await adrv.execute_query(FLOOR_ENTITIES, rows=rows, ns=ns_floor, now=now, database_=db)
@@ -169,7 +169,7 @@ async def run_size(conn: Any, ns_mcp: str, ns_floor: str, ns_store: str, n: int,
                 res = _check(await session.call_tool("create_relations", rel_args), "create_relations")
                 t["mcp_rel"] += time.perf_counter() - t0
                 t["val_rel"] += validation[0] - v0
-                if len(res.structuredContent["relations"]) != len(batch):
+                if len(res.structured_content["relations"]) != len(batch):
                     raise RuntimeError("create_relations did not create the whole batch")
                 t0 = time.perf_counter()
                 await adrv.execute_query(FLOOR_RELATIONS, rows=rel_args["relations"], ns=ns_floor, now=now,
@@ -247,7 +247,7 @@ async def _latency(session: Any, n: int, calls: int, validation: list[float]) ->
             t0 = time.perf_counter()
             res = _check(await session.call_tool(tool, args), tool)
             samples.append(time.perf_counter() - t0)
-            _expect(tool, res.structuredContent)
+            _expect(tool, res.structured_content)
         lat[tool] = {"samples": samples, "validation": validation[0] - v0}
         p50, p95, _ = summary_ms(samples)
         log(f"  MCP {tool}: p50 {p50:.1f} ms, p95 {p95:.1f} ms")

@@ -169,12 +169,12 @@ def http_server(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None) 
 
 @contextlib.asynccontextmanager
 async def http_session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Any]:
-    import httpx
+    import httpx2  # the MCP SDK 2.x client's HTTP library
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30, read=300)) as client, \
-            streamable_http_client(f"{url}/mcp", http_client=client) as (read, write, _), \
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as client, \
+            streamable_http_client(f"{url}/mcp", http_client=client) as (read, write), \
             ClientSession(read, write) as session:
         await session.initialize()
         yield session

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import select
+import subprocess
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -53,9 +55,9 @@ async def ok(session: Any, tool: str, args: dict[str, Any] | None = None) -> Any
     """
     result = await session.call_tool(tool, args if args is not None else {})
     text = text_of(result)
-    assert not result.isError, f"{tool}({args!r}) failed: {text}"
-    assert result.structuredContent is not None, f"{tool}: structuredContent missing"
-    assert type_key_paths(result.structuredContent) == [], f"{tool}: 'type' key in structuredContent"
+    assert not result.is_error, f"{tool}({args!r}) failed: {text}"
+    assert result.structured_content is not None, f"{tool}: structuredContent missing"
+    assert type_key_paths(result.structured_content) == [], f"{tool}: 'type' key in structuredContent"
     if tool in DELETE_MESSAGES:
         assert text == DELETE_MESSAGES[tool], f"{tool}: text {text!r}"
         return text
@@ -64,9 +66,9 @@ async def ok(session: Any, tool: str, args: dict[str, Any] | None = None) -> Any
     assert type_key_paths(data) == [], f"{tool}: 'type' key in {type_key_paths(data)}"
     wrapper = LIST_WRAPPERS.get(tool)
     if wrapper is not None:
-        assert result.structuredContent.get(wrapper) == data, f"{tool}: structuredContent disagrees with text"
+        assert result.structured_content.get(wrapper) == data, f"{tool}: structuredContent disagrees with text"
     else:
-        sc = {k: v for k, v in result.structuredContent.items() if k in ("entities", "relations")}
+        sc = {k: v for k, v in result.structured_content.items() if k in ("entities", "relations")}
         assert sc == {k: data[k] for k in ("entities", "relations")}, f"{tool}: structuredContent disagrees"
     return data
 
@@ -75,7 +77,7 @@ async def err(session: Any, tool: str, args: dict[str, Any] | None = None) -> st
     """Call ``tool`` and assert it is an MCP tool error (isError); return its message."""
     result = await session.call_tool(tool, args if args is not None else {})
     text = text_of(result)
-    assert result.isError, f"{tool}({str(args)[:200]}) should have failed but returned {text[:500]}"
+    assert result.is_error, f"{tool}({str(args)[:200]}) should have failed but returned {text[:500]}"
     return text
 
 
@@ -127,3 +129,31 @@ async def session(transport: str, info: Any, namespace: str, *serve_args: str) -
         if leaf is group:
             raise
         raise leaf from None
+
+
+class RawStdio:
+    """``kg-neo4j serve`` over stdio, written to and read from line by line."""
+
+    def __init__(self, info: Any, namespace: str, *args: str) -> None:
+        from conftest import KG, server_env
+
+        self.proc = subprocess.Popen([KG, "serve", "--namespace", namespace, *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env(info))
+
+    def send(self, line: str | bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line) + b"\n")
+        self.proc.stdin.flush()
+
+    def receive(self, timeout: float = 30) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        assert ready, f"no answer within {timeout} s"
+        line = self.proc.stdout.readline()
+        assert line, "the server closed stdout"
+        return dict(json.loads(line))
+
+    def close(self) -> str:
+        self.proc.terminate()
+        _, err = self.proc.communicate(timeout=20)
+        return err.decode(errors="replace")

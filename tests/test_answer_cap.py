@@ -45,11 +45,11 @@ async def _page_all(s: Any, limit: int) -> tuple[list[str], list[tuple[str, str,
             args["cursor"] = cursor
         result = await s.call_tool("read_graph", args)
         text = text_of(result)
-        assert not result.isError, text
+        assert not result.is_error, text
         page = json.loads(text)
         assert len(page["entities"]) <= limit
-        assert result.structuredContent is not None
-        assert result.structuredContent.get("nextCursor") == page.get("nextCursor")
+        assert result.structured_content is not None
+        assert result.structured_content.get("nextCursor") == page.get("nextCursor")
         entities += [e["name"] for e in page["entities"]]
         relations += _graph_keys(page["relations"])
         pages += 1
@@ -112,7 +112,7 @@ async def test_a_write_whose_echo_exceeds_the_cap_is_not_an_error_after_writing(
             cursor = page.get("nextCursor")
             if cursor is None:
                 break
-    if result.isError:
+    if result.is_error:
         assert written == [], f"isError ({text_of(result)[:200]!r}) but {len(written)} entities were written"
     else:
         assert sorted(written) == [e["name"] for e in big]
@@ -121,7 +121,7 @@ async def test_a_write_whose_echo_exceeds_the_cap_is_not_an_error_after_writing(
 async def test_reference_profile_read_graph_has_no_paging(transport, neo4j_info, namespace):
     async with session(transport, neo4j_info, namespace, "--tools", "reference") as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        schema = tools["read_graph"].inputSchema
+        schema = tools["read_graph"].input_schema
         assert schema == {"type": "object", "properties": {}}
         assert "limit" not in json.dumps(schema) and "cursor" not in json.dumps(schema)
 
@@ -130,19 +130,19 @@ async def test_reference_profile_read_graph_has_no_paging(transport, neo4j_info,
         # paging arguments are not part of this profile: the whole graph comes back, without nextCursor
         result = await s.call_tool("read_graph", {"limit": 1})
         text = text_of(result)
-        assert not result.isError, text
+        assert not result.is_error, text
         graph = json.loads(text)
         assert graph == {"entities": [ent("A"), ent("B"), ent("C")], "relations": [rel("A", "B"), rel("B", "C")]}
-        assert "nextCursor" not in (result.structuredContent or {})
+        assert "nextCursor" not in (result.structured_content or {})
 
 
 async def test_default_profile_read_graph_advertises_paging(transport, neo4j_info, namespace):
     async with session(transport, neo4j_info, namespace) as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        props = tools["read_graph"].inputSchema["properties"]
+        props = tools["read_graph"].input_schema["properties"]
         assert props["limit"]["type"] == "integer"
         assert props["cursor"]["type"] == "string"
-        assert tools["read_graph"].inputSchema.get("required", []) == []
+        assert tools["read_graph"].input_schema.get("required", []) == []
         # without limit/cursor the answer is exactly the reference shape (no nextCursor key)
         await ok(s, "create_entities", {"entities": [ent("A")]})
         assert await ok(s, "read_graph") == {"entities": [ent("A")], "relations": []}

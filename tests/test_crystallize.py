@@ -129,27 +129,27 @@ async def test_tool_in_process(store: GraphStore, tree: Path, monkeypatch: pytes
     rt = runtime(store, tree)
 
     ok = await call(spec, rt, {"topic": "JWT", "skill_paths": [WORKFLOW]})
-    assert not ok.isError, ok.content
-    assert json.loads(ok.content[0].text) == ok.structuredContent
-    assert names(ok.structuredContent["unsynced"]) == ["JWT revocation"]
+    assert not ok.is_error, ok.content
+    assert json.loads(ok.content[0].text) == ok.structured_content
+    assert names(ok.structured_content["unsynced"]) == ["JWT revocation"]
     alias = await call(spec, rt, {"topic": "JWT", "skillPaths": [f"skills/{WORKFLOW}"], "limit": 5})
-    assert not alias.isError and alias.structuredContent == ok.structuredContent
+    assert not alias.is_error and alias.structured_content == ok.structured_content
 
     spy = OpenSpy(monkeypatch)
     for bad, says in (("../secret.md", "'..'"), (str(tree.parent / "secret.md"), "absolute"),
                       ("link-out.md", "outside the skills directory"), ("README.txt", "not a markdown file")):
         res = await call(spec, rt, {"topic": "JWT", "skill_paths": [bad]})
-        assert res.isError and says in res.content[0].text, res.content
+        assert res.is_error and says in res.content[0].text, res.content
         assert "hunter2" not in res.content[0].text
     assert spy.outside(tree) == []
 
     for args, says in (({"skill_paths": [WORKFLOW]}, "topic"), ({"topic": "JWT"}, "skill_paths"),
                        ({"topic": "JWT", "skill_paths": [WORKFLOW], "limit": 1000}, "limit")):
         res = await call(spec, rt, args)
-        assert res.isError and says in res.content[0].text, res.content
+        assert res.is_error and says in res.content[0].text, res.content
 
     off = await call(spec, runtime(store, None), {"topic": "JWT", "skill_paths": [WORKFLOW]})
-    assert off.isError and "KG_NEO4J_SKILLS_DIR" in off.content[0].text and "--skills-dir" in off.content[0].text
+    assert off.is_error and "KG_NEO4J_SKILLS_DIR" in off.content[0].text and "--skills-dir" in off.content[0].text
 
 
 
@@ -172,11 +172,11 @@ async def test_tool_over_mcp(transport: str, neo4j_info: Neo4jInfo, namespace: s
     await seed(store)
     async with served(transport, neo4j_info, namespace, tree) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert tools["crystallize_skill"].annotations.readOnlyHint is True
+        assert tools["crystallize_skill"].annotations.read_only_hint is True
         res = await session.call_tool("crystallize_skill", {"topic": "JWT", "skill_paths": [WORKFLOW]})
-        assert not res.isError, res.content
-        assert names(res.structuredContent["unsynced"]) == ["JWT revocation"]
-        assert names(res.structuredContent["reflected"]) == ["JWT key rotation"]
+        assert not res.is_error, res.content
+        assert names(res.structured_content["unsynced"]) == ["JWT revocation"]
+        assert names(res.structured_content["reflected"]) == ["JWT key rotation"]
         for bad in ("../secret.md", str(tree.parent / "secret.md"), "link-out.md"):
             refused = await session.call_tool("crystallize_skill", {"topic": "JWT", "skill_paths": [bad]})
-            assert refused.isError and "hunter2" not in refused.content[0].text, refused.content
+            assert refused.is_error and "hunter2" not in refused.content[0].text, refused.content

@@ -29,9 +29,9 @@ async def test_token_required_and_checked(neo4j_info: Neo4jInfo, namespace: str)
         async with http_session(url, headers={"Authorization": "Bearer s3cret"}) as session:
             created = await session.call_tool(
                 "create_entities", {"entities": [{"name": "A", "entityType": "t", "observations": []}]})
-            assert not created.isError
+            assert not created.is_error
             graph = await session.call_tool("read_graph", {})
-            assert graph.structuredContent["entities"][0]["name"] == "A"
+            assert graph.structured_content["entities"][0]["name"] == "A"
 
 
 async def test_foreign_origin_is_forbidden(neo4j_info: Neo4jInfo, namespace: str) -> None:

@@ -17,14 +17,14 @@ KNOWLEDGE_TOOLS = {"store_knowledge", "connect_knowledge", "update_knowledge", "
 
 async def call(session: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     result = await session.call_tool(tool, args)
-    assert not result.isError, result.content[0].text
-    assert result.structuredContent is not None
-    return dict(result.structuredContent)
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content is not None
+    return dict(result.structured_content)
 
 
 async def error(session: Any, tool: str, args: dict[str, Any]) -> str:
     result = await session.call_tool(tool, args)
-    assert result.isError
+    assert result.is_error
     return str(result.content[0].text)
 
 
@@ -45,10 +45,10 @@ async def test_the_knowledge_profile_lists_its_tools_with_annotations(neo4j_info
     async with mcp_session("stdio", neo4j_info, namespace, "--tools", "knowledge") as s:
         tools = {t.name: t for t in (await s.list_tools()).tools}
     assert KNOWLEDGE_TOOLS <= set(tools)
-    assert tools["forget_knowledge"].annotations.destructiveHint is True
+    assert tools["forget_knowledge"].annotations.destructive_hint is True
     for name in ("list_knowledge", "recall_experience", "memory_stats", "search_memory", "traverse_graph"):
-        assert tools[name].annotations.readOnlyHint is True, name
-    store_schema = tools["store_knowledge"].inputSchema
+        assert tools[name].annotations.read_only_hint is True, name
+    store_schema = tools["store_knowledge"].input_schema
     assert set(store_schema["required"]) == {"name", "content", "type", "trust"}
     assert set(store_schema["properties"]) >= {"name", "content", "type", "trust", "category", "quote", "source",
                                                "sessionId"}

@@ -207,21 +207,21 @@ async def test_tool_is_a_dry_run_by_default(driver: AsyncDriver, neo4j_info: Neo
     (spec,) = MAINTENANCE_TOOLS
     assert spec.name == "maintain_graph" and spec.destructive and "knowledge" in spec.profiles
     tool = spec.tool("knowledge")
-    assert tool.annotations is not None and tool.annotations.destructiveHint is True
+    assert tool.annotations is not None and tool.annotations.destructive_hint is True
     before = await dump(driver, db, namespace)
     result = await call(spec, rt, {})
-    assert not result.isError, result.content
+    assert not result.is_error, result.content
     assert await dump(driver, db, namespace) == before
-    out = MaintainGraphOut.model_validate(result.structuredContent)
+    out = MaintainGraphOut.model_validate(result.structured_content)
     assert out.dryRun and set(out.actions) == {"prune", "merge", "validate", "orphans"}
     assert out.actions["prune"]["expire"] == {"count": 1, "names": ["decayed"]}
     assert out.actions["orphans"]["names"] == ["decayed", "ok"]  # a dry run expires nothing
     applied = await call(spec, rt, {"dryRun": False, "actions": ["prune"]})
-    assert not applied.isError and applied.structuredContent is not None
-    assert set(applied.structuredContent["actions"]) == {"prune"}
+    assert not applied.is_error and applied.structured_content is not None
+    assert set(applied.structured_content["actions"]) == {"prune"}
     assert "ExpiredKnowledge" in (await node(driver, db, namespace, "decayed"))["labels"]
     bad = await call(spec, rt, {"actions": ["defrag"]})
-    assert bad.isError
+    assert bad.is_error
 
 
 
@@ -239,12 +239,12 @@ async def test_maintain_graph_over_mcp(driver: AsyncDriver, neo4j_info: Neo4jInf
     before = await dump(driver, db, namespace)
     async with stdio_session(neo4j_info, "--namespace", namespace, "--tools", "knowledge") as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert tools["maintain_graph"].annotations.destructiveHint is True
+        assert tools["maintain_graph"].annotations.destructive_hint is True
         dry = await session.call_tool("maintain_graph", {"actions": ["prune", "orphans"]})
-        assert not dry.isError, dry.content
+        assert not dry.is_error, dry.content
         assert await dump(driver, db, namespace) == before
-        assert dry.structuredContent["dryRun"] is True
-        assert dry.structuredContent["actions"]["prune"]["expire"] == {"count": 1, "names": ["decayed"]}
+        assert dry.structured_content["dryRun"] is True
+        assert dry.structured_content["actions"]["prune"]["expire"] == {"count": 1, "names": ["decayed"]}
         applied = await session.call_tool("maintain_graph", {"actions": ["prune"], "dryRun": False})
-        assert not applied.isError and applied.structuredContent["actions"]["prune"]["expire"]["count"] == 1
+        assert not applied.is_error and applied.structured_content["actions"]["prune"]["expire"]["count"] == 1
     assert "ExpiredKnowledge" in (await node(driver, db, namespace, "decayed"))["labels"]

@@ -17,24 +17,24 @@ async def mm(s: Any, tool: str, args: dict[str, Any]) -> Any:
     """Call a MemoryMesh tool; assert success and the spec 002 section 7.2 answer; return ``data``."""
     result = await s.call_tool(tool, args)
     text = text_of(result)
-    assert not result.isError, f"{tool}({args!r}) failed: {text}"
+    assert not result.is_error, f"{tool}({args!r}) failed: {text}"
     answer = json.loads(text)
     assert set(answer) == {"data", "actionTaken", "timestamp"}, answer
-    assert result.structuredContent == answer
+    assert result.structured_content == answer
     return answer["data"]
 
 
 async def mm_err(s: Any, tool: str, args: dict[str, Any]) -> str:
     result = await s.call_tool(tool, args)
     text = text_of(result)
-    assert result.isError, f"{tool}({args!r}) should have failed: {text}"
+    assert result.is_error, f"{tool}({args!r}) should have failed: {text}"
     return text
 
 
 async def ref(s: Any, tool: str, args: dict[str, Any] | None = None) -> Any:
     result = await s.call_tool(tool, args or {})
     text = text_of(result)
-    assert not result.isError, f"{tool} failed: {text}"
+    assert not result.is_error, f"{tool} failed: {text}"
     return json.loads(text)
 
 
@@ -53,11 +53,11 @@ async def test_generated_tools(transport: str, neo4j_info: Any, namespace: str) 
     async with session(transport, neo4j_info, namespace, "--tools", "memorymesh") as s:
         listed = {t.name: t for t in (await s.list_tools()).tools}
         assert {"add_npc", "update_npc", "delete_npc"} <= set(listed)
-        add_schema = listed["add_npc"].inputSchema
+        add_schema = listed["add_npc"].input_schema
         assert add_schema["required"] == ["npc"]
         assert add_schema["properties"]["npc"]["required"] == ["name", "role", "status"]
         assert add_schema["properties"]["npc"]["properties"]["role"]["enum"][:2] == ["Warrior", "Wizard"]
-        assert listed["update_npc"].inputSchema["properties"]["npc"]["required"] == ["name"]
+        assert listed["update_npc"].input_schema["properties"]["npc"]["required"] == ["name"]
 
         # -- 14.2 create node via schema tool
         data = await mm(s, "add_npc", {"npc": GANDALF})
@@ -295,11 +295,11 @@ async def test_profiles_expose_the_right_reads(neo4j_info: Any, namespace: str) 
     async with session("stdio", neo4j_info, namespace, "--tools", "all") as s:
         listed = {t.name: t for t in (await s.list_tools()).tools}
         # the colliding names are the reference's (with the default profile's extensions) ...
-        assert "asOf" in listed["read_graph"].inputSchema["properties"]
-        assert listed["search_nodes"].inputSchema["required"] == ["query"]
+        assert "asOf" in listed["read_graph"].input_schema["properties"]
+        assert listed["search_nodes"].input_schema["required"] == ["query"]
         # ... and MemoryMesh's are renamed
-        assert listed["read_nodes_graph"].annotations.readOnlyHint is True
-        assert listed["delete_nodes"].annotations.destructiveHint is True
+        assert listed["read_nodes_graph"].annotations.read_only_hint is True
+        assert listed["delete_nodes"].annotations.destructive_hint is True
         await ref(s, "create_entities", {"entities": [{"name": "X", "entityType": "t", "observations": []}]})
         assert await ref(s, "read_graph") == {"entities": [{"name": "X", "entityType": "t", "observations": []}],
                                               "relations": []}

@@ -289,8 +289,8 @@ async def test_text_of_every_tool_is_reference_exact(transport, neo4j_info, name
 
     async def text(tool: str, args: dict) -> str:
         result = await s.call_tool(tool, args)
-        assert not result.isError, text_of(result)
-        assert result.structuredContent is not None, f"{tool}: structuredContent missing"
+        assert not result.is_error, text_of(result)
+        assert result.structured_content is not None, f"{tool}: structuredContent missing"
         return text_of(result)
 
     async with session(transport, neo4j_info, namespace, "--tools", profile) as s:

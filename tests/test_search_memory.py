@@ -161,8 +161,8 @@ async def test_model_none_searches_fulltext_and_graph(neo4j_info: Neo4jInfo, nam
     async with stdio_session(neo4j_info, "--namespace", namespace, "--embedding-model", "none") as session:
         await session.call_tool("create_entities", {"entities": [e.model_dump() for e in PEOPLE]})
         res = await session.call_tool("search_memory", {"query": "cello orchestra"})
-        assert not res.isError, res.content[0].text
-        data = res.structuredContent
+        assert not res.is_error, res.content[0].text
+        data = res.structured_content
         assert data["mode"] == "fulltext+graph"
         assert data["hits"][0]["name"] == "Bob"
         assert json.loads(res.content[0].text) == data
@@ -172,16 +172,16 @@ async def test_search_memory_through_mcp_with_the_model(neo4j_info: Neo4jInfo, n
     env = server_env(neo4j_info, KG_NEO4J_EMBEDDING_MODEL="all-MiniLM-L6-v2")
     async with stdio_session(neo4j_info, "--namespace", namespace, env=env) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        assert tools["search_memory"].annotations.readOnlyHint is True
+        assert tools["search_memory"].annotations.read_only_hint is True
         await session.call_tool("create_entities", {"entities": [e.model_dump() for e in PEOPLE]})
         res = await session.call_tool("search_memory", {"query": "who has a pet?", "limit": 2})
-        assert not res.isError, res.content[0].text
-        data = res.structuredContent
+        assert not res.is_error, res.content[0].text
+        data = res.structured_content
         assert data["mode"] == "hybrid"
         assert len(data["hits"]) == 2
         assert data["hits"][0]["name"] == "Bob" and "greyhound" in data["hits"][0]["observation"]
         bad = await session.call_tool("search_memory", {"query": ""})
-        assert bad.isError and "query" in bad.content[0].text
+        assert bad.is_error and "query" in bad.content[0].text
 
 
 async def test_search_memory_not_in_reference_profile(neo4j_info: Neo4jInfo, namespace: str) -> None:

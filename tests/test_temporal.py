@@ -547,9 +547,9 @@ async def test_mcp_default_profile_temporal_tools(transport, neo4j_info, namespa
         listed = {t.name: t for t in (await s.list_tools()).tools}
         for tool in ("traverse_graph", "update_relations", "invalidate_relations"):
             assert tool in listed, f"{tool} must be listed in the default profile"
-            assert listed[tool].outputSchema is not None
+            assert listed[tool].output_schema is not None
         for tool in ("read_graph", "search_nodes", "open_nodes"):
-            assert "asOf" in listed[tool].inputSchema["properties"], f"{tool} must take asOf"
+            assert "asOf" in listed[tool].input_schema["properties"], f"{tool} must take asOf"
 
         await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["likes tea"]), ent("Bob", "person"),
                                                      ent("Carol", "person")]})
@@ -559,8 +559,8 @@ async def test_mcp_default_profile_temporal_tools(transport, neo4j_info, namespa
         # update_relations: averaged weight, structured content
         result = await s.call_tool("update_relations", {"relations": [
             {**rel("Alice", "Bob", "knows"), "weight": 0.6, "reasoning": "seen together"}]})
-        assert not result.isError, text_of(result)
-        sc = result.structuredContent
+        assert not result.is_error, text_of(result)
+        sc = result.structured_content
         assert sc is not None and json.loads(text_of(result)) == sc
         assert len(sc["relations"]) == 1
         changed = sc["relations"][0]
@@ -570,8 +570,8 @@ async def test_mcp_default_profile_temporal_tools(transport, neo4j_info, namespa
 
         # traverse_graph
         result = await s.call_tool("traverse_graph", {"start": "Alice", "direction": "out", "maxDepth": 2})
-        assert not result.isError, text_of(result)
-        tr = result.structuredContent
+        assert not result.is_error, text_of(result)
+        tr = result.structured_content
         assert tr is not None and json.loads(text_of(result)) == tr
         assert tr["start"] == ["Alice"]
         assert [(e["name"], e["depth"]) for e in tr["entities"]] == [("Alice", 0), ("Bob", 1), ("Carol", 2)]
@@ -585,8 +585,8 @@ async def test_mcp_default_profile_temporal_tools(transport, neo4j_info, namespa
 
         # invalidate_relations: structured content with validUntil; history readable with asOf
         result = await s.call_tool("invalidate_relations", {"relations": [rel("Alice", "Bob", "knows")]})
-        assert not result.isError, text_of(result)
-        inv = result.structuredContent
+        assert not result.is_error, text_of(result)
+        inv = result.structured_content
         assert inv is not None and json.loads(text_of(result)) == inv
         assert [(r["from"], r["to"], r["relationType"]) for r in inv["relations"]] == [("Alice", "Bob", "knows")]
         assert inv["relations"][0]["validUntil"] is not None
@@ -608,10 +608,10 @@ async def test_mcp_default_profile_temporal_tools(transport, neo4j_info, namespa
         assert await ok(s, "open_nodes", {"names": ["Alice"], "asOf": long_ago}) == {"entities": [],
                                                                                        "relations": []}
         # traverse asOf: the invalidated edge is walked in the past only
-        now_tr = (await s.call_tool("traverse_graph", {"start": ["Alice"], "direction": "out"})).structuredContent
+        now_tr = (await s.call_tool("traverse_graph", {"start": ["Alice"], "direction": "out"})).structured_content
         assert [e["name"] for e in now_tr["entities"]] == ["Alice"]
         past_tr = (await s.call_tool("traverse_graph", {"start": ["Alice"], "direction": "out",
-                                                          "asOf": _iso(between)})).structuredContent
+                                                          "asOf": _iso(between)})).structured_content
         assert [e["name"] for e in past_tr["entities"]] == ["Alice", "Bob", "Carol"]
 
         # bad asOf values are tool errors
@@ -638,8 +638,8 @@ async def test_mcp_reference_profile_hides_temporal_tools(transport, neo4j_info,
             assert tool not in listed
             assert "Unknown tool" in await err(s, tool, {"relations": [], "start": ["A"]})
         for name, tool in listed.items():
-            assert tool.inputSchema == reference[name]["inputSchema"], f"{name}: schema differs from spec 001"
-            assert "asOf" not in json.dumps(tool.inputSchema)
+            assert tool.input_schema == reference[name]["inputSchema"], f"{name}: schema differs from spec 001"
+            assert "asOf" not in json.dumps(tool.input_schema)
 
         await ok(s, "create_entities", {"entities": [ent("A"), ent("B")]})
         await ok(s, "create_relations", {"relations": [rel("A", "B")]})

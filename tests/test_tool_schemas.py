@@ -48,18 +48,18 @@ async def test_reference_profile_tools_list_is_exactly_spec_001(transport, neo4j
         for spec in SPEC_TOOLS:
             tool = got[spec["name"]]
             assert tool.description == spec["description"], spec["name"]
-            assert tool.inputSchema == spec["inputSchema"], spec["name"]
+            assert tool.input_schema == spec["inputSchema"], spec["name"]
 
         # annotations
         for name, tool in got.items():
             assert tool.annotations is not None, f"{name}: no annotations"
             if name in READ_ONLY:
-                assert tool.annotations.readOnlyHint is True, name
+                assert tool.annotations.read_only_hint is True, name
             else:
-                assert tool.annotations.readOnlyHint is not True, f"{name} writes, must not claim readOnly"
+                assert tool.annotations.read_only_hint is not True, f"{name} writes, must not claim readOnly"
             if name in DESTRUCTIVE:
-                assert tool.annotations.destructiveHint is True, name
-        assert {n for n, t in got.items() if t.annotations.destructiveHint is True} == DESTRUCTIVE
+                assert tool.annotations.destructive_hint is True, name
+        assert {n for n, t in got.items() if t.annotations.destructive_hint is True} == DESTRUCTIVE
 
         # the recommended system prompt, as an MCP prompt
         prompts = (await s.list_prompts()).prompts
@@ -106,7 +106,7 @@ async def test_default_profile_keeps_the_nine_reference_tools(transport, neo4j_i
             assert name in got, name
             tool = got[name]
             assert tool.description == spec["description"], name
-            assert extension_problems(tool.inputSchema, spec["inputSchema"], name) == []
+            assert extension_problems(tool.input_schema, spec["inputSchema"], name) == []
         assert "memory_system_prompt" in [p.name for p in (await s.list_prompts()).prompts]
 
 
@@ -154,7 +154,7 @@ async def test_output_schemas_carry_no_refs(neo4j_info, namespace):
     # check cheap on big answers (and work with clients that do not resolve $ref).
     async with session("stdio", neo4j_info, namespace, "--tools", "all") as s:
         listed = (await s.list_tools()).tools
-        with_output = [t for t in listed if t.outputSchema is not None]
+        with_output = [t for t in listed if t.output_schema is not None]
         assert len(with_output) == len(listed)
         for tool in with_output:
-            assert "$ref" not in json.dumps(tool.outputSchema), tool.name
+            assert "$ref" not in json.dumps(tool.output_schema), tool.name

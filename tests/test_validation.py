@@ -193,7 +193,7 @@ async def _check_rejected(s: Any, sync_driver: Any, info: Any, namespace: str, b
     for label, tool, args, words in cases:
         result = await s.call_tool(tool, args)
         text = result.content[0].text if result.content else ""
-        if not result.isError:
+        if not result.is_error:
             failures.append(f"{label}: accepted, answered {text[:200]!r}")
             continue
         missing = [w for w in words if w not in text]

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kg_neo4j.errors import ConfigError, ValidationError
+from kg_neo4j.json_types import json_type
 from kg_neo4j.models import MAX_NAME_CHARS, MAX_OBSERVATION_CHARS, MAX_RELATION_TYPE_CHARS
 
 SUFFIX = ".schema.json"
@@ -300,24 +301,10 @@ def default_schemas_dir() -> Path:
 
 def _need_str(path: Path, field_path: str, value: Any, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
-        raise SchemaFileError(path, field_path, f"must be a string, got {_json_type(value)}")
+        raise SchemaFileError(path, field_path, f"must be a string, got {json_type(value)}")
     if not allow_empty and not value.strip():
         raise SchemaFileError(path, field_path, "must not be empty")
     return value
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _load_property(path: Path, pname: str, raw: Any) -> Property:
@@ -325,7 +312,7 @@ def _load_property(path: Path, pname: str, raw: Any) -> Property:
     if not _PROPERTY_NAME.match(pname):
         raise SchemaFileError(path, where, "property names are letters, digits and _ (not starting with a digit)")
     if not isinstance(raw, dict):
-        raise SchemaFileError(path, where, f"must be an object, got {_json_type(raw)}")
+        raise SchemaFileError(path, where, f"must be an object, got {json_type(raw)}")
     unknown = sorted(set(raw) - _PROPERTY_KEYS)
     if unknown:
         raise SchemaFileError(path, f"{where}.{unknown[0]}",
@@ -340,7 +327,7 @@ def _load_property(path: Path, pname: str, raw: Any) -> Property:
     description = _need_str(path, f"{where}.description", raw["description"], allow_empty=True)
     required = raw.get("required", False)
     if not isinstance(required, bool):
-        raise SchemaFileError(path, f"{where}.required", f"must be true or false, got {_json_type(required)}")
+        raise SchemaFileError(path, f"{where}.required", f"must be true or false, got {json_type(required)}")
     enum: tuple[str, ...] | None = None
     if "enum" in raw:
         values = raw["enum"]
@@ -361,7 +348,7 @@ def _load_property(path: Path, pname: str, raw: Any) -> Property:
 
 def _load_relationship(path: Path, where: str, raw: Any) -> Relationship:
     if not isinstance(raw, dict):
-        raise SchemaFileError(path, where, f"must be an object, got {_json_type(raw)}")
+        raise SchemaFileError(path, where, f"must be an object, got {json_type(raw)}")
     unknown = sorted(set(raw) - _RELATIONSHIP_KEYS)
     if unknown:
         raise SchemaFileError(path, f"{where}.{unknown[0]}",
@@ -389,7 +376,7 @@ def load_schema(path: Path) -> NodeSchema:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SchemaFileError(path, None, f"is not valid JSON: {exc}") from exc
     if not isinstance(raw, dict):
-        raise SchemaFileError(path, None, f"must hold a JSON object, got {_json_type(raw)}")
+        raise SchemaFileError(path, None, f"must hold a JSON object, got {json_type(raw)}")
     unknown = sorted(set(raw) - _TOP_KEYS)
     if unknown:
         raise SchemaFileError(path, unknown[0], "unknown key (allowed: name, description, properties, "
@@ -410,7 +397,7 @@ def load_schema(path: Path) -> NodeSchema:
         raise SchemaFileError(path, "properties", "is missing")
     props_raw = raw["properties"]
     if not isinstance(props_raw, dict):
-        raise SchemaFileError(path, "properties", f"must be an object, got {_json_type(props_raw)}")
+        raise SchemaFileError(path, "properties", f"must be an object, got {json_type(props_raw)}")
     properties: dict[str, Property] = {}
     if "name" not in props_raw:  # every node has a name: implied when the file does not list it
         properties["name"] = Property("name", "string", f"The name of the {node_type}", True)
@@ -425,7 +412,7 @@ def load_schema(path: Path) -> NodeSchema:
         displays[d] = pname
     additional = raw.get("additionalProperties", False)
     if not isinstance(additional, bool):
-        raise SchemaFileError(path, "additionalProperties", f"must be true or false, got {_json_type(additional)}")
+        raise SchemaFileError(path, "additionalProperties", f"must be true or false, got {json_type(additional)}")
     return NodeSchema(name=name, description=description, properties=properties,
                       additional_properties=additional, path=str(path), order=tuple(properties))
 

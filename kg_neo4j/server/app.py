@@ -14,7 +14,9 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import mcp.types as types
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.shared.exceptions import MCPError
 
 from kg_neo4j import __version__
 from kg_neo4j.clock import Clock
@@ -111,80 +113,79 @@ async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncI
         await driver.close()
 
 
-def build_server(runtime: Runtime) -> Server[Any, Any]:
+def build_server(runtime: Runtime) -> Server[Any]:
+    """The MCP server of one runtime: its profile's tools and the reference's prompt (SDK 2.x handlers)."""
     schemas = runtime.schemas if isinstance(runtime, ServerRuntime) else []
     specs = {s.name: s for s in profile_tools(runtime.profile, schemas)}
-    server: Server[Any, Any] = Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
+    tools = [s.tool(runtime.profile) for s in specs.values()]
+    # One id per stdio process (one client per process); HTTP sessions are told apart by their header.
+    process_session = f"mcp-{uuid.uuid4().hex}"
 
-    @server.list_tools()
-    async def _list_tools() -> list[types.Tool]:
-        return [s.tool(runtime.profile) for s in specs.values()]
+    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+                         ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
 
-    @server.call_tool(validate_input=False)
-    async def _call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        spec = specs.get(name)
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        spec = specs.get(params.name)
         if spec is None:
             return types.CallToolResult(
-                content=[types.TextContent(type="text", text=f"Unknown tool: {name}")], isError=True
+                content=[types.TextContent(type="text", text=f"Unknown tool: {params.name}")], is_error=True
             )
-        token = current_session.set(_session_of(server))
+        token = current_session.set(_session_of(ctx, process_session))
         try:
-            return await call(spec, runtime, arguments or {})
+            return await call(spec, runtime, params.arguments or {})
         finally:
             current_session.reset(token)
 
-    @server.list_prompts()
-    async def _list_prompts() -> list[types.Prompt]:
-        return [types.Prompt(name=prompts.PROMPT_NAME, description=prompts.PROMPT_DESCRIPTION, arguments=[])]
+    async def list_prompts(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+                           ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[types.Prompt(name=prompts.PROMPT_NAME, description=prompts.PROMPT_DESCRIPTION, arguments=[])])
 
-    @server.get_prompt()
-    async def _get_prompt(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
-        if name != prompts.PROMPT_NAME:
-            raise ValueError(f"Unknown prompt: {name}")
+    async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+                         ) -> types.GetPromptResult:
+        if params.name != prompts.PROMPT_NAME:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
         return types.GetPromptResult(
             description=prompts.PROMPT_DESCRIPTION,
             messages=[types.PromptMessage(role="user",
                                           content=types.TextContent(type="text", text=prompts.SYSTEM_PROMPT))],
         )
 
-    return server
+    return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool,
+                  on_list_prompts=list_prompts, on_get_prompt=get_prompt)
 
 
-def _session_of(server: Server[Any, Any]) -> str | None:
-    """A stable id for the MCP session of the current request: the streamable HTTP session id,
-    else one made up for this session object (stdio: one per connection)."""
-    try:
-        ctx = server.request_context
-    except LookupError:
-        return None
-    request = getattr(ctx, "request", None)
-    headers = getattr(request, "headers", None)
+def _session_of(ctx: ServerRequestContext[Any], process_session: str) -> str:
+    """A stable id for the MCP session of a request: the streamable HTTP session id when the
+    request carries one, else the process's own (stdio serves one client per process)."""
+    headers = getattr(ctx.request, "headers", None)
     sid = headers.get("mcp-session-id") if headers is not None else None
-    if sid:
-        return f"mcp-{sid}"
-    sid = getattr(ctx.session, "_kg_session_id", None)
-    if sid is None:
-        sid = f"mcp-{uuid.uuid4().hex}"
-        with contextlib.suppress(AttributeError):
-            ctx.session._kg_session_id = sid  # type: ignore[attr-defined]
-    return str(sid)
+    return f"mcp-{sid}" if sid else process_session
 
 
 async def serve_stdio(settings: Settings) -> None:
-    from mcp.server.stdio import stdio_server
+    from kg_neo4j.server.stdio import stdio_transport
 
     async with open_runtime(settings) as runtime:
         server = build_server(runtime)
-        async with stdio_server() as (read, write):
+        async with stdio_transport() as (read, write):
             await server.run(read, write, server.create_initialization_options(NotificationOptions()))
 
 
 async def serve_http(settings: Settings) -> None:
+    import copy
+
     import uvicorn
+    from uvicorn.config import LOGGING_CONFIG
 
     from kg_neo4j.server.http import build_http_app
 
     app = build_http_app(settings)
+    # Every log line goes to stderr, uvicorn's access log included (its default is stdout).
+    log_config = copy.deepcopy(LOGGING_CONFIG)
+    log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
-                            lifespan="on")
+                            lifespan="on", log_config=log_config)
     await uvicorn.Server(config).serve()

@@ -14,17 +14,22 @@ from __future__ import annotations
 import contextlib
 import hmac
 import ipaddress
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.applications import Starlette
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kg_neo4j.errors import ConfigError
+from kg_neo4j.server.wire import check_message
 from kg_neo4j.settings import Settings
+
+log = logging.getLogger(__name__)
 
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
 
@@ -115,4 +120,68 @@ def build_http_app(settings: Settings) -> Any:
     from starlette.routing import Route
 
     app = Starlette(routes=[Route("/mcp", endpoint=MCPEndpoint())], lifespan=lifespan)
-    return GuardMiddleware(app, settings.auth_token, settings.allowed_origins, check_host=is_loopback(settings.host))
+    guarded = GuardMiddleware(MessageCheckMiddleware(app), settings.auth_token, settings.allowed_origins,
+                              check_host=is_loopback(settings.host))
+    return HealthMiddleware(guarded)
+
+
+#: Bodies larger than this are passed to the SDK unchecked (it refuses them with 413 itself).
+_MAX_CHECKED_BODY = DEFAULT_MAX_REQUEST_BODY_SIZE
+
+
+class MessageCheckMiddleware:
+    """Checks each POSTed JSON-RPC message with :func:`kg_neo4j.server.wire.check_message` (the checks
+    stdio makes too); a refused one is answered 400 with the JSON-RPC error, the rest go on unchanged."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            chunks.append(chunk)
+            size += len(chunk)
+            more = message.get("more_body", False)
+            if size > _MAX_CHECKED_BODY:
+                break
+        body = b"".join(chunks)
+        if not more:
+            _, rejected = check_message(body)
+            if rejected is not None:
+                log.warning("refused a message: %s", rejected.message[:500])
+                response = Response(rejected.response_bytes(), status_code=400, media_type="application/json")
+                await response(scope, receive, send)
+                return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": more}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class HealthMiddleware:
+    """``GET /healthz`` answers 200 ``{"status": "ok"}`` before any check: no token needed, no data shown
+    (container health checks; README "Docker").  Everything else goes to the guarded app."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/healthz" and scope["method"] in ("GET", "HEAD"):
+            await JSONResponse({"status": "ok"})(scope, receive, send)
+            return
+        await self.app(scope, receive, send)

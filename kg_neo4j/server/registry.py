@@ -96,14 +96,14 @@ class ToolSpec:
         return types.Tool(
             name=self.name,
             description=self.description,
-            inputSchema=schema,
-            outputSchema=self.output_schema,
+            input_schema=schema,
+            output_schema=self.output_schema,
             annotations=types.ToolAnnotations(
                 title=self.title,
-                readOnlyHint=self.read_only,
-                destructiveHint=self.destructive if not self.read_only else None,
-                idempotentHint=self.idempotent,
-                openWorldHint=False,
+                read_only_hint=self.read_only,
+                destructive_hint=self.destructive if not self.read_only else None,
+                idempotent_hint=self.idempotent,
+                open_world_hint=False,
             ),
         )
 
@@ -241,7 +241,7 @@ async def call(spec: ToolSpec, runtime: Runtime, args: dict[str, Any]) -> types.
             )
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
-            structuredContent=structured,
+            structured_content=structured,
         )
     except KgError as exc:
         return _error(str(exc))
@@ -256,7 +256,7 @@ async def call(spec: ToolSpec, runtime: Runtime, args: dict[str, Any]) -> types.
 
 
 def _error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], isError=True)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
 def tools_for(profile: str, specs: Sequence[ToolSpec]) -> list[ToolSpec]:

@@ -130,12 +130,14 @@ def server_env(info: Neo4jInfo, **extra: str) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def stdio_session(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None) -> AsyncIterator[Any]:
+async def stdio_session(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None,
+                        message_handler: Any = None) -> AsyncIterator[Any]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(command=KG, args=["serve", *args], env=env or server_env(info))
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    async with stdio_client(params) as (read, write), \
+            ClientSession(read, write, message_handler=message_handler) as session:
         await session.initialize()
         yield session
 
@@ -168,14 +170,15 @@ def http_server(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None) 
 
 
 @contextlib.asynccontextmanager
-async def http_session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Any]:
+async def http_session(url: str, headers: dict[str, str] | None = None,
+                       message_handler: Any = None) -> AsyncIterator[Any]:
     import httpx2  # the MCP SDK 2.x client's HTTP library
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as client, \
             streamable_http_client(f"{url}/mcp", http_client=client) as (read, write), \
-            ClientSession(read, write) as session:
+            ClientSession(read, write, message_handler=message_handler) as session:
         await session.initialize()
         yield session
 

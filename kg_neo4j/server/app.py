@@ -29,6 +29,7 @@ from kg_neo4j.server.maintenance import MAINTENANCE_TOOLS
 from kg_neo4j.server.memorymesh import MESH_TOOLS, generated_tools
 from kg_neo4j.server.reference import REFERENCE_TOOLS
 from kg_neo4j.server.registry import Runtime, ToolSpec, call, current_session, tools_for
+from kg_neo4j.server.resource import GraphResource
 from kg_neo4j.server.search import SEARCH_TOOLS
 from kg_neo4j.server.skills import SKILL_TOOLS
 from kg_neo4j.server.temporal import TEMPORAL_TOOLS
@@ -121,6 +122,13 @@ def build_server(runtime: Runtime) -> Server[Any]:
     # One id per stdio process (one client per process); HTTP sessions are told apart by their header.
     process_session = f"mcp-{uuid.uuid4().hex}"
 
+    def session_of(ctx: ServerRequestContext[Any]) -> str:
+        return _session_of(ctx, process_session)
+
+    # The graph resource shows what this profile's read_graph answers (the reference's where it has none).
+    read_spec = specs.get("read_graph") or next(s for s in REFERENCE_TOOLS if s.name == "read_graph")
+    resource = GraphResource(runtime, read_spec, session_of)
+
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                          ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -131,11 +139,14 @@ def build_server(runtime: Runtime) -> Server[Any]:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=f"Unknown tool: {params.name}")], is_error=True
             )
-        token = current_session.set(_session_of(ctx, process_session))
+        token = current_session.set(session_of(ctx))
         try:
-            return await call(spec, runtime, params.arguments or {})
+            result = await call(spec, runtime, params.arguments or {})
         finally:
             current_session.reset(token)
+        if not spec.read_only and not result.is_error:
+            await resource.changed()  # before the answer, as the reference server does
+        return result
 
     async def list_prompts(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
                            ) -> types.ListPromptsResult:
@@ -154,7 +165,10 @@ def build_server(runtime: Runtime) -> Server[Any]:
 
     return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool,
-                  on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+                  on_list_prompts=list_prompts, on_get_prompt=get_prompt,
+                  on_list_resources=resource.list, on_read_resource=resource.read,
+                  on_subscribe_resource=resource.subscribe, on_unsubscribe_resource=resource.unsubscribe,
+                  on_subscriptions_listen=resource.listen)
 
 
 def _session_of(ctx: ServerRequestContext[Any], process_session: str) -> str:

@@ -37,7 +37,7 @@ CALL (a) {
   OPTIONAL MATCH (a)-[r]->(b:KgNode)
   WHERE (r.valid_until IS NULL OR r.valid_until > $now) AND (r.valid_from IS NULL OR r.valid_from <= $now)
   WITH r, b ORDER BY r.created_at, b.name, type(r)
-  RETURN collect(CASE WHEN r IS NULL THEN null ELSE {to: b.name, relationType: type(r)} END) AS relations
+  RETURN collect(CASE WHEN r IS NULL THEN null ELSE {to: b.name, relationType: type(r), weight: r.weight} END) AS relations
 }
 RETURN a.name AS name, relations
 

@@ -51,34 +51,30 @@ batch with a malformed line); ``rejected`` is every line not imported, and
 "entities" counts node lines (entities and placeholders) and "relations" relationship
 lines.
 
-Export formats: ``jsonl`` (the reference file, byte for byte the way it writes one) and
-``full`` (every label and stored property, observations with their own properties,
-every relationship with its properties, temporal values tagged; see
-:mod:`kg_neo4j.store.transfer`).  Progress bars go to stderr.
+Export lives in :mod:`kg_neo4j.export`.  Progress bars go to stderr.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import neo4j
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 from tqdm import tqdm
 
-from kg_neo4j import __version__
 from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.embeddings import SentenceEmbedder, resolve_model
 from kg_neo4j.errors import ValidationError
+from kg_neo4j.export import FULL_FORMAT, FULL_VERSION
 from kg_neo4j.models import (
     MAX_NAME_CHARS,
     MAX_OBSERVATION_CHARS,
@@ -88,33 +84,22 @@ from kg_neo4j.models import (
 )
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import connect
-from kg_neo4j.store.connection import SCHEMA_VERSION, bootstrap
+from kg_neo4j.store.connection import bootstrap
 from kg_neo4j.store.embeddings import embed_missing
 from kg_neo4j.store.transfer import (
     DERIVED_NODE_PROPERTIES,
     DERIVED_OBSERVATION_PROPERTIES,
-    SKIPPED_PROPERTIES,
     ImportCounts,
     TransferStore,
     ValueCodecError,
     decode_property,
-    encode_value,
 )
 
 log = logging.getLogger(__name__)
 
 IMPORT_FORMATS = ("jsonl", "memory-json", "simple-memory", "memorymesh", "full")
-EXPORT_FORMATS = ("jsonl", "full")
-FULL_FORMAT = "kg-neo4j-full"
-FULL_VERSION = 1
 MAX_REPORTED_LINES = 20
-EXPORT_PAGE = 1000
 _DETECT_LINES = 50
-
-
-def _dumps(obj: Any) -> str:
-    """Compact JSON as JavaScript's ``JSON.stringify`` writes it."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 # ---------------------------------------------------------------------------
@@ -610,121 +595,3 @@ async def run_import(settings: Settings, path: str | Path, *, fmt: str = "auto",
     log.info("import %s: entities %s, relations %s, %d rejected", detected, out["entities"], out["relations"],
              out["rejected"])
     return out
-
-
-# ---------------------------------------------------------------------------
-# export
-# ---------------------------------------------------------------------------
-
-
-def _bar(progress: bool, total: int, desc: str, unit: str) -> tqdm[Any]:
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not progress, dynamic_ncols=True)
-
-
-async def _export_jsonl(store: TransferStore, out: IO[str], progress: bool, clock: Clock) -> dict[str, Any]:
-    """The reference file: entity lines (name order), then relation lines, joined by "\\n"."""
-    now = clock.now()
-    entities = relations = 0
-    sep = ""
-    with _bar(progress, await store.count_entities(), "export entities", "entity") as bar:
-        after = ""
-        while True:
-            entity_page = await store.entity_page(after, EXPORT_PAGE)
-            if not entity_page:
-                break
-            for e in entity_page:
-                out.write(sep + _dumps({"type": "entity", "name": e["name"], "entityType": e["entityType"],
-                                        "observations": e["observations"]}))
-                sep = "\n"
-            entities += len(entity_page)
-            bar.update(len(entity_page))
-            after = entity_page[-1]["name"]
-    with _bar(progress, await store.count_nodes(), "export relations", "node") as bar:
-        after = ""
-        while True:
-            page = await store.relation_page(after, EXPORT_PAGE, now=now)
-            if page.last is None:
-                break
-            for r in page.items:
-                out.write(sep + _dumps({"type": "relation", "from": r["from"], "to": r["to"],
-                                        "relationType": r["relationType"]}))
-                sep = "\n"
-            relations += len(page.items)
-            bar.update(page.nodes)
-            after = page.last
-    return {"entities": entities, "relations": relations}
-
-
-async def _export_full(store: TransferStore, out: IO[str], progress: bool, clock: Clock) -> dict[str, Any]:
-    """Header, every named node (name order, observations inside), then every relationship."""
-    header = {
-        "type": "header", "format": FULL_FORMAT, "version": FULL_VERSION,
-        "namespace": store.namespace,
-        "exported_at": encode_value(clock.now()),
-        "kg_neo4j_version": __version__,
-        "schema_version": SCHEMA_VERSION,
-        "derived_properties": {"node": [p for p in DERIVED_NODE_PROPERTIES if p != "name"],
-                               "observation": list(DERIVED_OBSERVATION_PROPERTIES)},
-        "skipped_properties": list(SKIPPED_PROPERTIES),
-    }
-    out.write(_dumps(header) + "\n")
-    counts = {"entities": 0, "placeholders": 0, "observations": 0, "relations": 0}
-    skipped = 0
-    total = await store.count_nodes()
-    with _bar(progress, total, "export nodes", "node") as bar:
-        after = ""
-        while True:
-            nodes, skipped_here = await store.full_node_page(after, EXPORT_PAGE)
-            if not nodes:
-                break
-            skipped += skipped_here
-            for n in nodes:
-                out.write(_dumps({"type": "node", **n}) + "\n")
-                counts["entities" if "Entity" in n["labels"] else "placeholders"] += 1
-                counts["observations"] += len(n["observations"])
-            bar.update(len(nodes))
-            after = nodes[-1]["name"]
-    with _bar(progress, total, "export relationships", "node") as bar:
-        after = ""
-        while True:
-            page = await store.full_relationship_page(after, EXPORT_PAGE)
-            if page.last is None:
-                break
-            for r in page.items:
-                out.write(_dumps({"type": "relationship", **r}) + "\n")
-            counts["relations"] += len(page.items)
-            bar.update(page.nodes)
-            after = page.last
-    if skipped:
-        log.warning("export: %d embedding vector(s) left out (%s); the embedder recomputes them after import",
-                    skipped, ", ".join(SKIPPED_PROPERTIES))
-    return {**counts, "skipped_properties": list(SKIPPED_PROPERTIES), "embeddings_skipped": skipped}
-
-
-async def run_export(settings: Settings, path: str | Path, *, fmt: str = "jsonl", progress: bool = True,
-                     clock: Clock | None = None) -> dict[str, Any]:
-    """Export ``settings.namespace`` to ``path`` (written to a temporary file, then renamed)."""
-    started = time.monotonic()
-    if fmt not in EXPORT_FORMATS:
-        raise ValidationError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}",
-                              field="format")
-    target = Path(path)
-    if target.is_dir():
-        raise ValidationError(f"{target} is a directory; give a file path", field="path")
-    if not target.parent.is_dir():
-        raise ValidationError(f"{target.parent}: no such directory", field="path")
-    clock = clock or SystemClock()
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
-    driver, conn = await connect(settings)
-    try:
-        await bootstrap(driver, conn.database, clock)
-        store = TransferStore(driver, conn.database, settings.namespace, clock)
-        with tmp.open("w", encoding="utf-8", newline="\n") as out:
-            export = _export_jsonl if fmt == "jsonl" else _export_full
-            counts = await export(store, out, progress, clock)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-        await driver.close()
-    return {"format": fmt, "path": str(target), "namespace": settings.namespace, **counts,
-            "seconds": round(time.monotonic() - started, 3)}

@@ -12,7 +12,7 @@ from kg_neo4j.clock import ManualClock
 from kg_neo4j.models import ConnectIn, ExperienceIn, KnowledgeIn
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.knowledge import KnowledgeStore
-from kg_neo4j.transfer import run_export
+from kg_neo4j.export import run_export
 
 
 async def test_full_round_trip_keeps_knowledge(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore,

@@ -18,14 +18,15 @@ import pytest
 from neo4j import AsyncDriver
 
 from conftest import KG, Neo4jInfo, server_env
-from kg_neo4j import transfer
+from kg_neo4j import export
 from kg_neo4j.clock import ManualClock, SystemClock
 from kg_neo4j.errors import ValidationError
+from kg_neo4j.export import run_export
 from kg_neo4j.models import EntityIn, ObservationAdd, ObservationDelete, RelationIn, RelationInvalidate
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.transfer import ValueCodecError, decode_property, decode_value, encode_value
-from kg_neo4j.transfer import detect_format, run_export, run_import
+from kg_neo4j.transfer import detect_format, run_import
 
 # --------------------------------------------------------------------------- helpers
 
@@ -379,7 +380,7 @@ async def test_export_jsonl_is_the_reference_file(tmp_path: Path, neo4j_info: Ne
                                                   namespace: str, clock: ManualClock,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     await _sample_graph(store, clock)
-    monkeypatch.setattr(transfer, "EXPORT_PAGE", 2)  # several pages even for this small graph
+    monkeypatch.setattr(export, "EXPORT_PAGE", 2)  # several pages even for this small graph
     out = tmp_path / "memory.jsonl"
     report = await run_export(settings_for(neo4j_info, namespace), out, progress=False, clock=clock)
     assert report["entities"] == 3 and report["relations"] == 3

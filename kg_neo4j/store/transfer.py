@@ -352,7 +352,7 @@ class TransferStore:
     async def relation_page(self, after: str, limit: int, *, now: datetime | None = None) -> Page:
         """Relations holding ``now`` that start at the (up to ``limit``) named nodes after ``after``."""
         records = await self._read("transfer_relation_page", after=after, limit=limit, now=now or self.clock.now())
-        rels = [{"from": r["name"], "to": rel["to"], "relationType": rel["relationType"]}
+        rels = [{"from": r["name"], "to": rel["to"], "relationType": rel["relationType"], "weight": rel["weight"]}
                 for r in records for rel in r["relations"]]
         return Page(records[-1]["name"] if records else None, len(records), rels)
 

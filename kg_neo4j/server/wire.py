@@ -10,6 +10,7 @@ code or ``id`` other than the ones JSON-RPC prescribes.  Both transports call
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,10 @@ class Rejection:
         return json.dumps(self.response(), ensure_ascii=False, separators=(",", ":")).encode()
 
 
+#: A lone surrogate can only arrive as a ``\\uD800``-``\\uDFFF`` escape (UTF-8 text cannot carry one).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def check_message(raw: bytes | str) -> tuple[Any, Rejection | None]:
     """Parse one message and check it; returns ``(parsed, None)`` or ``(parsed_or_None, rejection)``."""
     if isinstance(raw, bytes):
@@ -59,7 +64,7 @@ def check_message(raw: bytes | str) -> tuple[Any, Rejection | None]:
         msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         where = f" (line {exc.lineno} column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
         return None, Rejection(PARSE_ERROR, f"Parse error: {msg}{where}; the message is not JSON")
-    return obj, check_object(obj)
+    return obj, check_object(obj, strings=_SURROGATE_ESCAPE.search(raw) is not None)
 
 
 def _usable_id(obj: dict[str, Any]) -> str | int | None:
@@ -67,8 +72,9 @@ def _usable_id(obj: dict[str, Any]) -> str | int | None:
     return rid if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)) else None
 
 
-def check_object(obj: Any) -> Rejection | None:
-    """The JSON-RPC 2.0 envelope, MCP's ``tools/call`` shape, nesting depth and Unicode of a parsed message."""
+def check_object(obj: Any, *, strings: bool = True) -> Rejection | None:
+    """The JSON-RPC 2.0 envelope, MCP's ``tools/call`` shape, nesting depth and Unicode of a parsed message
+    (``strings=False`` when the text had no surrogate escape, so no string can hold a lone surrogate)."""
     if isinstance(obj, list):
         return Rejection(INVALID_REQUEST, "Invalid request: batches (JSON arrays) are not part of MCP; "
                                           "send one JSON-RPC object per message")
@@ -84,7 +90,7 @@ def check_object(obj: Any) -> Rejection | None:
                                           f"got {json_type(obj['id'])}")
     if "method" not in obj:
         if "id" in obj and ("result" in obj or "error" in obj):
-            return _deep_check(obj, rid, answer=False)  # a response to one of our requests
+            return _deep_check(obj, rid, answer=False, strings=strings)  # a response to one of our requests
         return Rejection(INVALID_REQUEST, "Invalid request: 'method' is missing (a request needs "
                                           "'method'; a response needs 'result' or 'error')", rid)
     answer = "id" in obj
@@ -104,11 +110,33 @@ def check_object(obj: Any) -> Rejection | None:
             return Rejection(INVALID_PARAMS, f"tools/call {params['name']}: 'arguments' must be an object "
                                              f"(the tool's named arguments), got {json_type(params['arguments'])}",
                              rid, answer)
-    return _deep_check(obj, rid, answer)
+    return _deep_check(obj, rid, answer, strings=strings)
 
 
-def _deep_check(obj: dict[str, Any], rid: str | int | None, answer: bool) -> Rejection | None:
+def _fine(obj: Any, strings: bool) -> bool:
+    """True when nothing is nested too deep and (if ``strings``) no string or key has a lone surrogate:
+    the quick walk every message takes; only a failing one is walked again for the path to name."""
+    stack = [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return False
+        items = node.values() if isinstance(node, dict) else node
+        if strings and isinstance(node, dict) and any(_has_surrogate(k) for k in node):
+            return False
+        for v in items:
+            if isinstance(v, dict | list):
+                stack.append((v, depth + 1))
+            elif strings and isinstance(v, str) and _has_surrogate(v):
+                return False
+    return True
+
+
+def _deep_check(obj: dict[str, Any], rid: str | int | None, answer: bool, *, strings: bool = True
+                ) -> Rejection | None:
     """Nesting depth and lone surrogates, in one walk without recursion (no Python stack limit)."""
+    if _fine(obj, strings):
+        return None
     stack: list[tuple[Any, int, str]] = [(obj, 1, "")]
     while stack:
         node, depth, path = stack.pop()

@@ -2,33 +2,62 @@
 
 Flags override the environment (``Settings``).  Logs and progress go to stderr;
 stdout carries only command output (and, under ``serve`` over stdio, the protocol).
+
+A failure is one line on stderr, never a traceback (README "Configuration"): exit 2 for a
+bad flag or setting (it names the flag or variable, the value and what is allowed) and
+other errors the user can fix, 1 for runtime failures (Neo4j unreachable, port taken).
+``kg-neo4j hook`` always exits 0: Claude Code blocks the prompt on exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import logging
+import math
+import os
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 from kg_neo4j import __version__
-from kg_neo4j.errors import KgError
-from kg_neo4j.settings import PROFILES, Settings
+from kg_neo4j.errors import CypherFileError, KgError, Neo4jUnavailableError, SettingError, ValidationError
+from kg_neo4j.formats import EXPORT_FORMATS, IMPORT_FORMATS
+from kg_neo4j.settings import PROFILES, Settings, env_name, load
 
 log = logging.getLogger("kg_neo4j")
+
+#: The settings a flag sets, and the flag (errors name the flag when the value came from it).
+FLAGS = {"namespace": "--namespace", "log_level": "--log-level", "transport": "--transport", "host": "--host",
+         "port": "--port", "tools": "--tools", "auth_token": "--auth-token", "allowed_origins": "--allowed-origin",
+         "max_answer_bytes": "--max-answer-bytes", "embedding_model": "--embedding-model",
+         "schemas_dir": "--schemas", "skills_dir": "--skills-dir", "session_id": "--session-id"}
+#: ``maintain --min-similarity``: the same range as ``maintain_graph``'s ``minSimilarity``.
+MIN_SIMILARITY = (0.5, 1.0)
+
+
+class UsageError(Exception):
+    """A command line argparse rejects; the message is one line naming the argument."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument raises :class:`UsageError` (one line, no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: error: {message}")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--namespace", help="graph namespace to use (default: 'default')")
-    p.add_argument("--log-level", dest="log_level", help="DEBUG, INFO, WARNING, ERROR")
+    p.add_argument("--log-level", dest="log_level", help="DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kg-neo4j", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = _Parser(prog="kg-neo4j", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--version", action="version", version=f"kg-neo4j {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -36,12 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     _common(serve)
     serve.add_argument("--transport", choices=["stdio", "http"])
     serve.add_argument("--host", help="HTTP bind address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="HTTP port (default 8000)")
+    serve.add_argument("--port", help="HTTP port (default 8000)")
     serve.add_argument("--tools", choices=PROFILES, help="tool profile (default: 'default')")
     serve.add_argument("--auth-token", dest="auth_token", help="bearer token required over HTTP")
     serve.add_argument("--allowed-origin", dest="allowed_origins", action="append",
                        help="extra browser Origin allowed over HTTP (repeatable)")
-    serve.add_argument("--max-answer-bytes", dest="max_answer_bytes", type=int,
+    serve.add_argument("--max-answer-bytes", dest="max_answer_bytes",
                        help="server-wide cap on one answer's size")
     serve.add_argument("--embedding-model", dest="embedding_model",
                        help="sentence-transformers model name or local path, or 'none' (default all-MiniLM-L6-v2)")
@@ -55,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     reembed = sub.add_parser("reembed", help="re-embed every observation and entity with the configured model "
                                              "(committed batches, resumable)")
     reembed.add_argument("--embedding-model", dest="embedding_model")
-    reembed.add_argument("--batch-size", dest="batch_size", type=int, default=256)
+    reembed.add_argument("--batch-size", dest="batch_size", type=_positive, default=256)
     reembed.add_argument("--no-progress", dest="progress", action="store_false")
     reembed.add_argument("--log-level", dest="log_level")
 
@@ -67,8 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(imp)
     imp.add_argument("path")
     imp.add_argument("--format", dest="fmt", default="auto",
-                     choices=["auto", "jsonl", "memory-json", "simple-memory", "memorymesh", "full"])
-    imp.add_argument("--batch-size", dest="batch_size", type=int, default=1000)
+                     choices=["auto", *IMPORT_FORMATS])
+    imp.add_argument("--batch-size", dest="batch_size", type=_positive, default=1000,
+                     help="items per transaction, 1 to KG_NEO4J_MAX_BATCH_ITEMS (default 1000)")
     imp.add_argument("--no-progress", dest="progress", action="store_false")
     imp.add_argument("--embedding-model", dest="embedding_model")
 
@@ -80,8 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     mnt.add_argument("--actions", type=_actions, default=None,
                      help="comma-separated: prune,merge,validate,orphans (default: all)")
     mnt.add_argument("--batch-size", dest="batch_size", type=_positive, default=2000)
-    mnt.add_argument("--min-similarity", dest="min_similarity", type=float, default=None,
-                     help="merge: cosine similarity a pair needs (default 0.9)")
+    mnt.add_argument("--min-similarity", dest="min_similarity", type=_similarity, default=None,
+                     help="merge: cosine similarity a pair needs, 0.5 to 1.0 (default 0.9)")
     mnt.add_argument("--no-progress", dest="progress", action="store_false")
 
     hook = sub.add_parser("hook", help="agent lifecycle hook: reads the hook's JSON on stdin, prints the text "
@@ -105,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp = sub.add_parser("export", help="export a namespace to a file")
     _common(exp)
     exp.add_argument("path")
-    exp.add_argument("--format", dest="fmt", default="jsonl", choices=["jsonl", "full"])
+    exp.add_argument("--format", dest="fmt", default="jsonl", choices=EXPORT_FORMATS)
     exp.add_argument("--no-progress", dest="progress", action="store_false")
     return parser
 
@@ -117,53 +147,155 @@ def _actions(value: str) -> list[str]:
     actions = [a.strip() for a in value.split(",") if a.strip()]
     bad = [a for a in actions if a not in ACTIONS]
     if bad or not actions:
-        raise argparse.ArgumentTypeError(f"actions are a comma-separated list of {', '.join(ACTIONS)}; got {value!r}")
+        raise argparse.ArgumentTypeError(f"must be a comma-separated list of {', '.join(ACTIONS)}; got {value!r}")
     return list(dict.fromkeys(actions))
 
 
 def _positive(value: str) -> int:
-    n = int(value)
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
     if n < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1; got {value}")
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {value!r}")
     return n
 
 
+def _similarity(value: str) -> float:
+    lo, hi = MIN_SIMILARITY
+    try:
+        x = float(value)
+    except ValueError:
+        x = math.nan
+    if not lo <= x <= hi:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be a number from {lo} to {hi}; got {value!r}")
+    return x
+
+
 def _settings(args: argparse.Namespace) -> Settings:
-    keys = ["namespace", "log_level", "transport", "host", "port", "tools", "auth_token", "allowed_origins",
-            "max_answer_bytes", "embedding_model", "schemas_dir", "skills_dir", "session_id"]
-    overrides: dict[str, Any] = {k: getattr(args, k, None) for k in keys}
-    return Settings().with_overrides(**overrides)
+    """The environment with the flags of ``args`` on top; a bad value raises :class:`SettingError`."""
+    settings = load({k: getattr(args, k, None) for k in FLAGS}, FLAGS)
+
+    def source(field: str) -> tuple[str, bool]:  # the flag or variable a value came from
+        from_flag = getattr(args, field, None) is not None
+        return (FLAGS[field] if from_flag else env_name(field)), from_flag
+
+    batch = getattr(args, "batch_size", None)
+    if args.command in ("import", "import-skills") and batch is not None and batch > settings.max_batch_items:
+        raise SettingError("--batch-size", repr(str(batch)), f"an integer from 1 to {settings.max_batch_items} "
+                           "(KG_NEO4J_MAX_BATCH_ITEMS)", from_flag=True)
+    if args.command == "import-skills":  # name the flag, not only the field (the rules live in skills)
+        from kg_neo4j.skills import check_import_labels
+
+        try:
+            check_import_labels(args.knowledge_type, args.trust, args.category)
+        except ValidationError as exc:
+            raise UsageError(f"kg-neo4j import-skills: error: argument --{exc.field}: {exc}") from exc
+    if args.command == "serve" and settings.schemas_dir is not None:
+        _check_dir(settings.schemas_dir, *source("schemas_dir"))
+    if args.command in ("serve", "import", "import-skills", "reembed"):
+        from kg_neo4j.embeddings.model_files import resolve_model  # reads the model's files: no torch
+
+        try:
+            resolve_model(settings.embedding_model)
+        except KgError as exc:
+            name, from_flag = source("embedding_model")
+            why = str(exc).removeprefix(f"embedding model {settings.embedding_model!r} ")
+            raise SettingError(name, repr(settings.embedding_model), f"a model this machine has (this one {why})",
+                               from_flag=from_flag) from exc
+    if settings.local_bolt_port == settings.local_http_port:
+        raise SettingError(env_name("local_bolt_port"), repr(str(settings.local_bolt_port)),
+                           f"a port other than {env_name('local_http_port')}'s ({settings.local_http_port})", from_flag=False)
+    # The local server's version, sizes and retention are checked where they are used; check them
+    # now so that a bad value stops every command, not only those that start or find that server.
+    from kg_neo4j.localdb import LocalNeo4j
+
+    LocalNeo4j(settings)
+    return settings
+
+
+def _check_dir(directory: Path, name: str, from_flag: bool) -> None:
+    """A directory that exists and can be listed (Path.glob skips one it cannot list: the server
+    would start with no schemas, silently)."""
+    try:
+        os.listdir(directory)
+    except OSError as exc:
+        raise SettingError(name, repr(str(directory)), f"an existing directory this user can read ({exc.strerror})",
+                           from_flag=from_flag) from exc
 
 
 def _setup_logging(level: str) -> None:
     logging.basicConfig(stream=sys.stderr, level=level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("neo4j").setLevel(logging.WARNING)
+    # the driver logs this just before raising it (ServiceUnavailable), which we report: one line, not two
+    logging.getLogger("neo4j.pool").addFilter(
+        lambda record: record.getMessage() != "Unable to retrieve routing information")
     logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
+def _say(line: str) -> None:
+    """One line on stderr, whatever newlines the message carries (driver errors have some)."""
+    print(" ".join(part.strip() for part in line.splitlines()), file=sys.stderr, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        _say(str(exc))
+        return 0 if argv[:1] == ["hook"] else 2
     if args.command == "hook":
         return _hook(args)
+    settings: Settings | None = None
     try:
         settings = _settings(args)
         _setup_logging(settings.log_level)
         return _dispatch(args, settings)
-    except KgError as exc:
-        print(f"kg-neo4j: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:  # e.g. `kg-neo4j neo4j status | head`
+    except Exception as exc:  # noqa: BLE001 - one line; the traceback only with --log-level DEBUG
+        return _report(exc, args.command, settings)
+
+
+def _report(exc: BaseException, command: str, settings: Settings | None) -> int:
+    """Print ``exc`` as one line on stderr; return the exit code (see the module docstring)."""
+    prefix = f"kg-neo4j {command}: error: "
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:  # from a task group
+        exc = exc.exceptions[0]
+    if isinstance(exc, UsageError):
+        _say(str(exc))
+        return 2
+    if isinstance(exc, BrokenPipeError):  # e.g. `kg-neo4j neo4j status | head`
         sys.stderr.close()
         return 0
+    if isinstance(exc, Neo4jUnavailableError | CypherFileError | OSError):  # not fixed by other input
+        _say(f"{prefix}{exc}")
+        return 1
+    if isinstance(exc, KgError):
+        _say(f"{prefix}{exc}")
+        return 2
+    if getattr(exc, "code", None) == "Neo.ClientError.Database.DatabaseNotFound" and settings is not None:
+        _say(f"{prefix}Neo4j has no database {settings.neo4j_database!r}: set NEO4J_DATABASE to one "
+             "that exists (SHOW DATABASES lists them)")
+        return 2
+    log.debug("unexpected error", exc_info=exc)
+    _say(f"{prefix}{type(exc).__name__}: {exc} (KG_NEO4J_LOG_LEVEL=DEBUG shows the traceback)")
+    return 1
 
 
 def _hook(args: argparse.Namespace) -> int:
-    """``kg-neo4j hook NAME``: never fails (exit 0, nothing printed) and logs only at DEBUG."""
+    """``kg-neo4j hook NAME``: always exits 0 and logs only at DEBUG.  A bad setting or flag is
+    one line on stderr (it will not fix itself); any other failure prints nothing."""
     try:
         settings = _settings(args)
+    except KgError as exc:  # a bad setting: say so, it will not fix itself
+        _say(f"kg-neo4j hook: error: {exc}")
+        return 0
+    except BaseException:  # noqa: BLE001 - a hook never blocks the user
+        return 0
+    try:
         if settings.log_level.upper() == "DEBUG":
             _setup_logging("DEBUG")
         else:
@@ -175,6 +307,27 @@ def _hook(args: argparse.Namespace) -> int:
         return 0
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Fail before the server starts when ``host:port`` cannot be bound (uvicorn would print a
+    several-line report and exit 3).  Binds each address ``host`` resolves to, as asyncio's
+    ``create_server`` does, skipping address families the machine lacks."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise SettingError(FLAGS["host"] + " / KG_NEO4J_HOST", repr(host), f"a host name that resolves ({exc})",
+                           from_flag=False) from exc
+    for family, kind, proto, _, addr in infos:
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(addr)
+            except OSError as exc:
+                if exc.errno == errno.EADDRNOTAVAIL:
+                    continue
+                raise OSError(exc.errno, f"cannot listen on {host}:{port} (--port / KG_NEO4J_PORT): "
+                                         f"{exc.strerror}") from exc
+
+
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "serve":
         from kg_neo4j.server.app import serve_http, serve_stdio
@@ -183,6 +336,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             from kg_neo4j.server.http import check_bind
 
             check_bind(settings)
+            _check_port_free(settings.host, settings.port)
             asyncio.run(serve_http(settings))
         else:
             asyncio.run(serve_stdio(settings))
@@ -235,7 +389,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(report, indent=2, ensure_ascii=False, default=str))
         return 0 if not report.get("rejected") else 1
     if args.command == "export":
-        from kg_neo4j.transfer import run_export
+        from kg_neo4j.export import run_export
 
         report = asyncio.run(run_export(settings, args.path, fmt=args.fmt, progress=args.progress))
         print(json.dumps(report, indent=2))

@@ -39,3 +39,16 @@ class CypherFileError(KgError):
 
 class Neo4jUnavailableError(KgError):
     """Neo4j could not be reached or started."""
+
+
+class SettingError(ConfigError):
+    """A setting with a bad value: names its environment variable or flag, the value and what is allowed."""
+
+    def __init__(self, source: str, shown: str, allowed: str, *, from_flag: bool, more: list[str] | None = None
+                 ) -> None:
+        # argparse's own wording for a flag ("argument --port: ..."), shell-like for a variable
+        first = f"argument {source}: must be {allowed}; got {shown}" if from_flag else \
+            f"{source} must be {allowed}; got {shown}"
+        super().__init__("; also ".join([first, *(more or [])]))
+        self.source = source
+        self.from_flag = from_flag

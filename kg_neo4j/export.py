@@ -37,6 +37,7 @@ from tqdm import tqdm
 from kg_neo4j import __version__
 from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.errors import ValidationError
+from kg_neo4j.formats import EXPORT_FORMATS
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import connect
 from kg_neo4j.store.connection import SCHEMA_VERSION, bootstrap
@@ -50,7 +51,6 @@ from kg_neo4j.store.transfer import (
 
 log = logging.getLogger(__name__)
 
-EXPORT_FORMATS = ("jsonl", "memorymesh", "simple-memory", "full")
 FULL_FORMAT = "kg-neo4j-full"
 FULL_VERSION = 1
 EXPORT_PAGE = 1000

@@ -2,15 +2,25 @@
 
 Every setting has an environment variable (shown in the README's configuration
 table); CLI flags override them.  Nothing else in the package calls ``os.getenv``.
+A bad value, from either, is a :class:`~kg_neo4j.errors.SettingError` naming the
+variable or flag, the value and what is allowed (see :func:`load`).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
+import pydantic
 from pydantic import AliasChoices, Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from kg_neo4j.errors import SettingError
 
 Transport = Literal["stdio", "http"]
 
@@ -18,6 +28,37 @@ Transport = Literal["stdio", "http"]
 PROFILES = ("reference", "default", "memorymesh", "knowledge", "all")
 
 MAX_NAMESPACE_CHARS = 255
+
+#: URI schemes of the Bolt driver (the driver's ``http(s)`` preview needs extras we do not ship).
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+#: Levels both Python's logging and uvicorn know (any case); WARN and FATAL are read as WARNING and CRITICAL.
+LOG_LEVELS = {"DEBUG": "DEBUG", "INFO": "INFO", "WARNING": "WARNING", "WARN": "WARNING", "ERROR": "ERROR",
+              "CRITICAL": "CRITICAL", "FATAL": "CRITICAL"}
+#: A browser ``Origin`` header: scheme://host[:port], nothing after (the HTTP guard compares whole strings).
+_ORIGIN_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]+")
+
+Port = Annotated[int, Field(ge=1, le=65535)]
+Positive = Annotated[int, Field(ge=1)]
+
+#: What each checked setting must be (the end of "X must be ...; got 'v'").
+ALLOWED: dict[str, str] = {
+    "neo4j_uri": f"a {', '.join(s + '://' for s in NEO4J_SCHEMES)} URI with a host (port 1-65535), no user:password@ "
+                 "(they go in NEO4J_USERNAME / NEO4J_PASSWORD), and a ?query only after neo4j schemes",
+    "namespace": f"a non-empty string of at most {MAX_NAMESPACE_CHARS} characters",
+    "transport": "one of stdio, http",
+    "tools": f"one of {', '.join(PROFILES)}",
+    "host": "a non-empty host name or IP address",
+    "port": "an integer from 1 to 65535",
+    "allowed_origins": 'a JSON list of origins (scheme://host[:port]), e.g. ["https://app.example.com"]',
+    "hook_budget_chars": "an integer >= 1",
+    "max_answer_bytes": "an integer >= 1",
+    "max_batch_items": "an integer >= 1",
+    "local_bolt_port": "an integer from 1 to 65535",
+    "local_http_port": "an integer from 1 to 65535",
+    "log_level": "one of DEBUG, INFO, WARNING, ERROR, CRITICAL (any case)",
+}
+#: Never echoed in an error.
+_SECRETS = {"neo4j_password", "auth_token"}
 
 
 def default_home() -> Path:
@@ -30,6 +71,7 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="KG_NEO4J_", extra="ignore", populate_by_name=True)
 
     # --- Neo4j connection (standard NEO4J_* names, as Neo4j's own tools use) ---
+    #: None or "" means the local server of ``kg-neo4j neo4j start``
     neo4j_uri: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_URI", "neo4j_uri"))
     neo4j_username: str | None = Field(
         default=None, validation_alias=AliasChoices("NEO4J_USERNAME", "NEO4J_USER", "neo4j_username")
@@ -44,9 +86,11 @@ class Settings(BaseSettings):
     transport: Transport = "stdio"
     tools: str = "default"
     host: str = "127.0.0.1"
-    port: int = 8000
+    port: Port = 8000
     auth_token: str | None = None
-    allowed_origins: list[str] = Field(default_factory=list)
+    #: NoDecode: the environment's JSON is parsed by the validator below, so a bad value is a
+    #: validation error carrying the value (pydantic-settings' own parse error names neither)
+    allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     #: directory of MemoryMesh ``*.schema.json`` files (None: the 11 examples shipped with the package)
     schemas_dir: Path | None = None
 
@@ -57,7 +101,7 @@ class Settings(BaseSettings):
     #: the session recorded on knowledge a tool touches when the call gives no sessionId (None: the MCP session)
     session_id: str | None = None
     #: at most this many characters of knowledge a hook (kg-neo4j hook ...) prints for injection
-    hook_budget_chars: int = 4000
+    hook_budget_chars: Positive = 4000
 
     # --- semantic search ---
     #: sentence-transformers model: a packaged name, a local directory, a model already in the
@@ -65,14 +109,14 @@ class Settings(BaseSettings):
     embedding_model: str = "all-MiniLM-L6-v2"
 
     # --- limits (documented in the README) ---
-    max_answer_bytes: int = 8 * 1024 * 1024
-    max_batch_items: int = 10_000
+    max_answer_bytes: Positive = 8 * 1024 * 1024
+    max_batch_items: Positive = 10_000
 
-    # --- the local (no-Docker) Neo4j server ---
+    # --- the local (no-Docker) Neo4j server (version, sizes and retention are checked by LocalNeo4j) ---
     home: Path = Field(default_factory=default_home)
     local_neo4j_version: str = "5.26.30"
-    local_bolt_port: int = 7687
-    local_http_port: int = 7474
+    local_bolt_port: Port = 7687
+    local_http_port: Port = 7474
     local_heap: str = "1g"
     local_pagecache: str = "1g"
     #: how much transaction log the local server keeps beyond what recovery needs
@@ -85,6 +129,23 @@ class Settings(BaseSettings):
     local_neo4j_java: Path | None = None
 
     log_level: str = "INFO"
+
+    @field_validator("neo4j_uri")
+    @classmethod
+    def _check_uri(cls, v: str | None) -> str | None:
+        if not v:
+            return v
+        try:
+            parts = urlsplit(v)
+            port = parts.port  # raises ValueError on a port that is not 0-65535
+        except ValueError as exc:
+            raise ValueError(f"bad URI: {exc}") from exc
+        scheme = parts.scheme.lower()
+        # the driver refuses (with a traceback) userinfo, and a routing ?query on a direct bolt URI
+        if (scheme not in NEO4J_SCHEMES or not parts.hostname or port == 0 or "@" in parts.netloc
+                or (parts.query and scheme.startswith("bolt"))):
+            raise ValueError("not a Neo4j Bolt URI the driver accepts")
+        return v
 
     @field_validator("namespace")
     @classmethod
@@ -100,14 +161,95 @@ class Settings(BaseSettings):
             raise ValueError(f"unknown tool profile {v!r}; choose one of: {', '.join(PROFILES)}")
         return v
 
+    @field_validator("host")
+    @classmethod
+    def _check_host(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("empty host")
+        return v
+
+    @field_validator("allowed_origins", mode="before")
+    @classmethod
+    def _check_origins(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            try:
+                v = json.loads(v)
+            except ValueError as exc:
+                raise ValueError(f"not JSON: {exc}") from exc
+        if not isinstance(v, list) or not all(isinstance(o, str) and _ORIGIN_RE.fullmatch(o) for o in v):
+            raise ValueError("not a list of origins")
+        return v
+
+    @field_validator("log_level")
+    @classmethod
+    def _check_log_level(cls, v: str) -> str:
+        if v.upper() not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {v!r}")
+        return LOG_LEVELS[v.upper()]
+
     @property
     def local_dir(self) -> Path:
         """Where the local Neo4j keeps its binaries, config, data and logs."""
         return self.home / "neo4j"
 
-    def with_overrides(self, **overrides: object) -> Settings:
-        """Return a copy with CLI flags applied (``None`` means "not given")."""
-        given = {k: v for k, v in overrides.items() if v is not None}
-        merged = self.model_dump()
-        merged.update(given)
-        return Settings.model_validate(merged)
+
+def load(overrides: Mapping[str, object], flags: Mapping[str, str]) -> Settings:
+    """Settings from the environment with ``overrides`` (CLI flags; ``None`` means "not given") on top.
+
+    ``flags`` maps a field to its flag (``{"port": "--port"}``).  A bad value raises one
+    :class:`SettingError` naming the flag when it came from a flag, else the environment
+    variable, with the value and what is allowed.
+    """
+    given: dict[str, Any] = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**given)  # init arguments take precedence over the environment
+    except pydantic.ValidationError as exc:
+        raise _setting_error(exc, given, flags) from None
+
+
+def env_name(field: str) -> str:
+    """The environment variable a field was read from (as spelt there), else its first name."""
+    alias = Settings.model_fields[field].validation_alias
+    names = [c for c in alias.choices if isinstance(c, str) and c.isupper()] if isinstance(
+        alias, AliasChoices) else [f"KG_NEO4J_{field.upper()}"]
+    present = {k.upper(): k for k in os.environ}  # pydantic-settings matches names case-insensitively
+    return next((present[n] for n in names if n in present), names[0])
+
+
+def _setting_error(exc: pydantic.ValidationError, given: Mapping[str, object],
+                   flags: Mapping[str, str]) -> SettingError:
+    problems: list[tuple[str, str, str, bool]] = []
+    for err in exc.errors():
+        field = str(err["loc"][0]) if err["loc"] else ""
+        if field not in Settings.model_fields:  # loc is an alias (e.g. NEO4J_URI): find its field
+            field = next((f for f, info in Settings.model_fields.items()
+                          if isinstance(info.validation_alias, AliasChoices)
+                          and field in info.validation_alias.choices), field)
+        from_flag = field in given
+        if from_flag:
+            source = flags.get(field, f"--{field.replace('_', '-')}")
+        else:
+            source = env_name(field) if field in Settings.model_fields else field or "settings"
+        raw = given[field] if from_flag else err["input"]
+        if field in _SECRETS:
+            shown = "(hidden)"
+        else:  # a password inside a URI is not echoed either
+            shown = _show(re.sub(r"://[^/@]*@", "://***@", raw) if field == "neo4j_uri" and isinstance(raw, str)
+                          else raw)
+        allowed = ALLOWED.get(field) or str(err["msg"]).removeprefix("Value error, ")
+        if any(p[0] == source for p in problems):
+            continue  # one line per setting (a list can fail several times)
+        problems.append((source, shown, allowed, from_flag))
+    source, shown, allowed, from_flag = problems[0]
+    return SettingError(source, shown, allowed, from_flag=from_flag,
+                        more=[f"{s} must be {a}; got {v}" for s, v, a, _ in problems[1:]])
+
+
+def _show(value: object, limit: int = 60) -> str:
+    """A bad value as it is quoted in an error: repr, cut after ``limit`` characters."""
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        value = json.dumps(list(value))
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"

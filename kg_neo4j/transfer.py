@@ -75,6 +75,7 @@ from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.embeddings import SentenceEmbedder, resolve_model
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.export import FULL_FORMAT, FULL_VERSION
+from kg_neo4j.formats import IMPORT_FORMATS
 from kg_neo4j.models import (
     MAX_NAME_CHARS,
     MAX_OBSERVATION_CHARS,
@@ -97,7 +98,6 @@ from kg_neo4j.store.transfer import (
 
 log = logging.getLogger(__name__)
 
-IMPORT_FORMATS = ("jsonl", "memory-json", "simple-memory", "memorymesh", "full")
 MAX_REPORTED_LINES = 20
 _DETECT_LINES = 50
 

@@ -13,7 +13,8 @@ import pytest
 from conftest import KG, Neo4jInfo, server_env
 from kg_neo4j import export
 from kg_neo4j.clock import ManualClock
-from kg_neo4j.export import EXPORT_FORMATS, run_export
+from kg_neo4j.export import run_export
+from kg_neo4j.formats import EXPORT_FORMATS
 from kg_neo4j.models import EntityIn, RelationIn
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore

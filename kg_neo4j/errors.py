@@ -5,22 +5,32 @@ from __future__ import annotations
 
 
 class KgError(Exception):
-    """Base of every kg-neo4j error; ``str(err)`` says what to fix."""
+    """Base of every kg-neo4j error; ``str(err)`` says what to fix, and ``suggestions`` may name
+    concrete next steps (MemoryMesh's error answers list them)."""
+
+    def __init__(self, message: str = "", *, suggestions: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.suggestions = suggestions
 
 
 class ValidationError(KgError):
     """Input that breaks a rule (size, emptiness, ranges); nothing was written."""
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, field: str | None = None, suggestions: tuple[str, ...] = ()) -> None:
+        super().__init__(message, suggestions=suggestions)
         self.field = field
+
+
+class ConflictError(ValidationError):
+    """A name or key that must be new already exists; nothing was written."""
 
 
 class NotFoundError(KgError):
     """A named thing that must exist does not, e.g. ``NotFoundError("entity", "Bob")``."""
 
-    def __init__(self, kind: str, name: str, message: str | None = None) -> None:
-        super().__init__(message or f"{kind.capitalize()} with name {name} not found")
+    def __init__(self, kind: str, name: str, message: str | None = None, *, suggestions: tuple[str, ...] = ()
+                 ) -> None:
+        super().__init__(message or f"{kind.capitalize()} with name {name} not found", suggestions=suggestions)
         self.kind = kind
         self.name = name
 

@@ -4,7 +4,7 @@ and the three tools each schema file generates (``add_<type>``, ``update_<type>`
 Answers follow spec 002 section 7.2: one text block holding
 ``{"data": ..., "actionTaken": "...", "timestamp": "..."}`` (also the structured output);
 reads put ``{"nodes": [...], "edges": [...]}`` in ``data``.  Errors go through the one error
-mapper of ``registry.call``.  In the ``all`` profile the three reads that collide with the
+mapper of ``registry.call`` and answer as ``{"error", "context", "suggestions"}`` (``mesh_errors``).  In the ``all`` profile the three reads that collide with the
 reference's are exposed as ``read_nodes_graph``, ``search_nodes_graph`` and ``open_nodes_graph``.
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import MAX_NAME_CHARS, MAX_OBSERVATION_CHARS, MAX_QUERY_CHARS
 from kg_neo4j.schemas import NodeSchema, process_args
+from kg_neo4j.server.mesh_errors import mesh_error_text
 from kg_neo4j.server.registry import (
     Handler,
     Runtime,
@@ -252,7 +253,7 @@ def _static(name: str, tool_name: str, profiles: tuple[str, ...]) -> ToolSpec:
     if tool_name != name:
         desc += f" (MemoryMesh's {name}, renamed here because the reference's {name} has that name.)"
     return ToolSpec(name=tool_name, description=desc, input_schema=SCHEMAS[name], handler=_HANDLERS[name],
-                    output_schema=_OUTPUT, profiles=profiles, **_FLAGS.get(name, {}))
+                    output_schema=_OUTPUT, profiles=profiles, error_text=mesh_error_text, **_FLAGS.get(name, {}))
 
 
 #: The 11 static tools (``memorymesh`` profile) and, for ``all``, the 8 writes plus the renamed reads.
@@ -311,14 +312,14 @@ def _tools_for(schema: NodeSchema, profiles: tuple[str, ...]) -> list[ToolSpec]:
         for prop, r in schema.relationships.items())
     return [
         ToolSpec(name=add_name, description=schema.description + rel_note, input_schema=schema.add_input_schema(),
-                 handler=add, output_schema=_OUTPUT, profiles=profiles),
+                 handler=add, output_schema=_OUTPUT, profiles=profiles, error_text=mesh_error_text),
         ToolSpec(name=update_name,
                  description=f"Change an existing {t}: only name is required; each property given overwrites its "
                              f"value (a changed relationship closes the old edge, kept as history, and creates the "
                              f"new one; null removes a property).",
                  input_schema=schema.update_input_schema(), handler=update, output_schema=_OUTPUT,
-                 profiles=profiles, destructive=True),
+                 profiles=profiles, destructive=True, error_text=mesh_error_text),
         ToolSpec(name=delete_name, description=f"Delete a {t} by name, with its metadata and every edge touching it.",
                  input_schema=schema.delete_input_schema(), handler=delete, output_schema=_OUTPUT,
-                 profiles=profiles, destructive=True, idempotent=False),
+                 profiles=profiles, destructive=True, idempotent=False, error_text=mesh_error_text),
     ]

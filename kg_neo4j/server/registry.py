@@ -68,6 +68,8 @@ def session_id(rt: Runtime) -> str | None:
 
 
 Handler = Callable[[Runtime, dict[str, Any]], Awaitable[ToolOutput]]
+#: A dialect's error answer: (tool, arguments, message, exception) -> the error's text.
+ErrorText = Callable[[str, dict[str, Any], str, BaseException], str]
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ class ToolSpec:
     extended_schema: dict[str, Any] | None = None
     title: str | None = None
     profiles: tuple[str, ...] = field(default=("reference", "default"))
+    #: the error's text in this tool's dialect (default: the plain message)
+    error_text: ErrorText | None = None
 
     def __post_init__(self) -> None:
         if self.output_schema is not None:
@@ -244,19 +248,18 @@ async def call(spec: ToolSpec, runtime: Runtime, args: dict[str, Any]) -> types.
             structured_content=structured,
         )
     except KgError as exc:
-        return _error(str(exc))
+        failure: BaseException = exc
+        message = str(exc)
     except neo4j.exceptions.ClientError as exc:
         log.warning("tool %s: Neo4j rejected the request: %s", spec.name, exc)
-        return _error(f"Neo4j rejected the request ({exc.code}): {exc.message}; nothing was written")
+        failure, message = exc, f"Neo4j rejected the request ({exc.code}): {exc.message}; nothing was written"
     except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.SessionExpired) as exc:
-        return _error(f"Neo4j is unavailable: {exc}; nothing was written, retry when it is back")
+        failure, message = exc, f"Neo4j is unavailable: {exc}; nothing was written, retry when it is back"
     except Exception as exc:  # noqa: BLE001 - the server must answer, never crash
         log.exception("tool %s failed", spec.name)
-        return _error(f"internal error in {spec.name}: {type(exc).__name__}: {exc}")
-
-
-def _error(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+        failure, message = exc, f"internal error in {spec.name}: {type(exc).__name__}: {exc}"
+    text = spec.error_text(spec.name, args, message, failure) if spec.error_text else message
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
 def tools_for(profile: str, specs: Sequence[ToolSpec]) -> list[ToolSpec]:

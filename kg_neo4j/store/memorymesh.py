@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from neo4j import AsyncManagedTransaction
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from kg_neo4j.errors import NotFoundError, ValidationError
+from kg_neo4j.errors import ConflictError, NotFoundError, ValidationError
 from kg_neo4j.events import EventBus
 from kg_neo4j.events import bus as default_bus
 from kg_neo4j.models import (
@@ -41,6 +41,10 @@ from kg_neo4j.schemas import NodeSchema, Processed, format_entry, replace_entrie
 from kg_neo4j.store.graph import GraphStore, entity_text
 
 T = TypeVar("T")
+
+#: What to do about a node name that is taken (names are unique across node types).
+_NODE_EXISTS = ("change the existing node with update_nodes (or the update_<type> tool of its type)",
+                "or choose another name: a name is unique across all node types")
 
 
 # --- shapes ---------------------------------------------------------------------------------
@@ -210,8 +214,12 @@ class MeshTx:
         if not state.entity:
             raise NotFoundError(what, name, f"{what.capitalize()} '{name}' not found; nothing was written")
         if node_type is not None and state.node_type != node_type:
-            raise ValidationError(f"'{name}' is a {state.node_type}, not a {node_type}; nothing was written",
-                                  field=f"{node_type}.name")
+            raise ValidationError(
+                f"'{name}' is a {state.node_type}, not a {node_type}; nothing was written", field=f"{node_type}.name",
+                suggestions=(f"'{name}' is a {state.node_type}: use the {state.node_type} tools (update_"
+                             f"{state.node_type}, delete_{state.node_type}) or update_nodes / delete_nodes, "
+                             "which take any type",
+                             f"or give the name of a {node_type}: search_nodes shows names with their types"))
         return state
 
     # -- nodes -----------------------------------------------------------------------------
@@ -230,14 +238,16 @@ class MeshTx:
         state = await self.nodes([n.name for n in nodes])
         for n in nodes:
             if state[n.name].entity:
-                raise ValidationError(f"Node '{n.name}' already exists; nothing was written", field="nodes")
+                raise ConflictError(f"Node '{n.name}' already exists; nothing was written", field="nodes",
+                                    suggestions=_NODE_EXISTS)
         out = [Node(name=n.name, nodeType=n.nodeType, metadata=_dedupe(n.metadata)) for n in nodes]
         self._before("beforeAddNodes", {"nodes": [n.model_dump() for n in out]})
         created = await self.g.create_entities(
             [EntityIn(name=n.name, entityType=n.nodeType, observations=n.metadata) for n in out])
         if len(created) != len(out):  # another writer created one since the check: the lock decided
             lost = sorted({n.name for n in out} - {c.name for c in created})
-            raise ValidationError(f"Node '{lost[0]}' already exists; nothing was written", field="nodes")
+            raise ConflictError(f"Node '{lost[0]}' already exists; nothing was written", field="nodes",
+                                suggestions=_NODE_EXISTS)
         self._after("afterAddNodes", {"nodes": [n.model_dump() for n in out]})
         return out
 
@@ -341,8 +351,10 @@ class MeshTx:
         made = {(c.from_, c.to, c.relationType) for c in created}
         if reject_duplicates and len(made) != len(out):
             dup = next(e for e in out if (e.from_, e.to, e.edgeType) not in made)
-            raise ValidationError(f"Edge {_key_text((dup.from_, dup.to, dup.edgeType))} already exists (use "
-                                  "update_edges to change its weight); nothing was written", field="edges")
+            raise ConflictError(f"Edge {_key_text((dup.from_, dup.to, dup.edgeType))} already exists (use "
+                                "update_edges to change its weight); nothing was written", field="edges",
+                                suggestions=("change its weight with update_edges",
+                                             "or leave the edge out of this call: the others were not written either"))
         out = [e for e in out if (e.from_, e.to, e.edgeType) in made]
         self._after("afterAddEdges", {"edges": [e.dump() for e in out]})
         return out

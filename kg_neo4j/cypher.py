@@ -11,12 +11,18 @@ A block starts at a ``// name: <identifier>`` line, must be followed by a one-li
 ``//`` comment that says what it does, and runs until the next header.  A malformed
 file raises :class:`~kg_neo4j.errors.CypherFileError` with ``file:line``.
 Python code calls statements by name: ``queries["create_entities"]``.
+
+The top-level ``cypher/`` directory of the repository is the only copy.  Distributions carry it
+as ``kg_neo4j/_cypher/`` (the mapping is in ``pyproject.toml``), read here through
+``importlib.resources`` so an installed wheel, a zip and a checkout all work.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from kg_neo4j.errors import CypherFileError
@@ -37,16 +43,20 @@ class Statement:
         return f"{self.name} ({self.file}:{self.line})"
 
 
-def default_cypher_dir() -> Path:
-    """``cypher/`` at the project root (the package ships it beside ``kg_neo4j/``)."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "cypher", here / "_cypher"):
-        if candidate.is_dir():
-            return candidate
-    raise CypherFileError(f"no cypher/ directory found next to {here}")
+def default_cypher_dir() -> Traversable:
+    """The statements: ``kg_neo4j/_cypher/`` inside an installed wheel or sdist build (a plain
+    directory or a zip), else ``cypher/`` of the checkout the package is imported from
+    (editable installs and source trees, where ``_cypher/`` does not exist)."""
+    packaged = resources.files("kg_neo4j").joinpath("_cypher")
+    if packaged.is_dir():
+        return packaged
+    checkout = Path(__file__).resolve().parent.parent / "cypher"
+    if checkout.is_dir():
+        return checkout
+    raise CypherFileError(f"no Cypher statements: neither {packaged} (installed) nor {checkout} (checkout) exists")
 
 
-def parse_file(path: Path) -> list[Statement]:
+def parse_file(path: Traversable) -> list[Statement]:
     lines = path.read_text(encoding="utf-8").splitlines()
     statements: list[Statement] = []
     current: dict[str, object] | None = None
@@ -94,10 +104,14 @@ def parse_file(path: Path) -> list[Statement]:
 class Queries:
     """All named statements of a directory, looked up by name."""
 
-    def __init__(self, directory: Path | None = None) -> None:
+    def __init__(self, directory: Traversable | None = None) -> None:
         self.directory = directory or default_cypher_dir()
         self._by_name: dict[str, Statement] = {}
-        files = sorted(self.directory.glob("*.cypher"))
+        # iterdir, not glob: a directory inside a zip is a Traversable, which has no glob
+        files = sorted(
+            (f for f in self.directory.iterdir() if f.name.endswith(".cypher") and f.is_file()),
+            key=lambda f: f.name,
+        )
         if not files:
             raise CypherFileError(f"{self.directory}: no .cypher files")
         for path in files:

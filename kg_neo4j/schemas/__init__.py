@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
+from importlib.resources.abc import Traversable
 from typing import Any
 
 from kg_neo4j.errors import ConfigError, ValidationError
@@ -44,7 +44,7 @@ _RELATIONSHIP_KEYS = {"edgeType", "nodeType", "description"}
 class SchemaFileError(ConfigError):
     """A ``*.schema.json`` file that breaks the format; the message names the file and the field."""
 
-    def __init__(self, path: Path | str, field_path: str | None, problem: str) -> None:
+    def __init__(self, path: Traversable | str, field_path: str | None, problem: str) -> None:
         where = f"{path}: {field_path}: " if field_path else f"{path}: "
         super().__init__(where + problem)
         self.path = str(path)
@@ -294,12 +294,12 @@ def _check_value(prop: Property, value: Any, where: str) -> list[str]:
 # --- loading ----------------------------------------------------------------------------
 
 
-def default_schemas_dir() -> Path:
-    """The 11 example schemas of spec 002 section 13, shipped with the package."""
-    return Path(str(resources.files("kg_neo4j.schemas").joinpath("examples")))
+def default_schemas_dir() -> Traversable:
+    """The 11 example schemas of MemoryMesh, shipped with the package (a directory, or inside a zip)."""
+    return resources.files("kg_neo4j.schemas").joinpath("examples")
 
 
-def _need_str(path: Path, field_path: str, value: Any, *, allow_empty: bool = False) -> str:
+def _need_str(path: Traversable, field_path: str, value: Any, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
         raise SchemaFileError(path, field_path, f"must be a string, got {json_type(value)}")
     if not allow_empty and not value.strip():
@@ -307,7 +307,7 @@ def _need_str(path: Path, field_path: str, value: Any, *, allow_empty: bool = Fa
     return value
 
 
-def _load_property(path: Path, pname: str, raw: Any) -> Property:
+def _load_property(path: Traversable, pname: str, raw: Any) -> Property:
     where = f"properties.{pname}"
     if not _PROPERTY_NAME.match(pname):
         raise SchemaFileError(path, where, "property names are letters, digits and _ (not starting with a digit)")
@@ -346,7 +346,7 @@ def _load_property(path: Path, pname: str, raw: Any) -> Property:
     return Property(pname, ptype, description, required, enum, relationship)
 
 
-def _load_relationship(path: Path, where: str, raw: Any) -> Relationship:
+def _load_relationship(path: Traversable, where: str, raw: Any) -> Relationship:
     if not isinstance(raw, dict):
         raise SchemaFileError(path, where, f"must be an object, got {json_type(raw)}")
     unknown = sorted(set(raw) - _RELATIONSHIP_KEYS)
@@ -367,7 +367,7 @@ def _load_relationship(path: Path, where: str, raw: Any) -> Relationship:
     return Relationship(edge_type, description, node_type)
 
 
-def load_schema(path: Path) -> NodeSchema:
+def load_schema(path: Traversable) -> NodeSchema:
     """Read and check one ``*.schema.json`` file."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -417,7 +417,8 @@ def load_schema(path: Path) -> NodeSchema:
                       additional_properties=additional, path=str(path), order=tuple(properties))
 
 
-def load_schemas(directory: Path | None = None, *, reserved: Iterable[str] = ()) -> list[NodeSchema]:
+def load_schemas(directory: Traversable | None = None, *, reserved: Iterable[str] = ()
+                 ) -> list[NodeSchema]:
     """Every ``*.schema.json`` of ``directory`` (default: the shipped examples), in file-name order.
 
     ``reserved``: tool names already taken (the built-in tools); a schema generating one of them,
@@ -429,7 +430,8 @@ def load_schemas(directory: Path | None = None, *, reserved: Iterable[str] = ())
     taken = set(reserved)
     schemas: list[NodeSchema] = []
     owner: dict[str, str] = {}
-    for path in sorted(directory.glob("*" + SUFFIX)):
+    # iterdir, not glob: the shipped examples may sit inside a zip (an installed wheel run from a zip)
+    for path in sorted((p for p in directory.iterdir() if p.name.endswith(SUFFIX)), key=lambda p: p.name):
         schema = load_schema(path)
         for tool in schema.tool_names:
             if tool in taken:

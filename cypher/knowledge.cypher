@@ -239,7 +239,7 @@ RETURN k.name AS name, r AS retention, k.stability AS stability, k.memory_level 
        k.access_count AS access_count
 
 // name: knowledge_list
-// Knowledge of the namespace by trust/type/category/source, sorted by time, access or strength (R at $now).
+// Knowledge of the namespace by name/trust/type/category/source/skill element, sorted by time, access or strength (R at $now).
 CALL () {
   MATCH (k:Knowledge)
   WHERE k.namespace = $ns
@@ -252,6 +252,7 @@ CALL () {
 WITH k, expired
 WHERE ($trust IS NULL OR k.trust = $trust) AND ($type IS NULL OR k.entityType = $type)
   AND ($category IS NULL OR k.category = $category) AND ($source IS NULL OR k.source = $source)
+  AND ($names IS NULL OR k.name IN $names) AND ($element IS NULL OR k.source CONTAINS $element)
 WITH k, expired, duration.inSeconds(coalesce(k.last_access, k.created_at), $now) AS d
 WITH k, expired, CASE WHEN d.seconds < 0 THEN 0.0 ELSE (d.seconds + d.nanosecondsOfSecond / 1e9) / 86400.0 END AS t
 WITH k, expired,

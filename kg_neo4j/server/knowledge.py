@@ -65,6 +65,11 @@ class _Forgotten(BaseModel):
 
 
 class _ListIn(_In):
+    names: list[Name] | None = Field(default=None, max_length=MAX_KNOWLEDGE_LIST,
+                                     description="Only these knowledge names (exact)")
+    element: str | None = Field(default=None, min_length=1, max_length=255, pattern=r"^[^/]+$",
+                                description="Only knowledge imported from this skill element (a skills "
+                                            "directory's elements/<element>/ files)")
     trust: Trust | None = None
     type: KnowledgeType | None = None
     category: Category | None = None
@@ -134,6 +139,7 @@ async def forget_knowledge(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
 async def list_knowledge(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     req = parse_model(args, _ListIn)
     items = await knowledge(rt).list(trust=req.trust, type=req.type, category=req.category, source=req.source,
+                                     names=req.names, element=req.element,
                                      include_expired=req.includeExpired, sort=req.sortBy, limit=req.limit)
     return _answer(_Listed(knowledge=items))
 

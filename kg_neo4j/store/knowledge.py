@@ -274,7 +274,10 @@ class KnowledgeStore:
     # -- list and stats ----------------------------------------------------------------------
     async def list(self, *, trust: Trust | str | None = None, type: KnowledgeType | str | None = None,
                    category: Category | str | None = None, source: str | None = None,
+                   names: list[str] | None = None, element: str | None = None,
                    include_expired: bool = False, sort: Sort = "time", limit: int = 50) -> list[KnowledgeItem]:
+        """``element``: a skill element, i.e. knowledge imported from ``.../elements/<element>/`` of a
+        skills directory (README "Skill files")."""
         if sort not in ("time", "access", "strength"):
             raise ValidationError("sortBy must be one of time, access, strength", field="sortBy")
         records = await self._run(
@@ -282,7 +285,7 @@ class KnowledgeStore:
             trust=parse(Trust, trust, field="trust").value if trust is not None else None,
             type=parse(KnowledgeType, type, field="type").value if type is not None else None,
             category=parse(Category, category, field="category").value if category is not None else None,
-            source=source,
+            source=source, names=names, element=f"/elements/{element}/" if element is not None else None,
         )
         return [_item(dict(r)) for r in records]
 

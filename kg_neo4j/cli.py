@@ -27,6 +27,7 @@ from typing import NoReturn
 from kg_neo4j import __version__
 from kg_neo4j.errors import CypherFileError, KgError, Neo4jUnavailableError, SettingError, ValidationError
 from kg_neo4j.formats import EXPORT_FORMATS, IMPORT_FORMATS
+from kg_neo4j.hooks import HOOKS
 from kg_neo4j.settings import PROFILES, Settings, env_name, load
 
 log = logging.getLogger("kg_neo4j")
@@ -114,10 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="merge: cosine similarity a pair needs, 0.5 to 1.0 (default 0.9)")
     mnt.add_argument("--no-progress", dest="progress", action="store_false")
 
-    hook = sub.add_parser("hook", help="agent lifecycle hook: reads the hook's JSON on stdin, prints the text "
-                                       "to inject; always exits 0")
+    hook = sub.add_parser("hook", help="agent lifecycle hook: reads the hook's JSON on stdin, prints what "
+                                       "Claude Code reads (text or a JSON decision); always exits 0")
     _common(hook)
-    hook.add_argument("hook", choices=["session-start", "recall", "post-compact"])
+    hook.add_argument("hook", choices=HOOKS)
 
     skills = sub.add_parser("import-skills", help="import skill markdown files under DIR as knowledge")
     _common(skills)

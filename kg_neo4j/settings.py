@@ -38,6 +38,8 @@ LOG_LEVELS = {"DEBUG": "DEBUG", "INFO": "INFO", "WARNING": "WARNING", "WARN": "W
 _ORIGIN_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]+")
 
 Port = Annotated[int, Field(ge=1, le=65535)]
+#: A Claude Code tool name (``Edit``, ``Bash``, ``mcp__server__tool``); ``*`` guards every tool.
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.:*-]+")
 Positive = Annotated[int, Field(ge=1)]
 
 #: What each checked setting must be (the end of "X must be ...; got 'v'").
@@ -51,6 +53,10 @@ ALLOWED: dict[str, str] = {
     "port": "an integer from 1 to 65535",
     "allowed_origins": 'a JSON list of origins (scheme://host[:port]), e.g. ["https://app.example.com"]',
     "hook_budget_chars": "an integer >= 1",
+    "hook_corrections": "true or false",
+    "hook_guard_tools": "a comma-separated list of tool names (e.g. Edit,Write,Bash; * for every tool)",
+    "hook_search_url": "the http(s) URL of a running `kg-neo4j serve --transport http` endpoint, "
+                       "e.g. http://127.0.0.1:8000/mcp",
     "max_answer_bytes": "an integer >= 1",
     "max_batch_items": "an integer >= 1",
     "local_bolt_port": "an integer from 1 to 65535",
@@ -102,6 +108,14 @@ class Settings(BaseSettings):
     session_id: str | None = None
     #: at most this many characters of knowledge a hook (kg-neo4j hook ...) prints for injection
     hook_budget_chars: Positive = 4000
+    #: where per-session hook state and search markers live (None: <home>/hooks; docs/hooks.md)
+    hook_state_dir: Path | None = None
+    #: the correction detector records `corrected` accesses (false: it does nothing)
+    hook_corrections: bool = True
+    #: tools the search-enforcer blocks until a memory search happened (comma-separated; empty: off)
+    hook_guard_tools: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    #: the /mcp URL of a running `kg-neo4j serve --transport http` that recall asks for recall by meaning
+    hook_search_url: str | None = None
 
     # --- semantic search ---
     #: sentence-transformers model: a packaged name, a local directory, a model already in the
@@ -178,6 +192,27 @@ class Settings(BaseSettings):
                 raise ValueError(f"not JSON: {exc}") from exc
         if not isinstance(v, list) or not all(isinstance(o, str) and _ORIGIN_RE.fullmatch(o) for o in v):
             raise ValueError("not a list of origins")
+        return v
+
+    @field_validator("hook_guard_tools", mode="before")
+    @classmethod
+    def _check_guard_tools(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = [t.strip() for t in v.split(",") if t.strip()]
+            if not v:
+                return []
+        if not isinstance(v, list) or not all(isinstance(t, str) and _TOOL_NAME.fullmatch(t) for t in v):
+            raise ValueError("not a list of tool names")
+        return v
+
+    @field_validator("hook_search_url")
+    @classmethod
+    def _check_search_url(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        parts = urlsplit(v)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("not an http(s) URL")
         return v
 
     @field_validator("log_level")

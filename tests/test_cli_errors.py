@@ -233,6 +233,12 @@ HOOK_CASES: dict[str, tuple[tuple[str, ...], dict[str, str], tuple[str, ...]]] =
     "budget-env": (("hook", "recall"), {"KG_NEO4J_HOOK_BUDGET_CHARS": "-5"},
                    ("KG_NEO4J_HOOK_BUDGET_CHARS must be an integer >= 1", "'-5'")),
     "uri-env": (("hook", "post-compact"), {"NEO4J_URI": "http://127.0.0.1:7474"}, ("NEO4J_URI must be",)),
+    "corrections-env": (("hook", "correction-detector"), {"KG_NEO4J_HOOK_CORRECTIONS": "maybe"},
+                        ("KG_NEO4J_HOOK_CORRECTIONS must be true or false", "'maybe'")),
+    "guard-tools-env": (("hook", "search-enforcer"), {"KG_NEO4J_HOOK_GUARD_TOOLS": "Edit;Write"},
+                        ("KG_NEO4J_HOOK_GUARD_TOOLS must be a comma-separated list", "'Edit;Write'")),
+    "search-url-env": (("hook", "recall"), {"KG_NEO4J_HOOK_SEARCH_URL": "ftp://x"},
+                       ("KG_NEO4J_HOOK_SEARCH_URL must be the http(s) URL", "'ftp://x'")),
 }
 
 

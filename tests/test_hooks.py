@@ -1,6 +1,6 @@
 """``kg-neo4j hook session-start | recall | post-compact`` on a prepared graph (in process, with the
 injected clock), and as the CLI does it: no torch on the path, exit 0 and nothing printed when
-Neo4j is unreachable or stdin is garbage."""
+Neo4j is unreachable or stdin is garbage (every hook of HOOKS).  The other hooks: test_hook_*.py."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +18,10 @@ from test_maintenance_actions import near, random_vector
 
 from conftest import KG, Neo4jInfo, free_port, server_env
 from kg_neo4j.clock import ManualClock
-from kg_neo4j.hooks import HOOKS, fit, parse_payload, run_hook
+from kg_neo4j.hooks import HOOKS, HookConfig, fit, parse_payload, run_hook
+from kg_neo4j.hooks.state import HookState
 from kg_neo4j.knowledge import decay
+from kg_neo4j.knowledge.vocabulary import Category
 from kg_neo4j.models import EntityIn
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore
@@ -33,10 +36,11 @@ def settings(info: Neo4jInfo, namespace: str, budget: int = 4000) -> Settings:
 
 
 async def hook(name: str, payload: dict[str, Any], driver: AsyncDriver, info: Neo4jInfo, namespace: str,
-               clock: ManualClock, budget: int = 4000) -> str:
+               clock: ManualClock, budget: int = 4000, state: Path | None = None) -> str:
     # a generous time budget: what the hook prints must not depend on how busy the machine is
+    config = HookConfig(hook_state_dir=state or Path("/nonexistent/kg-neo4j-hook-state"))
     return await run_hook(name, payload, settings(info, namespace, budget), clock=clock, driver=driver,
-                          time_budget=120.0, sweep_budget=60.0)
+                          time_budget=120.0, sweep_budget=60.0, config=config)
 
 
 async def test_session_start(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock) -> None:
@@ -59,19 +63,20 @@ async def test_session_start(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespa
         "MATCH (k:Knowledge {namespace: $ns, name: 'gone'}) REMOVE k:KgNode:Entity:Knowledge "
         "SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_reason = 'forgotten'", ns=namespace, now=NOW,
         database_=db)
-    r = decay.retention(100.0, fading["stability"], category="creative")
+    r = decay.retention(100.0, fading["stability"], category=Category.CREATIVE)
     text = await hook("session-start", {"session_id": "abc", "hook_event_name": "SessionStart", "source": "startup"},
                       driver, neo4j_info, namespace, clock)
     lines = text.splitlines()
     assert lines[0] == (f"Knowledge graph memory (kg-neo4j, namespace '{namespace}'): 3 knowledge nodes. "
                         "Session-start maintenance:")
     assert lines[1] == "- repaired 1 open edges of expired knowledge"
-    assert lines[2] == "- decay: 1 knowledge nodes expired (unused too long): decayed"
-    assert lines[3] == ("- fading (retention < 0.3; use or confirm them, or let them go): "
+    assert lines[2] == "- 4 orphan knowledge nodes: copy, decayed, fading, keeper"  # before the sweep
+    assert lines[3] == "- decay: 1 knowledge nodes expired (unused too long): decayed"
+    assert lines[4] == ("- fading (retention < 0.3; use or confirm them, or let them go): "
                         f"fading (R {r:.2f})")
-    assert lines[4].startswith("- possible duplicates (merge with maintain_graph action merge, or connect them): "
+    assert lines[5].startswith("- possible duplicates (merge with maintain_graph action merge, or connect them): "
                                "copy ~ keeper (0.")
-    assert len(lines) == 5
+    assert len(lines) == 6
     assert "ExpiredKnowledge" in (await node(driver, db, namespace, "decayed"))["labels"]
     again = await hook("session-start", {}, driver, neo4j_info, namespace, clock)
     assert "repaired" not in again and "decay:" not in again and "fading (R" in again
@@ -160,8 +165,11 @@ def test_fit_and_payload() -> None:
 PROBE = """
 import io, json, sys
 from kg_neo4j.cli import main
-payloads = {"session-start": {"source": "startup"}, "recall": {"prompt": "deploy the database"},
-            "post-compact": {"source": "compact"}}
+s = {"session_id": "probe", "transcript_path": sys.argv[1], "cwd": "/home/dev/shop"}
+payloads = {"session-start": {**s, "source": "startup"}, "recall": {**s, "prompt": "deploy the database"},
+            "correction-detector": {**s, "prompt": "No, that's wrong"},
+            "search-enforcer": {**s, "tool_name": "Edit", "tool_input": {"file_path": "/x"}},
+            "auto-capture": {**s, "stop_hook_active": False}, "post-compact": {**s, "source": "compact"}}
 codes = {}
 for name, payload in payloads.items():
     sys.stdin = io.StringIO(json.dumps(payload))
@@ -172,14 +180,18 @@ print(json.dumps({"codes": codes, "heavy": heavy}), file=sys.stderr)
 
 
 async def test_hooks_from_the_cli_import_no_torch(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str,
-                                                  clock: ManualClock) -> None:
+                                                  clock: ManualClock, tmp_path: Path) -> None:
     await _recall_graph(driver, neo4j_info, namespace, clock)
-    # an embedding model configured, as a server would be: the hooks still never load it
-    env = server_env(neo4j_info, KG_NEO4J_NAMESPACE=namespace, KG_NEO4J_EMBEDDING_MODEL="all-MiniLM-L6-v2")
-    proc = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
+    # an embedding model configured, as a server would be, and a search server (down): no hook loads the model
+    env = server_env(neo4j_info, KG_NEO4J_NAMESPACE=namespace, KG_NEO4J_EMBEDDING_MODEL="all-MiniLM-L6-v2",
+                     KG_NEO4J_HOOK_STATE_DIR=str(tmp_path), KG_NEO4J_HOOK_GUARD_TOOLS="Edit",
+                     KG_NEO4J_HOOK_SEARCH_URL=f"http://127.0.0.1:{free_port()}/mcp")
+    transcript = str(Path(__file__).parent / "data" / "transcript_learning.jsonl")
+    proc = subprocess.run([sys.executable, "-c", PROBE, transcript], env=env, capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 0, proc.stderr
     probe = json.loads(proc.stderr.strip().splitlines()[-1])
-    assert probe == {"codes": {"session-start": 0, "recall": 0, "post-compact": 0}, "heavy": []}
+    assert probe == {"codes": dict.fromkeys(HOOKS, 0), "heavy": []}
     assert "Deploy checklist" in proc.stdout
 
     out = subprocess.run([KG, "hook", "recall"], input=json.dumps({"prompt": "deploy the database"}), env=env,
@@ -204,7 +216,72 @@ def test_hook_with_garbage_stdin_prints_nothing(neo4j_info: Neo4jInfo, name: str
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
 
 
-def test_unknown_hook_is_a_usage_error(neo4j_info: Neo4jInfo) -> None:
+def test_unknown_hook_is_a_usage_error_but_exits_0(neo4j_info: Neo4jInfo) -> None:
     proc = subprocess.run([KG, "hook", "stop"], input="{}", env=server_env(neo4j_info), capture_output=True,
                           text=True, timeout=60)
-    assert proc.returncode == 2 and "invalid choice" in proc.stderr
+    assert proc.returncode == 0 and proc.stdout == "" and "invalid choice" in proc.stderr
+    for name in HOOKS:
+        assert repr(name) in proc.stderr  # the choices offered are exactly HOOKS
+
+
+# --- session-start's maintenance list, recall's access and session record --------------------------
+
+async def test_session_start_maintenance(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str,
+                                         clock: ManualClock, tmp_path: Path) -> None:
+    db = neo4j_info.database
+    clock.set(NOW)
+    await seed(driver, db, namespace, [knowledge(n, created_at=NOW - DAY) for n in
+                                       ("a", "b", "c", "o1", "o2", "o3", "o4", "o5", "o6", "gone")])
+    await edges(driver, db, namespace, [
+        {"from": "a", "to": "b", "type": "refines", "weight": 0.1},  # weak: closed
+        {"from": "b", "to": "c", "type": "implies", "weight": 0.8, "at": NOW - DAY / 2},
+        {"from": "a", "to": "c", "type": "causes", "weight": 0.9},  # old: not reviewed
+    ])
+    # expired by an older version that left the vector on its observation (an index entry)
+    await driver.execute_query(
+        "MATCH (k:Knowledge {namespace: $ns, name: 'gone'}) REMOVE k:KgNode:Entity:Knowledge "
+        "SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_reason = 'forgotten' "
+        "CREATE (k)-[:HAS_OBSERVATION]->(:Observation {namespace: $ns, text: 'old', seq: 0, embedding: $v, "
+        "embedding_model: 'test'})", ns=namespace, now=NOW, v=[1.0] + [0.0] * (DIM - 1), database_=db)
+    stale = HookState(tmp_path, namespace, now=lambda: 0.0)  # a session seen long ago: expired
+    stale.touch("old-session")
+    assert stale.session_path("old-session").exists()
+    text = await hook("session-start", {"session_id": "new", "source": "startup"}, driver, neo4j_info, namespace,
+                      clock, state=tmp_path)
+    lines = text.splitlines()
+    assert lines[0] == (f"Knowledge graph memory (kg-neo4j, namespace '{namespace}'): 9 knowledge nodes. "
+                        "Session-start maintenance:")
+    assert "- cleaned 1 index entries (vectors) left on expired knowledge" in lines
+    assert "- closed 1 weak edges (weight < 0.3): a -[refines 0.1]-> b" in lines
+    assert ("- warning: 6 knowledge nodes have no relationship (orphans; connect them with connect_knowledge): "
+            "o1, o2, o3, o4, o5 and 1 more") in lines
+    assert "- review the 1 edges created in the last 24 hours (are they right?): b -[implies 0.8]-> c" in lines
+    records, _, _ = await driver.execute_query(
+        "MATCH (:ExpiredKnowledge {namespace: $ns})-[:HAS_OBSERVATION]->(o) RETURN o.embedding IS NULL AS clean",
+        ns=namespace, database_=db)
+    assert len(records) == 2 and all(r["clean"] for r in records)  # its content and the old one
+    assert not stale.session_path("old-session").exists()  # expired hook state deleted
+    assert HookState(tmp_path, namespace).session("new")["session_id"] == "new"
+    again = await hook("session-start", {}, driver, neo4j_info, namespace, clock, state=tmp_path)
+    assert "cleaned" not in again and "weak edges" not in again and "warning: 6" in again
+
+
+async def test_recall_records_an_access_and_what_it_showed(driver: AsyncDriver, neo4j_info: Neo4jInfo,
+                                                           namespace: str, clock: ManualClock,
+                                                           tmp_path: Path) -> None:
+    await _recall_graph(driver, neo4j_info, namespace, clock)
+    before = await node(driver, neo4j_info.database, namespace, "Deploy checklist")
+    clock.set(NOW + 10 * DAY)
+    text = await hook("recall", {"session_id": "sess-1", "prompt": "How do we deploy the database?"}, driver,
+                      neo4j_info, namespace, clock, state=tmp_path)
+    assert "Deploy checklist" in text
+    after = await node(driver, neo4j_info.database, namespace, "Deploy checklist")
+    # one normal access (grade 3): S grows by e^(1 - R) at R after 10 days, the session is recorded
+    r = decay.retention(10.0, before["stability"], category=Category.CREATIVE)
+    assert after["access_count"] == before["access_count"] + 1
+    assert after["stability"] == pytest.approx(decay.grow_stability(before["stability"], r, 3))
+    assert "sess-1" in after["sessions"] and after["last_access"].to_native() == NOW + 10 * DAY
+    coffee = await node(driver, neo4j_info.database, namespace, "Coffee")
+    assert coffee["access_count"] == 0  # not shown, not touched
+    state = HookState(tmp_path, namespace).session("sess-1")
+    assert [t["names"] for t in state["turns"]] == [["Deploy checklist"]] and state["searched_at"]

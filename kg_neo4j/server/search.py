@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from kg_neo4j.models import SearchMemoryIn, SearchResult
@@ -22,6 +23,21 @@ def record_access(rt: Runtime, names: list[str], answer: str) -> None:
                     "recording access")
 
 
+def mark_search(rt: Runtime) -> None:
+    """Leave the search-enforcer hook its marker (a memory search happened, in this MCP session),
+    once the answer has gone: a small file under the hooks' state directory (docs/hooks.md, "State")."""
+    from kg_neo4j.hooks.config import hook_config
+    from kg_neo4j.hooks.state import HookState
+
+    session = session_id(rt)
+
+    async def write() -> None:
+        state = HookState(hook_config(rt.settings).hook_state_dir, rt.store.namespace)
+        await asyncio.to_thread(state.mark_search, session, rt.settings.session_id)
+
+    rt.after_answer(write(), "marking the search for the hooks")
+
+
 async def search_memory(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     req = parse_model(args, SearchMemoryIn)
     result = await rt.store.search_memory(req.query, limit=req.limit, entity_types=req.entityTypes, as_of=req.asOf)
@@ -29,6 +45,7 @@ async def search_memory(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     text = dump(data)
     if req.asOf is None:
         record_access(rt, [h.name for h in result.hits], text)
+    mark_search(rt)
     return text, data
 
 

@@ -36,6 +36,7 @@ log = logging.getLogger("kg_neo4j")
 FLAGS = {"namespace": "--namespace", "log_level": "--log-level", "transport": "--transport", "host": "--host",
          "port": "--port", "tools": "--tools", "auth_token": "--auth-token", "allowed_origins": "--allowed-origin",
          "max_answer_bytes": "--max-answer-bytes", "embedding_model": "--embedding-model",
+         "embedding_runtime": "--embedding-runtime",
          "schemas_dir": "--schemas", "skills_dir": "--skills-dir", "session_id": "--session-id"}
 #: ``maintain --min-similarity``: the same range as ``maintain_graph``'s ``minSimilarity``.
 MIN_SIMILARITY = (0.5, 1.0)
@@ -57,6 +58,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-level", dest="log_level", help="DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO)")
 
 
+def _embedding_runtime(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--embedding-runtime", dest="embedding_runtime",
+                   help="auto (numpy where it runs the model exactly, else sentence-transformers), numpy, "
+                        "sentence-transformers")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="kg-neo4j", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--version", action="version", version=f"kg-neo4j {__version__}")
@@ -73,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="extra browser Origin allowed over HTTP (repeatable)")
     serve.add_argument("--max-answer-bytes", dest="max_answer_bytes",
                        help="server-wide cap on one answer's size")
+    _embedding_runtime(serve)
     serve.add_argument("--embedding-model", dest="embedding_model",
                        help="sentence-transformers model name or local path, or 'none' (default all-MiniLM-L6-v2)")
     serve.add_argument("--schemas", dest="schemas_dir", type=Path,
@@ -85,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     reembed = sub.add_parser("reembed", help="re-embed every observation and entity with the configured model "
                                              "(committed batches, resumable)")
     reembed.add_argument("--embedding-model", dest="embedding_model")
+    _embedding_runtime(reembed)
     reembed.add_argument("--batch-size", dest="batch_size", type=_positive, default=256)
     reembed.add_argument("--no-progress", dest="progress", action="store_false")
     reembed.add_argument("--log-level", dest="log_level")
@@ -102,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="items per transaction, 1 to KG_NEO4J_MAX_BATCH_ITEMS (default 1000)")
     imp.add_argument("--no-progress", dest="progress", action="store_false")
     imp.add_argument("--embedding-model", dest="embedding_model")
+    _embedding_runtime(imp)
 
     mnt = sub.add_parser("maintain", help="maintain the knowledge graph: prune (decay, weak edges), merge "
                                           "near-duplicates, validate, orphans; a dry run unless --apply")
@@ -132,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     skills.add_argument("--batch-size", dest="batch_size", type=_positive, default=200)
     skills.add_argument("--no-progress", dest="progress", action="store_false")
     skills.add_argument("--embedding-model", dest="embedding_model")
+    _embedding_runtime(skills)
 
     exp = sub.add_parser("export", help="export a namespace to a file")
     _common(exp)
@@ -198,12 +209,22 @@ def _settings(args: argparse.Namespace) -> Settings:
         from kg_neo4j.embeddings.model_files import resolve_model  # reads the model's files: no torch
 
         try:
-            resolve_model(settings.embedding_model)
+            info = resolve_model(settings.embedding_model)
         except KgError as exc:
             name, from_flag = source("embedding_model")
             why = str(exc).removeprefix(f"embedding model {settings.embedding_model!r} ")
             raise SettingError(name, repr(settings.embedding_model), f"a model this machine has (this one {why})",
                                from_flag=from_flag) from exc
+        if info is not None and settings.embedding_runtime == "numpy":
+            from kg_neo4j.embeddings.numpy_support import Unsupported, check_model
+
+            try:
+                check_model(info.path)
+            except Unsupported as exc:
+                name, from_flag = source("embedding_runtime")
+                raise SettingError(name, "'numpy'", f"a runtime that can run the model {info.name!r} "
+                                   f"(numpy cannot: {exc}; use auto or sentence-transformers)",
+                                   from_flag=from_flag) from exc
     if settings.local_bolt_port == settings.local_http_port:
         raise SettingError(env_name("local_bolt_port"), repr(str(settings.local_bolt_port)),
                            f"a port other than {env_name('local_http_port')}'s ({settings.local_http_port})", from_flag=False)

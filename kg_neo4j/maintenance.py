@@ -22,7 +22,7 @@ async def run_reembed(settings: Settings, *, batch_size: int = 256, progress: bo
     info = resolve_model(settings.embedding_model)
     if info is None:
         raise ConfigError("reembed needs an embedding model (--embedding-model NAME or a local path), not 'none'")
-    embedder = SentenceEmbedder(info)
+    embedder = SentenceEmbedder(info, runtime=settings.embedding_runtime)
     embedder.start_loading()
     driver, conn = await connect(settings)
     bar = tqdm(total=0, unit="node", desc="reembed", file=sys.stderr, disable=not progress)

@@ -61,6 +61,7 @@ ALLOWED: dict[str, str] = {
     "max_batch_items": "an integer >= 1",
     "local_bolt_port": "an integer from 1 to 65535",
     "local_http_port": "an integer from 1 to 65535",
+    "embedding_runtime": "one of auto, numpy, sentence-transformers",
     "log_level": "one of DEBUG, INFO, WARNING, ERROR, CRITICAL (any case)",
 }
 #: Never echoed in an error.
@@ -121,6 +122,9 @@ class Settings(BaseSettings):
     #: sentence-transformers model: a packaged name, a local directory, a model already in the
     #: Hugging Face cache, or "none" (search_memory then uses fulltext and graph only).
     embedding_model: str = "all-MiniLM-L6-v2"
+    #: what computes the vectors: numpy for the models it runs exactly (no torch; README "Embeddings"),
+    #: else sentence-transformers ("auto"), or one of them forced
+    embedding_runtime: Literal["auto", "numpy", "sentence-transformers"] = "auto"
 
     # --- limits (documented in the README) ---
     max_answer_bytes: Positive = 8 * 1024 * 1024

@@ -563,7 +563,7 @@ async def run_import(settings: Settings, path: str | Path, *, fmt: str = "auto",
     clock = clock or SystemClock()
 
     model = resolve_model(settings.embedding_model)
-    embedder = SentenceEmbedder(model) if model else None
+    embedder = SentenceEmbedder(model, runtime=settings.embedding_runtime) if model else None
     if embedder:
         embedder.start_loading()
     driver, conn = await connect(settings)

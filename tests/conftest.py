@@ -120,8 +120,8 @@ def free_port() -> int:
 
 def server_env(info: Neo4jInfo, **extra: str) -> dict[str, str]:
     """Environment for a `kg-neo4j` subprocess on the test Neo4j.  Semantic search is off
-    unless a test asks for a model (KG_NEO4J_EMBEDDING_MODEL=...): loading torch in every
-    spawned server would only slow the suite down."""
+    unless a test asks for a model (KG_NEO4J_EMBEDDING_MODEL=...): most tests do not need it,
+    and vectors written by a model would only make their answers depend on it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "KG_NEO4J_"))}
     env.update(info.env())
     env["KG_NEO4J_EMBEDDING_MODEL"] = "none"

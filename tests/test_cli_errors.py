@@ -92,6 +92,8 @@ ENV_CASES = {
                            ("export", "{OUT}")),
     "namespace-300": Bad("KG_NEO4J_NAMESPACE", "n" * 300, "at most 255 characters", ("import", "{IN}"),
                          shown="(300 characters)"),
+    "embedding-runtime-bogus": Bad("KG_NEO4J_EMBEDDING_RUNTIME", "torchless", "one of auto, numpy, "
+                                   "sentence-transformers", ("serve",)),
     "hook-budget-negative": Bad("KG_NEO4J_HOOK_BUDGET_CHARS", "-5", "an integer >= 1", ("maintain",)),
     "embedding-model-missing": Bad("KG_NEO4J_EMBEDDING_MODEL", "/nonexistent/model", "a model this machine has"),
     "schemas-dir-missing": Bad("KG_NEO4J_SCHEMAS_DIR", "/nonexistent/schemas", "an existing directory"),

@@ -1,18 +1,38 @@
-"""The encoder: sentence-transformers, loaded in the background so the server answers
-its first call fast; torch is imported only here."""
+"""The encoder, loaded in the background so the server answers its first call fast.
+
+Two runtimes compute the same vectors (cosine >= 0.9999; benchmarks/README.md,
+"bench_first_write.py"):
+
+* ``numpy``: BERT-family sentence-transformers models whose files it can read exactly
+  (:mod:`kg_neo4j.embeddings.numpy_encoder`); loads in well under a second because it never
+  imports torch.
+* ``sentence-transformers``: every model sentence-transformers loads; importing torch and
+  sentence-transformers takes several seconds.
+
+``auto`` (the default) takes ``numpy`` when the model's files allow it, else
+``sentence-transformers``; torch is imported only by the latter.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kg_neo4j.embeddings.model_files import ModelInfo, resolve_model
+from kg_neo4j.embeddings.numpy_support import ModelPlan, Unsupported, check_model
 from kg_neo4j.errors import ConfigError
 
+if TYPE_CHECKING:
+    from kg_neo4j.embeddings.numpy_encoder import NumpyEncoder
+
 log = logging.getLogger(__name__)
+
+#: Values of the embedding-runtime setting.
+RUNTIMES = ("auto", "numpy", "sentence-transformers")
 
 
 class Embedder(Protocol):
@@ -22,15 +42,40 @@ class Embedder(Protocol):
     def encode(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
+def _plan_numpy(info: ModelInfo, runtime: str, device: str) -> ModelPlan | None:
+    """The numpy runtime's plan for this model, or None when sentence-transformers must run it
+    (reads the model's files only: numpy and torch are imported by the loading thread)."""
+    if runtime == "sentence-transformers":
+        return None
+    try:
+        if device != "cpu":
+            raise Unsupported(f"device {device!r} (the numpy runtime computes on the CPU)")
+        return check_model(info.path)
+    except Unsupported as exc:
+        if runtime == "numpy":
+            raise ConfigError(
+                f"embedding runtime 'numpy' cannot run the model {info.name!r} at {info.path}: {exc}; "
+                "use embedding runtime 'auto' or 'sentence-transformers'") from exc
+        log.info("embedding model %s runs on sentence-transformers: the numpy runtime cannot run it (%s)",
+                 info.name, exc)
+        return None
+
+
 class SentenceEmbedder:
     """A sentence-transformers model from a local directory, L2-normalised output."""
 
-    def __init__(self, info: ModelInfo, *, batch_size: int = 64, device: str = "cpu") -> None:
+    def __init__(self, info: ModelInfo, *, batch_size: int = 64, device: str = "cpu",
+                 runtime: str = "auto") -> None:
+        if runtime not in RUNTIMES:
+            raise ConfigError(f"embedding runtime must be one of {', '.join(RUNTIMES)}; got {runtime!r}")
         self.info = info
         self.name = info.name
         self.dimension = info.dimension
         self.batch_size = batch_size
         self.device = device
+        self._plan = _plan_numpy(info, runtime, device)
+        #: the runtime that computes the vectors: "numpy" or "sentence-transformers"
+        self.runtime = "numpy" if self._plan is not None else "sentence-transformers"
         self._model: Any = None
         self._error: BaseException | None = None
         self._ready = threading.Event()
@@ -45,24 +90,39 @@ class SentenceEmbedder:
                 self._thread.start()
 
     def _load(self) -> None:
+        started = time.perf_counter()
         try:
-            # Never reach for a hub: the model is on disk.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-
-            model = SentenceTransformer(str(self.info.path), device=self.device, local_files_only=True)
-            getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-            got = getter()
-            if got != self.dimension:
-                raise ConfigError(f"model at {self.info.path} produces {got} dimensions, its files say {self.dimension}")
-            self._model = model
-            log.info("embedding model %s loaded (%d dimensions)", self.name, self.dimension)
+            plan = self._plan
+            self._model = self._load_numpy(plan) if plan is not None else self._load_sentence_transformers()
+            log.info("embedding model %s loaded with the %s runtime in %.2f s (%d dimensions)",
+                     self.name, self.runtime, time.perf_counter() - started, self.dimension)
         except BaseException as exc:  # noqa: BLE001 - reported to callers
             self._error = exc
             log.error("embedding model %s failed to load: %s", self.name, exc)
         finally:
             self._ready.set()
+
+    def _load_numpy(self, plan: ModelPlan) -> NumpyEncoder:
+        from kg_neo4j.embeddings.numpy_encoder import NumpyEncoder
+
+        model = NumpyEncoder(plan)
+        if model.dimension != self.dimension:
+            raise ConfigError(f"model at {self.info.path} produces {model.dimension} dimensions, "
+                              f"its files say {self.dimension}")
+        return model
+
+    def _load_sentence_transformers(self) -> Any:
+        # Never reach for a hub: the model is on disk.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(str(self.info.path), device=self.device, local_files_only=True)
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        got = getter()
+        if got != self.dimension:
+            raise ConfigError(f"model at {self.info.path} produces {got} dimensions, its files say {self.dimension}")
+        return model
 
     def model(self) -> Any:
         self.start_loading()
@@ -74,18 +134,23 @@ class SentenceEmbedder:
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        vectors = self.model().encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return vectors.tolist()  # one call: much faster than a tolist() per vector
+        model = self.model()
+        if self._plan is not None:
+            vectors = model.encode(list(texts))
+        else:
+            vectors = model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        result: list[list[float]] = vectors.tolist()  # one call: much faster than a tolist() per vector
+        return result
 
 
-def load_embedder(spec: str, *, background: bool = True) -> SentenceEmbedder | None:
+def load_embedder(spec: str, *, background: bool = True, runtime: str = "auto") -> SentenceEmbedder | None:
     info = resolve_model(spec)
     if info is None:
         return None
-    embedder = SentenceEmbedder(info)
+    embedder = SentenceEmbedder(info, runtime=runtime)
     if background:
         embedder.start_loading()
     return embedder

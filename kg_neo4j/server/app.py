@@ -86,13 +86,13 @@ async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncI
     """Connect to Neo4j, bootstrap the schema, and yield the shared runtime."""
     schemas = load_node_schemas(settings)  # before connecting: a bad schema file fails fast
     model = resolve_model(settings.embedding_model)  # reads the model's files only: no torch here
+    # The model loads in the background while Neo4j is reached; the first call that needs it waits for it.
+    embedder = SentenceEmbedder(model, runtime=settings.embedding_runtime) if model else None
+    if embedder:
+        embedder.start_loading()
     driver, conn = await connect(settings)
     try:
         await bootstrap(driver, conn.database, clock, model)
-        # The model loads in the background; the first call that needs it waits for it.
-        embedder = SentenceEmbedder(model) if model else None
-        if embedder:
-            embedder.start_loading()
         store = GraphStore(
             driver,
             database=conn.database,

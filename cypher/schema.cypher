@@ -50,10 +50,11 @@ OPTIONAL MATCH (m:KgMeta {key: 'schema'})
 RETURN m.version AS version
 
 // name: meta_write_schema
-// Record the graph schema version this package writes.
+// Record the graph schema version this package writes (2: with filtered vector indexes, where the server has them).
 MERGE (m:KgMeta {key: 'schema'})
 ON CREATE SET m.created_at = $now
-SET m.version = $version, m.updated_at = $now, m.package_version = $package_version
+SET m.previous_version = CASE WHEN m.version <> $version THEN m.version ELSE m.previous_version END,
+    m.version = $version, m.updated_at = $now, m.package_version = $package_version
 
 // name: schema_fulltext
 // Fulltext (BM25, English analyzer) over entity names and types and observation text, behind search_memory.
@@ -78,8 +79,62 @@ OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_funct
 // name: schema_vector_dimensions
 // The dimensions the existing vector indexes were created with (empty when none exist).
 SHOW VECTOR INDEXES YIELD name, options
-WHERE name IN ['kg_observation_embedding', 'kg_entity_embedding']
+WHERE name IN ['kg_observation_embedding', 'kg_entity_embedding',
+               'kg_observation_embedding_filtered', 'kg_entity_embedding_filtered']
 RETURN name, options.indexConfig.`vector.dimensions` AS dimension
+
+// --- Neo4j 2026.x and later: vector indexes with filter properties (docs/cluster.md, README "Neo4j versions").
+// Cypher 25's SEARCH clause filters them by these properties inside the index, so one query returns the
+// top k of one namespace as of a moment.  They sit beside the unfiltered indexes above, which the other
+// vector reads (knowledge, maintenance) and search_memory's 5.26 path keep using.
+
+// name: schema_observation_vector_filtered
+// Observation vectors filtered in the index by namespace and creation time (search_memory_vector_filtered).
+CYPHER 25
+CREATE VECTOR INDEX kg_observation_embedding_filtered IF NOT EXISTS
+FOR (o:Observation) ON o.embedding WITH [o.namespace, o.created_at]
+OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine',
+                       `vector.quantization.enabled`: false}}
+
+// name: schema_entity_vector_filtered
+// Entity vectors filtered in the index by namespace, entity type and creation time (search_memory_entities_filtered*).
+CYPHER 25
+CREATE VECTOR INDEX kg_entity_embedding_filtered IF NOT EXISTS
+FOR (e:Entity) ON e.embedding WITH [e.namespace, e.entityType, e.created_at]
+OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine',
+                       `vector.quantization.enabled`: false}}
+
+// name: schema_filtered_vector_state
+// State and population of the filtered vector indexes (empty on servers without them).
+SHOW VECTOR INDEXES YIELD name, state, populationPercent
+WHERE name IN ['kg_observation_embedding_filtered', 'kg_entity_embedding_filtered']
+RETURN name, state, populationPercent
+
+// name: schema_pending_indexes
+// Indexes not ONLINE yet, apart from the given ones (bootstrap waits for these only).
+SHOW INDEXES YIELD name, state
+WHERE state <> 'ONLINE' AND NOT name IN $skip
+RETURN name, state
+
+// name: schema_await_index
+// Block until one index is ONLINE (at most $seconds).
+CALL db.awaitIndex($name, $seconds)
+
+// name: schema_drop_observation_vector_filtered
+// Drop the filtered observation vector index (reembed with a model of another dimension recreates it).
+DROP INDEX kg_observation_embedding_filtered IF EXISTS
+
+// name: schema_drop_entity_vector_filtered
+// Drop the filtered entity vector index (reembed with a model of another dimension recreates it).
+DROP INDEX kg_entity_embedding_filtered IF EXISTS
+
+// name: meta_write_server
+// Record the Neo4j server this graph was last bootstrapped on, with what it supports.
+MERGE (m:KgMeta {key: 'server'})
+ON CREATE SET m.created_at = $now
+SET m.version = $version, m.edition = $edition, m.cypher_versions = $cypher_versions,
+    m.vector_search_filters = $vector_search_filters, m.fulltext_search = $fulltext_search,
+    m.vector_filters = $vector_filters, m.updated_at = $now
 
 // name: schema_drop_observation_vector
 // Drop the observation vector index (reembed with a model of another dimension recreates it).

@@ -128,3 +128,68 @@ RETURN e.name AS name, e.entityType AS entityType,
 MATCH (e:Entity)
 WHERE e.namespace = $ns AND e.name_lower IN $grams AND e.created_at <= $at
 RETURN e.name AS name, e.name_lower AS name_lower
+
+// --- Neo4j 2026.x and later: the vector channels filtered inside the index (Cypher 25 SEARCH clause).
+// Same parameters and answer as search_memory_vector / search_memory_entities above; the namespace and
+// the moment ($at) are filters of the index (schema_*_vector_filtered), so the $k hits are the $k
+// nearest of this namespace and raw_count counts only them.  The store uses these once
+// kg_neo4j/store/capabilities.py reports the filtered indexes ONLINE, and the statements above before.
+
+// name: search_memory_vector_filtered
+// Candidate hits of the observation vectors: the $k nearest of this namespace as of $at, found inside the index.
+CYPHER 25
+CALL () {
+  MATCH (o:Observation)
+  SEARCH o IN (VECTOR INDEX kg_observation_embedding_filtered FOR $vector
+               WHERE o.namespace = $ns AND o.created_at <= $at LIMIT $k) SCORE AS score
+  RETURN collect({node: o, score: score}) AS raw
+}
+CALL (raw) {
+  UNWIND raw AS h
+  WITH h.node AS o, h.score AS score
+  MATCH (e:Entity)-[:HAS_OBSERVATION]->(o)
+  WHERE e.created_at <= $at AND ($types IS NULL OR e.entityType IN $types)
+  RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score,
+                  memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
+                                                      level: e.memory_level,
+                                                      since: coalesce(e.last_access, e.created_at)} END}) AS hits
+}
+RETURN size(raw) AS raw_count, hits
+
+// name: search_memory_entities_filtered
+// Candidate hits of the entity vectors: the $k nearest entities of this namespace as of $at, found inside the index.
+CYPHER 25
+CALL () {
+  MATCH (e:Entity)
+  SEARCH e IN (VECTOR INDEX kg_entity_embedding_filtered FOR $vector
+               WHERE e.namespace = $ns AND e.created_at <= $at LIMIT $k) SCORE AS score
+  RETURN collect({node: e, score: score}) AS raw
+}
+CALL (raw) {
+  UNWIND raw AS h
+  WITH h.node AS e, h.score AS score
+  RETURN collect({name: e.name, entityType: e.entityType, observation: null, seq: null, score: score,
+                  memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
+                                                      level: e.memory_level,
+                                                      since: coalesce(e.last_access, e.created_at)} END}) AS hits
+}
+RETURN size(raw) AS raw_count, hits
+
+// name: search_memory_entities_filtered_types
+// As search_memory_entities_filtered, for entityTypes: the type ($types, a list) is one more filter inside the index.
+CYPHER 25
+CALL () {
+  MATCH (e:Entity)
+  SEARCH e IN (VECTOR INDEX kg_entity_embedding_filtered FOR $vector
+               WHERE e.namespace = $ns AND e.created_at <= $at AND e.entityType IN $types LIMIT $k) SCORE AS score
+  RETURN collect({node: e, score: score}) AS raw
+}
+CALL (raw) {
+  UNWIND raw AS h
+  WITH h.node AS e, h.score AS score
+  RETURN collect({name: e.name, entityType: e.entityType, observation: null, seq: null, score: score,
+                  memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
+                                                      level: e.memory_level,
+                                                      since: coalesce(e.last_access, e.created_at)} END}) AS hits
+}
+RETURN size(raw) AS raw_count, hits

@@ -6,7 +6,7 @@ import subprocess
 
 import httpx
 
-from conftest import KG, Neo4jInfo, http_server, http_session, server_env
+from conftest import KG, Neo4jInfo, free_port, http_server, http_session, server_env
 
 INIT = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -60,7 +60,7 @@ async def test_a_rebound_host_name_is_forbidden_on_loopback(neo4j_info: Neo4jInf
 
 
 def test_non_loopback_bind_needs_a_token(neo4j_info: Neo4jInfo) -> None:
-    proc = subprocess.run([KG, "serve", "--transport", "http", "--host", "0.0.0.0", "--port", "0"],
+    proc = subprocess.run([KG, "serve", "--transport", "http", "--host", "0.0.0.0", "--port", str(free_port())],
                           env=server_env(neo4j_info), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "--auth-token" in proc.stderr and proc.stdout == ""

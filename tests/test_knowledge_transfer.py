@@ -9,10 +9,10 @@ from test_transfer import dump, import_file, other_store, settings_for
 
 from conftest import Neo4jInfo
 from kg_neo4j.clock import ManualClock
+from kg_neo4j.export import run_export
 from kg_neo4j.models import ConnectIn, ExperienceIn, KnowledgeIn
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.knowledge import KnowledgeStore
-from kg_neo4j.export import run_export
 
 
 async def test_full_round_trip_keeps_knowledge(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore,

@@ -16,12 +16,22 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import neo4j
 import pytest
 
 from kg_neo4j.errors import ConfigError, Neo4jUnavailableError
-from kg_neo4j.localdb import LocalNeo4j, java_requirement, parse_java_major
+from kg_neo4j.localdb import (
+    CURRENT_VERSION,
+    LTS_VERSION,
+    LocalNeo4j,
+    choose_java,
+    entry_point,
+    java_requirement,
+    parse_java_major,
+)
+from kg_neo4j.localdb.java import JAVA_LOCATIONS
 from kg_neo4j.settings import Settings
 
 # --------------------------------------------------------------------------- pure
@@ -92,7 +102,7 @@ def test_too_old_explicit_java_is_a_config_error(tmp_path: Path) -> None:
     fake = tmp_path / "java"
     fake.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")
     fake.chmod(0o755)
-    db = LocalNeo4j(Settings(home=tmp_path, local_neo4j_java=fake))
+    db = LocalNeo4j(Settings(home=tmp_path, local_neo4j_java=fake, local_neo4j_version=LTS_VERSION))
     with pytest.raises(ConfigError) as err:
         db.find_java()
     message = str(err.value)
@@ -101,10 +111,11 @@ def test_too_old_explicit_java_is_a_config_error(tmp_path: Path) -> None:
 
 
 def test_default_java_is_new_enough(tmp_path: Path) -> None:
-    java = LocalNeo4j(Settings(home=tmp_path)).find_java()
+    db = LocalNeo4j(Settings(home=tmp_path))  # the configured version (KG_NEO4J_LOCAL_NEO4J_VERSION or 5.26)
+    java = db.find_java()
     out = subprocess.run([str(java), "-version"], capture_output=True, text=True, check=True)
     major = parse_java_major(out.stderr)
-    assert major is not None and major >= 17
+    assert major is not None and major >= java_requirement(db.version)
 
 
 def test_never_started_home(tmp_path: Path) -> None:
@@ -128,6 +139,159 @@ def test_stale_pid_file_is_ignored_and_removed(tmp_path: Path) -> None:
     assert db.status()["running"] is False
     assert not db.pid_file.exists()
     assert db.stop() is False
+
+
+# --------------------------------------------------------------------------- choosing a JDK
+
+
+def fake_jdk(root: Path, rel: str, version: str) -> Path:
+    """A JDK directory whose bin/java answers ``-version`` like the real one (only the version
+    string matters to the chooser; the real start uses the real JDK, see test_neo4j_versions.py)."""
+    java = root / rel / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text(f"#!/bin/sh\necho 'openjdk version \"{version}\" 2025-01-21' >&2\n")
+    java.chmod(0o755)
+    return java
+
+
+@pytest.fixture
+def jdks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Debian packages, a Temurin tarball in /opt, an SDKMAN candidate and a Docker-style /opt/java,
+    under ``tmp_path`` (the patterns are the real ones, re-rooted)."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    found = {
+        "17": fake_jdk(tmp_path, "usr/lib/jvm/java-17-openjdk-amd64", "17.0.15"),
+        "25": fake_jdk(tmp_path, "usr/lib/jvm/temurin-25-jdk-amd64", "25.0.3"),
+        "21": fake_jdk(tmp_path, "opt/jdk-21.0.5+11", "21.0.5"),
+        "sdk": fake_jdk(home, ".sdkman/candidates/java/22.0.2-tem", "22.0.2"),
+        "docker": fake_jdk(tmp_path, "opt/java/openjdk", "23.0.1"),
+    }
+    locations = [p if p.startswith("~") else str(tmp_path) + p for p in JAVA_LOCATIONS]
+    return {"root": tmp_path, "java": found, "locations": locations}
+
+
+def test_usual_locations_cover_this_machines_jdks() -> None:
+    import glob as glob_
+
+    found = {Path(p).resolve() for pattern in JAVA_LOCATIONS for p in glob_.glob(str(Path(pattern).expanduser()))}
+    majors = {parse_java_major(subprocess.run([str(j), "-version"], capture_output=True, text=True).stderr)
+              for j in found}
+    assert {17, 25} <= majors  # OpenJDK 17 (Debian) and Temurin 25 in /usr/lib/jvm
+
+
+def test_oldest_good_jdk_is_chosen_from_the_usual_locations(jdks: dict[str, Any]) -> None:
+    path_java = str(jdks["java"]["17"])
+    lts = choose_java(LTS_VERSION, explicit=None, java_home=None, path_java=path_java, locations=jdks["locations"])
+    assert (lts.path, lts.major) == (jdks["java"]["17"], 17)
+    current = choose_java(CURRENT_VERSION, explicit=None, java_home=None, path_java=path_java,
+                          locations=jdks["locations"])
+    assert (current.path, current.major) == (jdks["java"]["21"], 21)  # PATH's 17 is too old; 21 is the oldest good
+
+
+def test_sdkman_and_opt_java_are_looked_at(jdks: dict[str, Any]) -> None:
+    for gone in ("21", "25"):
+        jdks["java"][gone].unlink()
+    chosen = choose_java(CURRENT_VERSION, explicit=None, java_home=None, path_java=False,
+                         locations=jdks["locations"])
+    assert chosen.major == 22 and chosen.path == jdks["java"]["sdk"]  # ~/.sdkman/candidates/java/*
+    jdks["java"]["sdk"].unlink()
+    chosen = choose_java(CURRENT_VERSION, explicit=None, java_home=None, path_java=False,
+                         locations=jdks["locations"])
+    assert chosen.major == 23 and chosen.path == jdks["java"]["docker"]  # /opt/java/*
+
+
+def test_java_home_wins_when_good_enough(jdks: dict[str, Any]) -> None:
+    home25 = jdks["java"]["25"].parent.parent
+    chosen = choose_java(CURRENT_VERSION, explicit=None, java_home=home25, path_java=str(jdks["java"]["17"]),
+                         locations=jdks["locations"])
+    assert (chosen.path, chosen.major) == (home25 / "bin" / "java", 25)
+    home17 = jdks["java"]["17"].parent.parent
+    chosen = choose_java(CURRENT_VERSION, explicit=None, java_home=home17, path_java=False,
+                         locations=jdks["locations"])
+    assert chosen.major == 21  # a JAVA_HOME too old for this version is passed over, not used
+
+
+def test_explicit_java_must_do(jdks: dict[str, Any]) -> None:
+    chosen = choose_java(LTS_VERSION, explicit=jdks["java"]["25"], java_home=None, path_java=False, locations=[])
+    assert chosen.major == 25
+    with pytest.raises(ConfigError, match=r"needs Java 21\+, but KG_NEO4J_LOCAL_NEO4J_JAVA=.* is Java 17"):
+        choose_java(CURRENT_VERSION, explicit=jdks["java"]["17"], java_home=None, path_java=False,
+                    locations=jdks["locations"])
+
+
+def test_no_good_jdk_names_what_was_found_and_how_to_get_one(jdks: dict[str, Any]) -> None:
+    for gone in ("21", "25", "sdk", "docker"):
+        jdks["java"][gone].unlink()
+    with pytest.raises(ConfigError) as err:
+        choose_java(CURRENT_VERSION, explicit=None, java_home=None, path_java=False, locations=jdks["locations"])
+    message = str(err.value)
+    assert f"Neo4j {CURRENT_VERSION} needs Java 21+" in message
+    assert f"{jdks['java']['17']} (Java 17)" in message
+    assert "JAVA_HOME" in message and "KG_NEO4J_LOCAL_NEO4J_JAVA" in message and "PATH" in message
+    assert "openjdk-21-jre-headless" in message and "adoptium.net" in message and "sdk install java 21" in message
+
+
+def test_the_real_jdk_for_each_line(tmp_path: Path) -> None:
+    for version, required in ((LTS_VERSION, 17), (CURRENT_VERSION, 21)):
+        chosen = LocalNeo4j(Settings(home=tmp_path, local_neo4j_version=version)).choose_java()
+        out = subprocess.run([str(chosen.path), "-version"], capture_output=True, text=True, check=True)
+        assert parse_java_major(out.stderr) == chosen.major >= required
+
+
+# --------------------------------------------------------------------------- entry points and data versions
+
+
+def test_entry_point_is_read_from_the_jar(tmp_path: Path) -> None:
+    import zipfile
+
+    from neo4j_lines import cached_dist
+
+    assert entry_point(cached_dist(LTS_VERSION) / "lib", LTS_VERSION) == "org.neo4j.server.CommunityEntryPoint"
+    assert entry_point(cached_dist(CURRENT_VERSION) / "lib", CURRENT_VERSION) == "org.neo4j.server.Neo4jCommunity"
+    # whatever the jar registers wins (comments and blank lines skipped) ...
+    with zipfile.ZipFile(tmp_path / "neo4j-2027.01.0.jar", "w") as zf:
+        zf.writestr("META-INF/services/org.neo4j.server.startup.EntryPoint", "# comment\n\norg.example.Main\n")
+    assert entry_point(tmp_path, "2027.01.0") == "org.example.Main"
+    # ... and a jar without the registration falls back to the main class of its line
+    with zipfile.ZipFile(tmp_path / "neo4j-2027.02.0.jar", "w") as zf:
+        zf.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+    assert entry_point(tmp_path, "2027.02.0") == "org.neo4j.server.Neo4jCommunity"
+    assert entry_point(tmp_path, "5.26.0") == "org.neo4j.server.CommunityEntryPoint"
+
+
+def test_another_home_reuses_the_default_homes_jars(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from neo4j_lines import cached_dist
+
+    source = cached_dist(LTS_VERSION) / "lib"
+    db = LocalNeo4j(Settings(home=tmp_path, local_neo4j_version=LTS_VERSION))
+    assert not db.is_installed()
+    assert db.install(progress=False) == db.lib_dir and db.is_installed()
+    assert "reused the" in capsys.readouterr().err
+    ours = sorted(p.name for p in db.lib_dir.glob("*.jar"))
+    assert ours == sorted(p.name for p in source.glob("*.jar")) and f"neo4j-{LTS_VERSION}.jar" in ours
+    jar = f"neo4j-{LTS_VERSION}.jar"
+    assert (db.lib_dir / jar).read_bytes() == (source / jar).read_bytes()
+
+
+def test_data_of_a_newer_line_is_refused_and_an_upgrade_is_announced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lts = LocalNeo4j(Settings(home=tmp_path, local_neo4j_version=LTS_VERSION))
+    current = LocalNeo4j(Settings(home=tmp_path, local_neo4j_version=CURRENT_VERSION))
+    assert lts.data_version() is None
+    lts.check_data_version()  # fresh data: nothing to say
+    lts.data_dir.mkdir(parents=True)
+    lts.data_version_file.write_text(json.dumps({"version": LTS_VERSION}))
+    current.check_data_version()
+    err = capsys.readouterr()
+    assert f"upgrading the data in {current.data_dir} from Neo4j {LTS_VERSION} to {CURRENT_VERSION}" in err.err
+    assert err.out == ""
+    lts.data_version_file.write_text(json.dumps({"version": CURRENT_VERSION}))
+    with pytest.raises(ConfigError, match=f"KG_NEO4J_LOCAL_NEO4J_VERSION={CURRENT_VERSION}"):
+        lts.check_data_version()
+    with pytest.raises(ConfigError, match="cannot open it"):
+        lts.start()  # refused before any JVM starts
 
 
 # --------------------------------------------------------------------------- the shared server

@@ -1,12 +1,15 @@
-"""Driver creation and the idempotent schema bootstrap."""
+"""Driver creation (one shared bookmark manager per process) and the idempotent schema bootstrap."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 
 import neo4j
 from neo4j import AsyncDriver, AsyncGraphDatabase
+from neo4j.api import AsyncBookmarkManager
 
 from kg_neo4j import __version__
 from kg_neo4j.clock import Clock, SystemClock
@@ -14,11 +17,19 @@ from kg_neo4j.cypher import queries
 from kg_neo4j.embeddings.model_files import ModelInfo
 from kg_neo4j.errors import ConfigError, Neo4jUnavailableError
 from kg_neo4j.settings import Settings
+from kg_neo4j.store.capabilities import (
+    FILTERED_VECTOR_INDEXES,
+    SearchIndexes,
+    ServerCapabilities,
+    detect_capabilities,
+    register,
+)
 
 log = logging.getLogger(__name__)
 
-#: Version of the graph layout this package writes (labels, properties, indexes).
-SCHEMA_VERSION = 1
+#: Newest version of the graph layout this package writes (labels, properties, indexes): 1 on servers
+#: without vector search with filters (5.26), 2 with the filtered vector indexes (2026.x and later).
+SCHEMA_VERSION = 2
 
 _SCHEMA_STATEMENTS = [
     "schema_node_key",
@@ -58,15 +69,46 @@ def resolve_connection(settings: Settings) -> Connection:
     return Connection(uri, user, password, settings.neo4j_database)
 
 
+class _SharedBookmarks(AsyncBookmarkManager):
+    """The sessions' default bookmark manager: the driver's own ``execute_query`` one.
+
+    With it, every read of this process (a session's or ``execute_query``'s, in any MCP session)
+    carries the bookmarks of the writes before it, so a cluster routes it to a member that has
+    them (docs/cluster.md).  The driver creates its ``execute_query`` manager itself, hence the
+    indirection: this one forwards to it once the driver exists.
+    """
+
+    def __init__(self) -> None:
+        self.target: AsyncBookmarkManager = AsyncGraphDatabase.bookmark_manager()
+
+    async def update_bookmarks(self, previous_bookmarks: Collection[str], new_bookmarks: Collection[str]) -> None:
+        await self.target.update_bookmarks(previous_bookmarks, new_bookmarks)
+
+    async def get_bookmarks(self) -> Collection[str]:
+        return await self.target.get_bookmarks()
+
+
+def bookmark_manager(driver: AsyncDriver) -> AsyncBookmarkManager:
+    """The one bookmark manager every session and ``execute_query`` of a :func:`connect` driver share."""
+    return driver.execute_query_bookmark_manager
+
+
 async def connect(settings: Settings) -> tuple[AsyncDriver, Connection]:
-    """Open a driver and check that Neo4j answers (clear error when it does not)."""
+    """Open a driver and check that Neo4j answers (clear error when it does not).
+
+    All sessions of the driver and its ``execute_query`` share one bookmark manager
+    (:func:`bookmark_manager`): causal consistency across the MCP sessions of this process.
+    """
     conn = resolve_connection(settings)
+    shared = _SharedBookmarks()
     driver = AsyncGraphDatabase.driver(
         conn.uri,
         auth=(conn.username, conn.password),
         notifications_min_severity="OFF",
         user_agent=f"kg-neo4j/{__version__}",
+        bookmark_manager=shared,
     )
+    shared.target = driver.execute_query_bookmark_manager
     try:
         await driver.verify_connectivity()
     except neo4j.exceptions.AuthError as exc:
@@ -114,30 +156,89 @@ async def check_embedding_model(driver: AsyncDriver, database: str, model: Model
             )
 
 
-async def ensure_vector_indexes(driver: AsyncDriver, database: str, dimension: int) -> None:
+async def ensure_vector_indexes(
+    driver: AsyncDriver, database: str, dimension: int, capabilities: ServerCapabilities | None = None
+) -> None:
+    """Create the vector indexes for ``dimension`` (idempotent); on servers with vector search with
+    filters also the filtered ones, replacing any of another dimension (they are only read once ONLINE)."""
     q = queries()
     for name in ("schema_observation_vector", "schema_entity_vector"):
         await driver.execute_query(q[name], dimension=dimension, database_=database)
+    caps = capabilities or await detect_capabilities(driver, database)
+    if not caps.vector_search_filters:
+        return
+    records, _, _ = await driver.execute_query(q["schema_vector_dimensions"], database_=database)
+    dims = {r["name"]: r["dimension"] for r in records}
+    for index, create, drop in (
+        ("kg_observation_embedding_filtered", "schema_observation_vector_filtered",
+         "schema_drop_observation_vector_filtered"),
+        ("kg_entity_embedding_filtered", "schema_entity_vector_filtered", "schema_drop_entity_vector_filtered"),
+    ):
+        if dims.get(index) is not None and int(dims[index]) != dimension:
+            await driver.execute_query(q[drop], database_=database)
+        if index not in dims or dims[index] is None or int(dims[index]) != dimension:
+            log.info("creating the filtered vector index %s (filters: %s); it fills in the background",
+                     index, ", ".join(FILTERED_VECTOR_INDEXES[index]))
+        await driver.execute_query(q[create], dimension=dimension, database_=database)
+
+
+async def _await_indexes(driver: AsyncDriver, database: str, skip: list[str], seconds: int = 300) -> None:
+    """Wait until every index but ``skip`` is ONLINE (``skip``: filtered vector indexes still filling)."""
+    q = queries()
+    records, _, _ = await driver.execute_query(q["schema_pending_indexes"], skip=skip, database_=database)
+    for rec in records:
+        await driver.execute_query(q["schema_await_index"], name=rec["name"], seconds=seconds, database_=database)
+
+
+async def _write_server_meta(
+    driver: AsyncDriver, database: str, caps: ServerCapabilities, vector_filters: list[str], now: datetime
+) -> None:
+    await driver.execute_query(
+        queries()["meta_write_server"],
+        version=caps.version,
+        edition=caps.edition,
+        cypher_versions=list(caps.cypher_versions),
+        vector_search_filters=caps.vector_search_filters,
+        fulltext_search=caps.fulltext_search,
+        vector_filters=vector_filters,
+        now=now,
+        database_=database,
+    )
 
 
 async def bootstrap(
     driver: AsyncDriver, database: str, clock: Clock | None = None, model: ModelInfo | None = None
-) -> None:
+) -> SearchIndexes:
     """Create constraints and indexes (idempotent), wait for them, record the schema version.
 
-    With an embedding model: check it against the graph's metadata (clear error on a
-    change), create the vector indexes with its dimension and record it.
+    Detects the server's version and features first (kg_neo4j/store/capabilities.py) and records
+    them on the ``:KgMeta {key: 'server'}`` node.  With an embedding model: check it against the
+    graph's metadata (clear error on a change), create the vector indexes with its dimension
+    (the filtered ones too where the server has them) and record it.  Filtered indexes that are
+    still filling (a store upgraded from 5.26) are not waited for: the search path uses the 5.26
+    statements until they are ONLINE.  Returns that state, also registered for the driver.
     """
     q = queries()
+    caps = await detect_capabilities(driver, database)
+    log.debug("Neo4j %s %s: Cypher %s; vector search with filters: %s; fulltext SEARCH: %s", caps.version,
+             caps.edition, "/".join(caps.cypher_versions), caps.vector_search_filters, caps.fulltext_search)
     for name in _SCHEMA_STATEMENTS:
         await driver.execute_query(q[name], database_=database)
     now = (clock or SystemClock()).now()
+    # A store written by an older Neo4j moves to the server's format on its first write transaction
+    # (Neo4j's automatic upgrade); only then does the vector index provider accept filter properties.
+    # So the server record is written before any index is made, and again at the end.
+    await _write_server_meta(driver, database, caps, [], now)
     if model is not None:
         await check_embedding_model(driver, database, model)
-        await ensure_vector_indexes(driver, database, model.dimension)
+        await ensure_vector_indexes(driver, database, model.dimension, caps)
         await driver.execute_query(q["meta_write_embedding"], model=model.name, dimension=model.dimension, now=now,
                                    database_=database)
-    await driver.execute_query(q["schema_await_indexes"], database_=database)
+    await _await_indexes(driver, database, skip=list(FILTERED_VECTOR_INDEXES))
+    indexes = SearchIndexes(caps)
+    if caps.vector_search_filters:
+        await indexes.refresh(driver, database)
+    register(driver, database, indexes)
     records, _, _ = await driver.execute_query(q["meta_read_schema"], database_=database)
     found = records[0]["version"] if records else None
     if found is not None and found > SCHEMA_VERSION:
@@ -145,10 +246,18 @@ async def bootstrap(
             f"the database holds graph schema version {found}, newer than this kg-neo4j understands "
             f"({SCHEMA_VERSION}); upgrade kg-neo4j"
         )
+    version = caps.schema_version if indexes.states else 1
+    if found is not None and found > version:
+        version = found  # the filtered indexes are part of the layout once made; a schema-only bootstrap keeps them
+    if found is not None and version > found:
+        log.info("graph schema version %s -> %s (filtered vector indexes on Neo4j %s)", found, version, caps.version)
     await driver.execute_query(
         q["meta_write_schema"],
-        version=SCHEMA_VERSION,
+        version=version,
         package_version=__version__,
         now=now,
         database_=database,
     )
+    declared = [f"{index}: {', '.join(props)}" for index, props in FILTERED_VECTOR_INDEXES.items()]
+    await _write_server_meta(driver, database, caps, declared if indexes.states else [], now)
+    return indexes

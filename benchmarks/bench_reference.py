@@ -127,7 +127,7 @@ async def run_size(conn: Any, ns_mcp: str, ns_floor: str, ns_store: str, n: int,
 
             # Time the client's own output-schema validation (jsonschema) separately.
             validation = [0.0]
-            original = session._validate_tool_result
+            original = session.validate_tool_result
 
             async def timed_validate(name: str, result: Any) -> None:
                 t0 = time.perf_counter()
@@ -136,7 +136,7 @@ async def run_size(conn: Any, ns_mcp: str, ns_floor: str, ns_store: str, n: int,
                 finally:
                     validation[0] += time.perf_counter() - t0
 
-            session._validate_tool_result = timed_validate  # type: ignore[method-assign]
+            session.validate_tool_result = timed_validate  # type: ignore[method-assign]
 
             rng = random.Random(1)
             now = datetime.now(UTC)

@@ -31,6 +31,32 @@ CALL () {
 }
 RETURN entities, relations
 
+// name: read_graph_entities
+// read_graph's unpaged entities as flat lists [name, entityType, observations] (name order; at most $max_entities).
+// read_graph_entities and read_graph_relations are read_graph without the relation properties the reference
+// answer does not show, as lists (maps and temporal values cost the driver ~10x more to decode); the two run
+// concurrently (benchmarks/README.md, bench_peers).
+MATCH (e:Entity)
+WHERE e.namespace = $ns AND e.name IS NOT NULL AND e.created_at <= $at
+WITH e ORDER BY e.namespace, e.name
+LIMIT $max_entities
+CALL (e) {
+  OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+  WHERE o.created_at <= $at
+  WITH o ORDER BY o.seq
+  RETURN collect(o.text) AS observations
+}
+RETURN collect([e.name, e.entityType, observations]) AS entities
+
+// name: read_graph_relations
+// read_graph's unpaged relations as flat lists [from, to, relationType] (creation order; at most $max_relations).
+MATCH (a:KgNode)-[r]->(b:KgNode)
+WHERE a.namespace = $ns AND a.name IS NOT NULL
+  AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+WITH a, r, b ORDER BY r.created_at, a.name, b.name, type(r)
+LIMIT $max_relations
+RETURN collect([a.name, b.name, type(r)]) AS relations
+
 // name: read_graph_page
 // One page of entities after the name $after (name order), with the relations that start or end in the page.
 CALL () {

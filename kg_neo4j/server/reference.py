@@ -131,12 +131,13 @@ async def read_graph(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
             raise ValidationError("limit must be an integer between 1 and 10000", field="limit")
         if cursor is not None and not isinstance(cursor, str):
             raise ValidationError("cursor must be the string a previous read_graph returned", field="cursor")
+    if limit is None and cursor is None:
+        # the whole graph: its text is built once from flat rows (the answers stay byte-identical)
+        return await rt.store.read_graph_answer(as_of=as_of)
     graph = await rt.store.read_graph(limit=limit, cursor=cursor, as_of=as_of)
     data = graph.reference()
     structured = dict(data)
-    if limit is not None or cursor is not None:
-        data["nextCursor"] = graph.nextCursor
-        structured["nextCursor"] = graph.nextCursor
+    data["nextCursor"] = structured["nextCursor"] = graph.nextCursor
     return dump(data), structured
 
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import copy
+import gc
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -46,6 +48,7 @@ from kg_neo4j.models import (
     TraversalEntity,
     TraversalPath,
     TraverseIn,
+    reference_graph_text,
 )
 from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
 
@@ -134,6 +137,29 @@ async def _concurrently(runs: Sequence[Awaitable[Any]], *, sequential: bool = Fa
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)  # let the cancelled reads finish their cleanup
         raise
+
+
+_gc_pauses = [0, False]  # overlapping pauses, and whether the collector ran before the first one
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a big answer is built.
+
+    A whole-graph answer is tens of thousands of lists and dicts that all stay alive until it is sent:
+    each collection pass walks them (and the whole heap) and frees nothing; at 10k entities those passes
+    cost about as much as building the answer (benchmarks/README.md, bench_peers).  Reference counting
+    still frees everything as usual; the collector resumes when the last overlapping pause ends."""
+    if _gc_pauses[0] == 0:
+        _gc_pauses[1] = gc.isenabled()
+        gc.disable()
+    _gc_pauses[0] += 1
+    try:
+        yield
+    finally:
+        _gc_pauses[0] -= 1
+        if _gc_pauses[0] == 0 and _gc_pauses[1]:
+            gc.enable()
 
 
 def _iso(value: Any) -> str | None:
@@ -684,6 +710,31 @@ class GraphStore:
             graph.nextCursor = encode_cursor(graph.entities[-1].name)
         self._check_size(graph, "read_graph")
         return graph
+
+    async def read_graph_answer(self, *, as_of: datetime | None = None) -> tuple[str, dict[str, Any]]:
+        """The unpaged read_graph answer of the reference tools: its exact JSON text and structured copy.
+
+        Built once from flat rows (two concurrent reads returning lists of strings, at one moment; no
+        models, no relation properties the answer does not show); the byte cap is checked on the text
+        itself.  The same graph as ``read_graph()``, which keeps the full relations for other callers."""
+        cap = self._max_rows
+        at = as_of or self.clock.now()  # one moment for both reads
+        with _gc_paused():
+            # two reads run concurrently: Neo4j works on both at once and each half is decoded as it arrives
+            ents, rels = await _concurrently(
+                [self.run("read_graph_entities", read=True, max_entities=cap + 1, at=at),
+                 self.run("read_graph_relations", read=True, max_relations=cap + 1, at=at)],
+                sequential=self._tx is not None)
+            entities, relations = ents[0]["entities"], rels[0]["relations"]
+            if len(entities) > cap or len(relations) > cap:
+                raise self._too_large("read_graph")
+            text = reference_graph_text(entities, relations)
+            if len(text.encode()) > self.max_answer_bytes:
+                raise self._too_large("read_graph")
+            return text, {
+                "entities": [{"name": n, "entityType": t, "observations": o} for n, t, o in entities],
+                "relations": [{"from": a, "to": b, "relationType": t} for a, b, t in relations],
+            }
 
     async def search_nodes(self, query: str, *, as_of: datetime | None = None) -> KnowledgeGraph:
         cap = self._max_rows

@@ -210,3 +210,6 @@ async def test_search_memory_answers_on_the_current_line(driver: AsyncDriver, co
     result = await store.search_memory("who bakes bread", limit=5)
     assert result.hits and all(h.name.startswith(("S", "Late")) for h in result.hits)
     assert any("baking bread" in (h.observation or "") for h in result.hits)
+    assert store.last_search_filtered  # the in-index filtered statements ran (their indexes are ONLINE)
+    assert store.last_search_rounds == 1  # one index query per channel, no refetch round
+

@@ -188,3 +188,12 @@ async def test_search_memory_not_in_reference_profile(neo4j_info: Neo4jInfo, nam
     async with mcp_session("stdio", neo4j_info, namespace, "--tools", "reference") as session:
         names = {t.name for t in (await session.list_tools()).tools}
     assert "search_memory" not in names and "search_nodes" in names
+
+
+async def test_on_5_26_the_vector_channels_over_fetch_and_filter(semantic_store: GraphStore) -> None:
+    """The suite's Neo4j 5.26 has no in-index filters: search_memory runs today's statements
+    (tests/test_neo4j_versions.py covers the filtered ones on 2026.x)."""
+    await semantic_store.create_entities([EntityIn(name="Ann", entityType="person", observations=["bakes bread"])])
+    result = await semantic_store.search_memory("who makes bread", limit=5)
+    assert [h.name for h in result.hits][:1] == ["Ann"]
+    assert semantic_store.last_search_filtered is False

@@ -50,6 +50,7 @@ from kg_neo4j.models import (
     TraverseIn,
     reference_graph_text,
 )
+from kg_neo4j.store.capabilities import vector_statements
 from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
 
 DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
@@ -218,6 +219,7 @@ class GraphStore:
         self._tx: AsyncManagedTransaction | None = None
         self.last_search_rounds = 0
         self.last_search_k = 0
+        self.last_search_filtered = False  # whether the last search ran the in-index filtered statements
         self.last_search_starved: list[list[str]] = []  # per extra round: the channels fetched again
         self._exact_big: dict[str, float] = {}  # channel -> when its namespace was found past EXACT_CAP
 
@@ -556,9 +558,15 @@ class GraphStore:
         content = strip_mentions(query, [r["name_lower"] for r in mentioned])
         ftq = fulltext_query(content)
         types = list(entity_types) if entity_types else None
+        # On a server whose filtered vector indexes are ONLINE (2026.x) the vector channels find the top k
+        # of this namespace inside the index; elsewhere they over-fetch and filter (README "Neo4j versions").
+        plan = await vector_statements(self.driver, self.database)
+        statements = {"vector": plan.observation, "entity": plan.entity_for(types),
+                      "fulltext": _CHANNEL_STATEMENTS["fulltext"]}
+        self.last_search_filtered = plan.filtered
 
         def fetch_channel(name: str, k: int, vector: list[float] | None) -> Awaitable[list[neo4j.Record]]:
-            return self.run(_CHANNEL_STATEMENTS[name], read=True, k=k, vector=vector, fulltext=ftq, types=types,
+            return self.run(statements[name], read=True, k=k, vector=vector, fulltext=ftq, types=types,
                             at=read_at)
 
         # The channels are separate reads run concurrently: the fulltext one while the question is embedded

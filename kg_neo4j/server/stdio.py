@@ -21,7 +21,7 @@ import anyio
 import mcp.types as types
 from mcp.shared.message import SessionMessage
 
-from kg_neo4j.server.wire import INVALID_REQUEST, Rejection, check_message
+from kg_neo4j.server.wire import INVALID_REQUEST, Rejection, check_message, usable_id
 
 log = logging.getLogger(__name__)
 
@@ -57,11 +57,9 @@ def _to_session_message(obj: dict[str, object]) -> tuple[SessionMessage | None, 
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(obj, by_name=False)), None
     except ValueError as exc:
-        rid = obj.get("id")
-        usable = rid if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)) else None
         first = str(exc).splitlines()
         detail = first[0] if first else type(exc).__name__
-        return None, Rejection(INVALID_REQUEST, f"Invalid request: {detail}", usable, "method" not in obj or "id" in obj)
+        return None, Rejection(INVALID_REQUEST, f"Invalid request: {detail}", usable_id(obj), "method" not in obj or "id" in obj)
 
 
 @contextlib.asynccontextmanager

@@ -67,7 +67,8 @@ def check_message(raw: bytes | str) -> tuple[Any, Rejection | None]:
     return obj, check_object(obj, strings=_SURROGATE_ESCAPE.search(raw) is not None)
 
 
-def _usable_id(obj: dict[str, Any]) -> str | int | None:
+def usable_id(obj: dict[str, Any]) -> str | int | None:
+    """The message's ``id`` when JSON-RPC allows it (a string or an integer), else None."""
     rid = obj.get("id")
     return rid if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)) else None
 
@@ -81,7 +82,7 @@ def check_object(obj: Any, *, strings: bool = True) -> Rejection | None:
     if not isinstance(obj, dict):
         return Rejection(INVALID_REQUEST, f"Invalid request: a message must be a JSON object, "
                                           f"got {json_type(obj)}")
-    rid = _usable_id(obj)
+    rid = usable_id(obj)
     if obj.get("jsonrpc") != "2.0":
         return Rejection(INVALID_REQUEST, f"Invalid request: 'jsonrpc' must be \"2.0\", "
                                           f"got {json.dumps(obj.get('jsonrpc'))}", rid)

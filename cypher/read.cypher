@@ -57,6 +57,32 @@ WITH a, r, b ORDER BY r.created_at, a.name, b.name, type(r)
 LIMIT $max_relations
 RETURN collect([a.name, b.name, type(r)]) AS relations
 
+// name: read_graph_horizon
+// The first moment after $at at which read_graph's answer changes without a write: an entity, observation or
+// relation created, opened or closed later than $at (null: none).  It bounds how long a kept answer stays exact
+// (kg_neo4j/store/answer_cache.py).
+CALL () {
+  MATCH (n:KgNode)
+  WHERE n.namespace = $ns AND n.created_at > $at
+  RETURN min(n.created_at) AS nodes
+}
+CALL () {
+  MATCH (o:Observation)
+  WHERE o.namespace = $ns AND (o.created_at > $at OR o.valid_until > $at)
+  UNWIND [o.created_at, o.valid_until] AS t
+  WITH t WHERE t > $at
+  RETURN min(t) AS observations
+}
+CALL () {
+  MATCH (a:KgNode)-[r]->(:KgNode)
+  WHERE a.namespace = $ns AND (r.created_at > $at OR r.valid_from > $at OR r.valid_until > $at)
+  UNWIND [r.created_at, r.valid_from, r.valid_until] AS t
+  WITH t WHERE t > $at
+  RETURN min(t) AS relations
+}
+UNWIND [nodes, observations, relations] AS t
+RETURN min(t) AS horizon
+
 // name: read_graph_page
 // One page of entities after the name $after (name order), with the relations that start or end in the page.
 CALL () {

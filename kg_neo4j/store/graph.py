@@ -50,6 +50,7 @@ from kg_neo4j.models import (
     TraverseIn,
     reference_graph_text,
 )
+from kg_neo4j.store.answer_cache import AnswerCache
 from kg_neo4j.store.capabilities import vector_statements
 from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
 
@@ -222,6 +223,7 @@ class GraphStore:
         self.last_search_filtered = False  # whether the last search ran the in-index filtered statements
         self.last_search_starved: list[list[str]] = []  # per extra round: the channels fetched again
         self._exact_big: dict[str, float] = {}  # channel -> when its namespace was found past EXACT_CAP
+        self._answers = AnswerCache(driver, database)  # read_graph of now while nothing changed
 
     def within(self, tx: AsyncManagedTransaction) -> GraphStore:
         """A view of this store whose statements run inside ``tx``: several calls, one transaction
@@ -724,25 +726,35 @@ class GraphStore:
 
         Built once from flat rows (two concurrent reads returning lists of strings, at one moment; no
         models, no relation properties the answer does not show); the byte cap is checked on the text
-        itself.  The same graph as ``read_graph()``, which keeps the full relations for other callers."""
+        itself.  The same graph as ``read_graph()``, which keeps the full relations for other callers.
+        A read of now is kept while the database has not changed (store/answer_cache.py)."""
+        if as_of is not None or self._tx is not None:
+            answer, _ = await self._graph_answer(as_of or self.clock.now(), horizon=False)
+            return answer
+        at = self.clock.now()
+        return await self._answers.get_or_build("read_graph", at, lambda: self._graph_answer(at, horizon=True))
+
+    async def _graph_answer(self, at: datetime, *, horizon: bool) -> tuple[tuple[str, dict[str, Any]], datetime | None]:
         cap = self._max_rows
-        at = as_of or self.clock.now()  # one moment for both reads
+        reads = [self.run("read_graph_entities", read=True, max_entities=cap + 1, at=at),
+                 self.run("read_graph_relations", read=True, max_relations=cap + 1, at=at)]
+        if horizon:
+            reads.append(self.run("read_graph_horizon", read=True, at=at))
         with _gc_paused():
-            # two reads run concurrently: Neo4j works on both at once and each half is decoded as it arrives
-            ents, rels = await _concurrently(
-                [self.run("read_graph_entities", read=True, max_entities=cap + 1, at=at),
-                 self.run("read_graph_relations", read=True, max_relations=cap + 1, at=at)],
-                sequential=self._tx is not None)
-            entities, relations = ents[0]["entities"], rels[0]["relations"]
+            # the reads run concurrently: Neo4j works on them at once and each is decoded as it arrives
+            results = await _concurrently(reads, sequential=self._tx is not None)
+            entities, relations = results[0][0]["entities"], results[1][0]["relations"]
             if len(entities) > cap or len(relations) > cap:
                 raise self._too_large("read_graph")
             text = reference_graph_text(entities, relations)
             if len(text.encode()) > self.max_answer_bytes:
                 raise self._too_large("read_graph")
-            return text, {
+            structured = {
                 "entities": [{"name": n, "entityType": t, "observations": o} for n, t, o in entities],
                 "relations": [{"from": a, "to": b, "relationType": t} for a, b, t in relations],
             }
+            until = results[2][0]["horizon"] if horizon else None
+            return (text, structured), (None if until is None else until.to_native())
 
     async def search_nodes(self, query: str, *, as_of: datetime | None = None) -> KnowledgeGraph:
         cap = self._max_rows

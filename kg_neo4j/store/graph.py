@@ -51,6 +51,7 @@ from kg_neo4j.models import (
     reference_graph_text,
 )
 from kg_neo4j.store.capabilities import vector_statements
+from kg_neo4j.store.type_labels import type_labels
 from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
 
 DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
@@ -278,6 +279,7 @@ class GraphStore:
                 "entityType": e.entityType,
                 "name_lower": e.name.lower(),
                 "type_lower": e.entityType.lower(),
+                "type_labels": type_labels(e.entityType),
                 "observations": obs,
                 "observations_lower": [o.lower() for o in obs],
             })

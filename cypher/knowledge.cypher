@@ -202,7 +202,8 @@ CALL (pairs, missing) {
     REMOVE o.embedding, o.embedding_model
     RETURN count(o) AS observations
   }
-  REMOVE k:KgNode:Entity:Knowledge
+  REMOVE k:KgNode:Entity:Knowledge, k:$(coalesce(k.type_labels, []))  // type labels too
+  REMOVE k.type_labels
   SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_reason = 'forgotten', k.expired_note = $note
   RETURN collect({name: k.name, closedRelations: closed}) AS forgotten
 }

@@ -93,7 +93,7 @@ SET n:$(row.labels)
 SET n += row.props
 SET n.name_lower = row.name_lower, n.type_lower = row.type_lower
 // type labels are derived, not exported: made here from the type (kg_neo4j/store/type_labels.py)
-SET n:$(row.type_labels), n.type_labels = row.type_labels
+SET n:$(row.type_labels), n.type_labels = CASE WHEN n:Entity THEN row.type_labels END
 WITH n, row
 CALL (n, row) {
   UNWIND row.observations AS o

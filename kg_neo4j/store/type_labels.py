@@ -14,7 +14,9 @@ are found by their (namespace, name) key); it is only ever written.
 - the labels a node got are kept in its ``type_labels`` property, so a type change removes
   exactly the old one (a label a person added by hand is left alone);
 - knowledge nodes also get one label per trust level (:data:`TRUST_LABELS`), which the shipped
-  style colours.
+  style colours;
+- knowledge that expires (forget, decay, merge) keeps only ``:ExpiredKnowledge``: its type labels go
+  with ``:Entity``.
 
 Labels are database-wide: ``db.labels()`` lists the types of every namespace (README, "Namespaces").
 Databases written before type labels get them from :func:`backfill` at bootstrap.

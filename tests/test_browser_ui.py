@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import KG, Neo4jInfo, free_port, stdio_session, server_env
 from kg_helpers import ent, rel
 from test_knowledge_tools import call as kcall
 
+from conftest import KG, Neo4jInfo, free_port, server_env, stdio_session
 from kg_neo4j.browser import style_text
 
 TIMEOUT = 180  # seconds for Browser to connect and play the guide on a loaded 2-core machine

@@ -13,18 +13,23 @@ RETURN m.done AS done
 MERGE (m:KgMeta {key: $key})
 SET m.done = true
 
-// name: type_labels_pending_count
-// How many entities (of $ns, or of every namespace when $ns is null) have no type labels yet.
+// name: type_labels_pending_namespaces
+// The namespaces (just $ns when given) holding entities without type labels, and how many each.
 MATCH (e:Entity)
 WHERE ($ns IS NULL OR e.namespace = $ns) AND e.type_labels IS NULL
-RETURN count(e) AS n
+RETURN e.namespace AS ns, count(e) AS n
+ORDER BY ns
 
-// name: type_labels_pending
-// The next $batch entities without type labels, with what decides them (type, trust).
+// name: type_labels_chunk
+// The next $batch entities of $ns in name order after $after (the index's order), with what decides their labels.
 MATCH (e:Entity)
-WHERE ($ns IS NULL OR e.namespace = $ns) AND e.type_labels IS NULL
-RETURN e.namespace AS ns, e.name AS name, e.entityType AS entityType, e:Knowledge AS knowledge, e.trust AS trust
+USING INDEX e:Entity(namespace, name)
+WHERE e.namespace = $ns AND e.name > $after
+WITH e
+ORDER BY e.namespace, e.name
 LIMIT $batch
+RETURN e.namespace AS ns, e.name AS name, e.entityType AS entityType, e:Knowledge AS knowledge, e.trust AS trust,
+       e.type_labels IS NULL AS pending
 
 // name: type_labels_apply
 // Give each entity its labels ($rows: {ns, name, labels}); one written meanwhile already has them.

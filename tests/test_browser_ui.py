@@ -30,6 +30,7 @@ from test_knowledge_tools import call as kcall
 
 from conftest import KG, Neo4jInfo, free_port, server_env, stdio_session
 from kg_neo4j.browser import style_text
+from kg_neo4j.localdb.process import port_open
 
 TIMEOUT = 180  # seconds for Browser to connect and play the guide on a loaded 2-core machine
 
@@ -62,6 +63,7 @@ def own_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Neo4jI
     finally:
         stopped = subprocess.run([KG, "neo4j", "stop"], env=env, capture_output=True, text=True, timeout=120)
         assert stopped.returncode == 0, stopped.stderr
+        assert not port_open(guide) and not port_open(bolt)  # the endpoint stops with the server
 
 
 def chromium() -> Any:

@@ -98,42 +98,45 @@ async def backfill(driver: AsyncDriver, database: str, namespace: str | None = N
                    batch: int = BACKFILL_BATCH, max_batches: int | None = None, progress: bool = True) -> int:
     """Label the entities that have no ``type_labels`` yet, ``batch`` per transaction; returns how many.
 
-    Resumable by construction: each batch marks what it labelled (``type_labels``, ``[]`` for a type
-    without a label), so an interrupted run is finished by the next.  With ``namespace`` None (the
-    bootstrap) the whole database is done once and recorded on ``(:KgMeta {key: 'type_labels'})``;
-    later bootstraps skip it.  ``max_batches`` stops early (tests of the resume).  Progress on stderr.
+    Walks each namespace in name order through the (namespace, name) index, so a batch costs its own
+    size.  Resumable: each batch marks what it labelled (``type_labels``, ``[]`` for a type without a
+    label), so an interrupted run is finished by the next.  With ``namespace`` None (the bootstrap)
+    the whole database is done once and recorded on ``(:KgMeta {key: 'type_labels'})``; later
+    bootstraps skip it.  ``max_batches`` stops early (tests of the resume).  Progress on stderr.
     """
     q = queries()
     if namespace is None:
         records, _, _ = await driver.execute_query(q["type_labels_meta"], key=_META_KEY, database_=database)
         if records and records[0]["done"]:
             return 0
-    records, _, _ = await driver.execute_query(q["type_labels_pending_count"], ns=namespace, database_=database)
-    total = int(records[0]["n"])
-    done = 0
-    batches = 0
+    records, _, _ = await driver.execute_query(q["type_labels_pending_namespaces"], ns=namespace,
+                                               database_=database)
+    pending = [(str(r["ns"]), int(r["n"])) for r in records]
+    total = sum(n for _, n in pending)
     if total and progress:
-        print(f"kg-neo4j: adding type labels to {total} entities (batches of {batch}; resumable)",
-              file=sys.stderr, flush=True)
+        print(f"kg-neo4j: adding type labels to {total} entities in {len(pending)} namespace(s) "
+              f"(batches of {batch}; resumable)", file=sys.stderr, flush=True)
+    done = batches = 0
 
-    async def one_batch(tx: AsyncManagedTransaction) -> int:
-        result = await tx.run(q["type_labels_pending"], ns=namespace, batch=batch)
-        rows = [{"ns": r["ns"], "name": r["name"], "labels": _labels_of(r.data())} async for r in result]
+    async def one_batch(tx: AsyncManagedTransaction, ns: str, after: str) -> tuple[int, str | None]:
+        result = await tx.run(q["type_labels_chunk"], ns=ns, after=after, batch=batch)
+        chunk = [r.data() async for r in result]
+        rows = [{"ns": r["ns"], "name": r["name"], "labels": _labels_of(r)} for r in chunk if r["pending"]]
         if rows:
             await (await tx.run(q["type_labels_apply"], rows=rows)).consume()
-        return len(rows)
+        return len(rows), (chunk[-1]["name"] if chunk else None)
 
-    while max_batches is None or batches < max_batches:
-        async with driver.session(database=database) as session:
-            n = await session.execute_write(one_batch)
-        if n == 0:
-            break
-        done += n
-        batches += 1
-        if progress:
-            print(f"kg-neo4j: type labels: {done}/{total}", file=sys.stderr, flush=True)
-    else:
-        return done  # stopped early on purpose: not recorded as done
+    for ns, _ in pending:
+        after: str | None = ""
+        while after is not None:
+            if max_batches is not None and batches >= max_batches:
+                return done  # stopped early on purpose: not recorded as done
+            async with driver.session(database=database) as session:
+                n, after = await session.execute_write(one_batch, ns, after)
+            done += n
+            batches += 1
+            if progress and n:
+                print(f"kg-neo4j: type labels: {done}/{total}", file=sys.stderr, flush=True)
     if namespace is None:
         await driver.execute_query(q["type_labels_meta_done"], key=_META_KEY, database_=database)
     return done

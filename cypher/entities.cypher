@@ -21,6 +21,8 @@ SET n:Entity,
     n.obs_next = size(row.observations),
     n.embedding = row.entity_vector,
     n.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END
+// the type as a label too (kg_neo4j/store/type_labels.py); row.type_labels is [] or one label
+SET n:$(row.type_labels), n.type_labels = row.type_labels
 WITH n, row
 CALL (n, row) {
   UNWIND range(0, size(row.observations) - 1) AS i

@@ -31,6 +31,8 @@ CALL (pairs, taken) {
       n.content = row.content, n.trust = row.trust, n.category = row.category, n.quote = row.quote,
       n.source = row.source, n.stability = row.stability, n.memory_level = row.memory_level,
       n.access_count = 0, n.sessions = row.sessions
+  // type and trust as labels (kg_neo4j/store/type_labels.py)
+  SET n:$(row.type_labels), n.type_labels = row.type_labels
   CREATE (n)-[:HAS_OBSERVATION]->(:Observation {
     namespace: $ns, text: row.content, text_lower: row.content_lower, seq: 0, created_at: $now, role: 'content',
     embedding: row.vector, embedding_model: CASE WHEN row.vector IS NULL THEN null ELSE $model END
@@ -113,6 +115,9 @@ SET k.entityType = $type, k.type_lower = $type, k.trust = $trust, k.category = $
     k.content = $content, k.last_access = CASE WHEN $restart_decay THEN $now ELSE k.last_access END,
     k.embedding = CASE WHEN $entity_vector IS NULL THEN k.embedding ELSE $entity_vector END,
     k.embedding_model = CASE WHEN $entity_vector IS NULL THEN k.embedding_model ELSE $model END
+// type and trust labels follow the new values (kg_neo4j/store/type_labels.py)
+REMOVE k:$(coalesce(k.type_labels, []))
+SET k:$($type_labels), k.type_labels = $type_labels
 WITH k
 CALL (k) {
   WITH k
@@ -197,7 +202,8 @@ CALL (pairs, missing) {
     REMOVE o.embedding, o.embedding_model
     RETURN count(o) AS observations
   }
-  REMOVE k:KgNode:Entity:Knowledge
+  REMOVE k:KgNode:Entity:Knowledge, k:$(coalesce(k.type_labels, []))  // type labels too
+  REMOVE k.type_labels
   SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_reason = 'forgotten', k.expired_note = $note
   RETURN collect({name: k.name, closedRelations: closed}) AS forgotten
 }
@@ -331,6 +337,7 @@ CALL (pairs, taken) {
       n.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END,
       n.context = row.context, n.steps = row.steps, n.decisions = row.decisions, n.outcome = row.outcome,
       n.success = row.success, n.session = row.session
+  SET n:$(row.type_labels), n.type_labels = row.type_labels
   WITH n, row
   CALL (n, row) {
     UNWIND range(0, size(row.observations) - 1) AS i

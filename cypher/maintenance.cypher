@@ -108,7 +108,8 @@ CALL (id) {
       WHERE o.embedding IS NOT NULL OR o.embedding_model IS NOT NULL
       REMOVE o.embedding, o.embedding_model
     }
-    REMOVE k:KgNode:Entity:Knowledge
+    REMOVE k:KgNode:Entity:Knowledge, k:$(coalesce(k.type_labels, []))  // type labels too
+    REMOVE k.type_labels
     SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_reason = 'decay'
   }
   RETURN count(*) AS written, count(CASE WHEN expire THEN 1 END) AS expired,
@@ -295,7 +296,8 @@ CALL (p) {
     WHERE o.embedding IS NOT NULL OR o.embedding_model IS NOT NULL
     REMOVE o.embedding, o.embedding_model
   }
-  REMOVE dup:KgNode:Entity:Knowledge
+  REMOVE dup:KgNode:Entity:Knowledge, dup:$(coalesce(dup.type_labels, []))  // type labels too
+  REMOVE dup.type_labels
   SET dup:ExpiredKnowledge, dup.expired_at = $now, dup.expired_reason = 'merged', dup.merged_into = keep.name
   RETURN count(*) AS merged
 } IN TRANSACTIONS OF $batch ROWS

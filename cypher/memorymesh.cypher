@@ -37,6 +37,9 @@ CALL (e, row) {
       e.type_lower = row.type_lower,
       e.embedding = row.entity_vector,
       e.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END
+  // the old type label goes, the new one comes (kg_neo4j/store/type_labels.py; knowledge is refused here)
+  REMOVE e:$(coalesce(e.type_labels, []))
+  SET e:$(row.type_labels), e.type_labels = row.type_labels
 }
 CALL (e, row) {
   WITH e, row

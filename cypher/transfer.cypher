@@ -59,7 +59,7 @@ CALL (n) {
   } END) AS observations
 }
 RETURN n.name AS name,
-       [l IN labels(n) WHERE l <> 'KgNode'] AS labels,
+       [l IN labels(n) WHERE l <> 'KgNode' AND NOT l IN coalesce(n.type_labels, [])] AS labels,
        [k IN keys(n) WHERE NOT k IN $skip_node |
         [k, n[k], CASE WHEN valueType(n[k]) STARTS WITH 'ZONED DATETIME' THEN toString(n[k]) ENDS WITH ']' ELSE false END]] AS props,
        n.embedding IS NOT NULL AS embedding,
@@ -92,6 +92,8 @@ REMOVE n.kg_import_new
 SET n:$(row.labels)
 SET n += row.props
 SET n.name_lower = row.name_lower, n.type_lower = row.type_lower
+// type labels are derived, not exported: made here from the type (kg_neo4j/store/type_labels.py)
+SET n:$(row.type_labels), n.type_labels = CASE WHEN n:Entity THEN row.type_labels END
 WITH n, row
 CALL (n, row) {
   UNWIND row.observations AS o

@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     neo = sub.add_parser("neo4j", help="manage the local (no-Docker) Neo4j server")
     neo.add_argument("action", choices=["start", "stop", "status", "env"])
 
+    brw = sub.add_parser("browser", help="where Neo4j Browser is, who logs in, and its style and guide "
+                                         "(README, \"Neo4j Browser\")")
+    brw.add_argument("--export", metavar="DIR", type=Path, default=None,
+                     help="write the style sheet, the guide and its queries into DIR (to host them yourself)")
+
     imp = sub.add_parser("import", help="import a memory file (reference JSONL, memory.json, Simple Memory, "
                                         "MemoryMesh JSONL, kg-neo4j full export)")
     _common(imp)
@@ -369,8 +374,14 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         local = LocalNeo4j(settings)
         if args.action == "start":
             local.start()
+            from kg_neo4j.browser import endpoint
+
+            endpoint.ensure_running(local.home, settings.local_guide_port)
             print(f"Neo4j is running at {local.bolt_uri} (Browser: http://127.0.0.1:{settings.local_http_port}/browser/)")
         elif args.action == "stop":
+            from kg_neo4j.browser import endpoint
+
+            endpoint.stop(local.home)
             was = local.stop()
             print("Neo4j stopped" if was else "Neo4j was not running")
         elif args.action == "status":
@@ -380,6 +391,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         else:
             print("\n".join(local.env_lines()))
         return 0
+    if args.command == "browser":
+        from kg_neo4j.browser.cli import run_browser
+
+        return run_browser(settings, args.export)
     if args.command == "reembed":
         from kg_neo4j.maintenance import run_reembed
 

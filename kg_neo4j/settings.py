@@ -61,6 +61,7 @@ ALLOWED: dict[str, str] = {
     "max_batch_items": "an integer >= 1",
     "local_bolt_port": "an integer from 1 to 65535",
     "local_http_port": "an integer from 1 to 65535",
+    "local_guide_port": "an integer from 1 to 65535",
     "embedding_runtime": "one of auto, numpy, sentence-transformers",
     "log_level": "one of DEBUG, INFO, WARNING, ERROR, CRITICAL (any case)",
 }
@@ -135,6 +136,8 @@ class Settings(BaseSettings):
     local_neo4j_version: str = "5.26.30"
     local_bolt_port: Port = 7687
     local_http_port: Port = 7474
+    #: the loopback endpoint serving the Browser style and guide (kg_neo4j/browser/endpoint.py)
+    local_guide_port: Port = 7478
     local_heap: str = "1g"
     local_pagecache: str = "1g"
     #: how much transaction log the local server keeps beyond what recovery needs

@@ -9,7 +9,7 @@ from pathlib import Path
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.settings import Settings
 
-__all__ = ["check_settings", "command", "conf_text"]
+__all__ = ["browser_settings", "check_settings", "command", "conf_text"]
 
 _JVM_FLAGS = [
     "-XX:+UseG1GC",
@@ -58,8 +58,8 @@ def check_settings(settings: Settings) -> None:
         port = getattr(settings, name)
         if not 0 < port < 65536:
             raise ConfigError(f"KG_NEO4J_{name.upper()}={port} is not a TCP port")
-    if settings.local_bolt_port == settings.local_http_port:
-        raise ConfigError("the local Bolt and HTTP ports must differ")
+    if len({settings.local_bolt_port, settings.local_http_port, settings.local_guide_port}) < 3:
+        raise ConfigError("the local Bolt, HTTP and guide ports must differ")
 
 
 def conf_text(s: Settings, home: Path, bolt_port: int, http_port: int) -> str:
@@ -86,9 +86,20 @@ def conf_text(s: Settings, home: Path, bolt_port: int, http_port: int) -> str:
             f"server.directories.import={home / 'import'}",
             "dbms.security.auth_enabled=true",
             "dbms.usage_report.enabled=false",
+            *browser_settings(s.local_guide_port),
             "",
         ]
     )
+
+
+def browser_settings(guide_port: int) -> list[str]:
+    """Browser applies our style and offers our guide on connect, both fetched from the loopback
+    endpoint ``neo4j start`` starts (kg_neo4j/browser/endpoint.py; README, "Neo4j Browser")."""
+    base = f"http://127.0.0.1:{guide_port}"
+    return [
+        f"browser.post_connect_cmd=style {base}/memory.grass; play {base}/guide.html",
+        "browser.remote_content_hostname_whitelist=guides.neo4j.com,localhost,127.0.0.1",
+    ]
 
 
 def command(java: Path, lib_dir: Path, main_class: str, home: Path, conf_dir: Path, heap: str) -> list[str]:

@@ -17,6 +17,7 @@ from kg_neo4j.cypher import queries
 from kg_neo4j.embeddings.model_files import ModelInfo
 from kg_neo4j.errors import ConfigError, Neo4jUnavailableError
 from kg_neo4j.settings import Settings
+from kg_neo4j.store import type_labels
 from kg_neo4j.store.capabilities import (
     FILTERED_VECTOR_INDEXES,
     SearchIndexes,
@@ -260,4 +261,6 @@ async def bootstrap(
     )
     declared = [f"{index}: {', '.join(props)}" for index, props in FILTERED_VECTOR_INDEXES.items()]
     await _write_server_meta(driver, database, caps, declared if indexes.states else [], now)
+    # entities written before type labels existed get them (once, batched, resumable; README "Neo4j Browser")
+    await type_labels.backfill(driver, database)
     return indexes

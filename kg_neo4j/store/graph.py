@@ -52,6 +52,7 @@ from kg_neo4j.models import (
 )
 from kg_neo4j.store.answer_cache import AnswerCache
 from kg_neo4j.store.capabilities import vector_statements
+from kg_neo4j.store.type_labels import type_labels
 from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
 
 DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
@@ -280,6 +281,7 @@ class GraphStore:
                 "entityType": e.entityType,
                 "name_lower": e.name.lower(),
                 "type_lower": e.entityType.lower(),
+                "type_labels": type_labels(e.entityType),
                 "observations": obs,
                 "observations_lower": [o.lower() for o in obs],
             })

@@ -34,6 +34,7 @@ from kg_neo4j.models import (
     StoredKnowledge,
 )
 from kg_neo4j.store.graph import GraphStore, _iso, _relation, entity_text
+from kg_neo4j.store.type_labels import knowledge_labels, type_labels
 from kg_neo4j.text import fulltext_query
 
 __all__ = ["KnowledgeIn", "KnowledgeStore", "StoredKnowledge"]
@@ -91,6 +92,7 @@ class KnowledgeStore:
                 "source": item.source, "stability": state.stability, "memory_level": int(state.memory_level),
                 "sessions": list(state.sessions), "fulltext": fulltext_query(item.content),
                 "vector": None, "entity_vector": None,
+                "type_labels": knowledge_labels(item.type.value, item.trust.value),
             })
         if not rows:
             return []
@@ -215,7 +217,7 @@ class KnowledgeStore:
                 quote=quote, source=change.source if change.source is not None else cur["source"],
                 stability=stability, memory_level=level, content=content, content_lower=content.lower(),
                 content_changed=content != cur["content"], vector=vector, entity_vector=entity_vector,
-                restart_decay=recategorised,
+                restart_decay=recategorised, type_labels=knowledge_labels(ktype, new_trust.value),
             )
             if change.feedback is not None:
                 grade = AccessGrade.APPLIED if change.feedback == "applied" else AccessGrade.CORRECTED
@@ -337,7 +339,7 @@ class KnowledgeStore:
             "observations": observations, "observations_lower": [o.lower() for o in observations],
             "context": exp.context, "steps": list(exp.steps), "decisions": list(exp.decisions),
             "outcome": exp.outcome, "success": exp.success, "session": sess,
-            "vectors": None, "entity_vector": None,
+            "vectors": None, "entity_vector": None, "type_labels": type_labels(EXPERIENCE_TYPE),
         }
         vectors = await self.graph.embed(observations + [entity_text(name, EXPERIENCE_TYPE)])
         if vectors:

@@ -39,6 +39,7 @@ from kg_neo4j.models import (
 )
 from kg_neo4j.schemas import NodeSchema, Processed, format_entry, replace_entries
 from kg_neo4j.store.graph import GraphStore, entity_text
+from kg_neo4j.store.type_labels import type_labels
 
 T = TypeVar("T")
 
@@ -280,6 +281,7 @@ class MeshTx:
             meta = _dedupe(metadata) if metadata is not None else None
             row: dict[str, Any] = {"name": st.name, "nodeType": new_type,
                                    "type_lower": new_type.lower() if new_type is not None else None,
+                                   "type_labels": type_labels(new_type),
                                    "entity_vector": None, "metadata": meta,
                                    "metadata_lower": [m.lower() for m in meta] if meta is not None else None,
                                    "vectors": None, "_fresh": [], "_type_text": None}

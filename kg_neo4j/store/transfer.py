@@ -33,11 +33,13 @@ from kg_neo4j.cypher import queries
 from kg_neo4j.embeddings import Embedder
 from kg_neo4j.models import EntityIn, RelationIn
 from kg_neo4j.store.graph import GraphStore
+from kg_neo4j.store.type_labels import knowledge_labels, type_labels
 
 #: Node properties the full format does not list under "properties": the namespace (the
 #: importer's own), the name (a field of its own), values derived from others (recomputed
 #: on import) and transient lock/flag values.
-DERIVED_NODE_PROPERTIES = ("namespace", "name", "name_lower", "type_lower", "kg_lock", "kg_import_new")
+DERIVED_NODE_PROPERTIES = ("namespace", "name", "name_lower", "type_lower", "kg_lock", "kg_import_new",
+                           "type_labels")
 DERIVED_OBSERVATION_PROPERTIES = ("namespace", "text_lower")
 #: Properties the full export leaves out on purpose: the vectors (large, and recomputed by the
 #: embedder) and the model name that goes with them; an imported node has neither.
@@ -225,6 +227,15 @@ def _props(pairs: Sequence[Sequence[Any]]) -> dict[str, Any]:
     return {k: encode_value(v, named_zone=bool(named)) for k, v, named in sorted(pairs, key=lambda p: p[0])}
 
 
+def _imported_type_labels(labels: Sequence[str], entity_type: Any, trust: Any) -> list[str]:
+    """The type labels of an imported node: derived from its type (and trust), never taken from the file."""
+    if "Entity" not in labels or not isinstance(entity_type, str):
+        return []
+    if "Knowledge" in labels and isinstance(trust, str):
+        return knowledge_labels(entity_type, trust)
+    return type_labels(entity_type)
+
+
 # ---------------------------------------------------------------------------
 # the store
 # ---------------------------------------------------------------------------
@@ -313,6 +324,7 @@ class TransferStore:
                 "props": n["props"],
                 "name_lower": n["name"].lower() if is_entity else None,
                 "type_lower": etype.lower() if is_entity and isinstance(etype, str) else None,
+                "type_labels": _imported_type_labels(n["labels"], etype, n["props"].get("trust")),
                 "observations": [
                     {"labels": list(o["labels"]), "props": o["props"], "link": o.get("link") or {},
                      "text_lower": o["props"]["text"].lower() if isinstance(o["props"].get("text"), str) else None}

@@ -8,6 +8,7 @@ from typing import Any
 from kg_neo4j.models import SearchMemoryIn, SearchResult
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, schema_of, session_id
 from kg_neo4j.store.knowledge import KnowledgeStore
+from kg_neo4j.store.recall_facts import search_with_facts
 
 #: Profiles with the knowledge tools: there, what search_memory and open_nodes return counts as an access.
 ACCESS_PROFILES = frozenset({"knowledge", "all"})
@@ -40,7 +41,8 @@ def mark_search(rt: Runtime) -> None:
 
 async def search_memory(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     req = parse_model(args, SearchMemoryIn)
-    result = await rt.store.search_memory(req.query, limit=req.limit, entity_types=req.entityTypes, as_of=req.asOf)
+    result = await search_with_facts(rt.store, req.query, limit=req.limit, entity_types=req.entityTypes,
+                                     as_of=req.asOf)
     data = result.model_dump(by_alias=True)
     text = dump(data)
     if req.asOf is None:
@@ -57,7 +59,9 @@ SEARCH_TOOLS: list[ToolSpec] = [
             "(embedding) similarity, keyword (BM25) matches and the graph (entities named in the question, "
             "neighbours of strong hits, relation weights) into one ranking. Returns `hits` best first (one "
             "observation each, or an entity matched by name/type with observation null), then the hits' "
-            "entities and the relations among them. Optional: limit (default 10), entityTypes, asOf."
+            "entities and the relations among them; a knowledge entity carries `knowledge` (trust, level, quote, "
+            "retention, fading: check fading or inference knowledge before relying on it). Optional: limit "
+            "(default 10), entityTypes, asOf."
         ),
         input_schema=schema_of(SearchMemoryIn),
         handler=search_memory,

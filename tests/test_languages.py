@@ -185,3 +185,12 @@ async def test_local_directory_and_installed_package_models(private: Neo4jInfo, 
     # A package that carries no model is named as such.
     proc = kg(private, "serve", "--namespace", ns, KG_NEO4J_EMBEDDING_MODEL="json")
     assert proc.returncode == 2 and "carries no sentence-transformers model" in proc.stderr
+
+
+def test_readme_languages_section_matches_the_tests() -> None:
+    from conftest import ROOT
+
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("### Languages", 1)[1].split("\n### ", 1)[0]
+    for needle in ("KG_NEO4J_FULLTEXT_ANALYZER", "--fulltext-analyzer", "kg-neo4j rebuild-fulltext", "listAvailableAnalyzers",
+                   ZH_DB, ZH_DECOY, "Datenbank", "`german`", "`cjk`", "kg-neo4j reembed"):
+        assert needle in section, needle

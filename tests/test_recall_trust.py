@@ -11,10 +11,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import jsonschema
+from kg_helpers import ok
 
 from conftest import Neo4jInfo, mcp_session
-from kg_helpers import ok
 from kg_neo4j.knowledge import decay
+from kg_neo4j.knowledge.vocabulary import Category
 
 QUOTE = "We do not ship on Fridays. Ever."
 
@@ -68,8 +69,8 @@ async def test_search_and_traverse_show_trust_level_quote_and_fading(
             ("principle", 1, QUOTE, False)
         assert (inference["trust"], inference["level"], inference["quote"], inference["fading"]) == \
             ("inference", 1, None, True)
-        assert abs(inference["retention"] - decay.retention(60, 3.0, category="creative")) < 1e-3
-        assert abs(principle["retention"] - decay.retention(60, 30.0, category="creative")) < 1e-3
+        assert abs(inference["retention"] - decay.retention(60, 3.0, category=Category.CREATIVE)) < 1e-3
+        assert abs(principle["retention"] - decay.retention(60, 30.0, category=Category.CREATIVE)) < 1e-3
         assert principle["retention"] >= decay.FADING_BELOW_RETENTION > inference["retention"]
 
         walked = await answer(s, "traverse_graph", {"start": ["Alice"], "maxDepth": 2, "asOf": later.isoformat()},
@@ -94,7 +95,7 @@ async def test_search_and_traverse_show_trust_level_quote_and_fading(
                               schemas["traverse_graph"])
         ents = by_name(walked["entities"])
         assert ents["Weekend pages"]["knowledge"]["fading"] is True
-        assert abs(ents["Weekend pages"]["knowledge"]["retention"] - decay.retention(40, 3.0, category="creative")) \
+        assert abs(ents["Weekend pages"]["knowledge"]["retention"] - decay.retention(40, 3.0, category=Category.CREATIVE)) \
             < 1e-3
         assert ents["No Friday deploys"]["knowledge"]["retention"] > 0.999
         assert ents["No Friday deploys"]["knowledge"]["fading"] is False
@@ -121,3 +122,12 @@ async def test_a_plain_graph_answers_as_before(neo4j_info: Neo4jInfo, namespace:
                                          for e in found["entities"])
         walked = json.loads((await s.call_tool("traverse_graph", {"start": ["Bob"]})).content[0].text)
         assert [set(e) for e in walked["entities"]] == [{"name", "entityType", "observations", "depth"}] * 2
+
+
+def test_readme_describes_the_knowledge_key() -> None:
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("**Trust at recall.**", 1)[1].split("\n\n", 1)[0]
+    for key in ("trust", "level", "quote", "retention", "fading", "asOf", "0.3", "search_memory", "traverse_graph"):
+        assert key in section, key

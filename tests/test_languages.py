@@ -41,13 +41,20 @@ def kg(info: Neo4jInfo, *args: str, **env: str) -> subprocess.CompletedProcess[s
                           stdin=subprocess.DEVNULL)
 
 
-async def recall(info: Neo4jInfo, namespace: str, query: str, **env: str) -> tuple[set[str], str]:
-    """The observations search_memory's hits hold, and its mode, from a server started with ``env``."""
+async def recall_all(info: Neo4jInfo, namespace: str, queries: list[str], **env: str) -> dict[str, tuple[set[str], str]]:
+    """Per query, the observations search_memory's hits hold and its mode, from one server started with ``env``."""
+    out = {}
     async with stdio_session(info, "--namespace", namespace, env=server_env(info, **env)) as s:
-        result = await s.call_tool("search_memory", {"query": query})
-        assert not result.is_error, result.content[0].text
-        data = json.loads(result.content[0].text)
-    return {h["observation"] for h in data["hits"] if h["observation"]}, data["mode"]
+        for query in queries:
+            result = await s.call_tool("search_memory", {"query": query})
+            assert not result.is_error, result.content[0].text
+            data = json.loads(result.content[0].text)
+            out[query] = ({h["observation"] for h in data["hits"] if h["observation"]}, data["mode"])
+    return out
+
+
+async def recall(info: Neo4jInfo, namespace: str, query: str, **env: str) -> tuple[set[str], str]:
+    return (await recall_all(info, namespace, [query], **env))[query]
 
 
 async def test_fulltext_analyzer_setting_detection_rebuild_and_recall(private: Neo4jInfo) -> None:
@@ -75,13 +82,11 @@ async def test_fulltext_analyzer_setting_detection_rebuild_and_recall(private: N
     assert proc.returncode == 2 and "--fulltext-analyzer" in proc.stderr and "listAvailableAnalyzers" in proc.stderr
 
     # The rebuild: Neo4j indexes the stored text again with the new analyzer.
-    english: dict[str, tuple[set[str], str]] = {}
     proc = kg(private, "rebuild-fulltext", "--fulltext-analyzer", "english", "--no-progress")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {"index": "kg_fulltext", "analyzer": "english", "previous": "cjk",
                                        "rebuilt": True}
-    for query in ("数据库", "Datenbank"):
-        english[query] = await recall(private, ns, query, KG_NEO4J_FULLTEXT_ANALYZER="english")
+    english = await recall_all(private, ns, ["数据库", "Datenbank"], KG_NEO4J_FULLTEXT_ANALYZER="english")
     # english splits Chinese into single characters: the decoy matches as well as the real answer
     assert english["数据库"][0] == {ZH_DB, ZH_DECOY}
     # and its English stemmer leaves the German plural alone: "Datenbank" does not find "Datenbanken"
@@ -92,10 +97,9 @@ async def test_fulltext_analyzer_setting_detection_rebuild_and_recall(private: N
     assert json.loads(proc.stdout)["previous"] == "english"
     again = kg(private, "rebuild-fulltext", "--no-progress", KG_NEO4J_FULLTEXT_ANALYZER="german")
     assert json.loads(again.stdout)["rebuilt"] is False  # idempotent
-    german = await recall(private, ns, "Datenbank", KG_NEO4J_FULLTEXT_ANALYZER="german")
-    assert german == ({DE_DB}, "fulltext+graph")
-    hund = await recall(private, ns, "Hunde", KG_NEO4J_FULLTEXT_ANALYZER="german")  # plural -> Hund
-    assert hund[0] == {DE_DOG}
+    german = await recall_all(private, ns, ["Datenbank", "Hunde"], KG_NEO4J_FULLTEXT_ANALYZER="german")
+    assert german["Datenbank"] == ({DE_DB}, "fulltext+graph")
+    assert german["Hunde"][0] == {DE_DOG}  # plural -> Hund
     # back to the default, so that the next test's servers start as everyone's do
     assert kg(private, "rebuild-fulltext", "--no-progress").returncode == 0
 

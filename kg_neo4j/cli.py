@@ -157,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     skills.add_argument("--no-progress", dest="progress", action="store_false")
     skills.add_argument("--embedding-model", dest="embedding_model")
     _embedding_runtime(skills)
+    _fulltext_analyzer(skills)
 
     exp = sub.add_parser("export", help="export a namespace to a file")
     _common(exp)

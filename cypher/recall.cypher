@@ -1,7 +1,7 @@
 // What a read shows about the knowledge it returns (README "Knowledge layer", "Trust at recall"):
-// search_memory and traverse_graph add, for each knowledge entity of their answer, its trust, level,
-// quote and decay state; the store computes retention and "fading" from that state at the read's moment
-// (kg_neo4j/store/recall_facts.py, with kg_neo4j/knowledge/decay.py).
+// traverse_graph adds, for each knowledge entity of its answer, its trust, level, quote and decay state
+// (search_memory reads the same in search_memory_around); retention and "fading" are computed from that
+// state at the read's moment (kg_neo4j/knowledge/recall.py, with kg_neo4j/knowledge/decay.py).
 
 // name: knowledge_facts
 // Trust, level, quote and decay state of the knowledge among the named entities as of $at (expired knowledge only before it expired).

@@ -8,7 +8,6 @@ from typing import Any
 from kg_neo4j.models import SearchMemoryIn, SearchResult
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, schema_of, session_id
 from kg_neo4j.store.knowledge import KnowledgeStore
-from kg_neo4j.store.recall_facts import search_with_facts
 
 #: Profiles with the knowledge tools: there, what search_memory and open_nodes return counts as an access.
 ACCESS_PROFILES = frozenset({"knowledge", "all"})
@@ -41,8 +40,7 @@ def mark_search(rt: Runtime) -> None:
 
 async def search_memory(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     req = parse_model(args, SearchMemoryIn)
-    result = await search_with_facts(rt.store, req.query, limit=req.limit, entity_types=req.entityTypes,
-                                     as_of=req.asOf)
+    result = await rt.store.search_memory(req.query, limit=req.limit, entity_types=req.entityTypes, as_of=req.asOf)
     data = result.model_dump(by_alias=True)
     text = dump(data)
     if req.asOf is None:

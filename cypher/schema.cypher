@@ -57,10 +57,10 @@ SET m.previous_version = CASE WHEN m.version <> $version THEN m.version ELSE m.p
     m.version = $version, m.updated_at = $now, m.package_version = $package_version
 
 // name: schema_fulltext
-// Fulltext (BM25, English analyzer) over entity names and types and observation text, behind search_memory.
+// Fulltext (BM25) over entity names and types and observation text, behind search_memory; $analyzer: the fulltext-analyzer setting.
 CREATE FULLTEXT INDEX kg_fulltext IF NOT EXISTS
 FOR (n:Entity|Observation) ON EACH [n.name, n.entityType, n.text]
-OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}
+OPTIONS {indexConfig: {`fulltext.analyzer`: $analyzer}}
 
 // name: schema_observation_vector
 // Native vector index (cosine) over observation embeddings; dimension from the embedding model.

@@ -107,7 +107,7 @@ CALL () {
 RETURN obs_small, vhits, entities_small, ventities
 
 // name: search_memory_around
-// For the named entities only: type, observation count and their strongest current relations.
+// For the named entities only: type, observation count, strongest current relations, and for knowledge its trust, level, quote and decay state.
 UNWIND $names AS name
 MATCH (e:KgNode {namespace: $ns, name: name})
 CALL (e) {
@@ -121,7 +121,9 @@ CALL (e) {
 }
 RETURN e.name AS name, e.entityType AS entityType,
        COUNT { (e)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.created_at <= $at } AS observationCount,
-       rels
+       rels,
+       CASE WHEN e:Knowledge THEN {trust: e.trust, level: e.memory_level, quote: e.quote, category: e.category,
+                                   stability: e.stability, since: coalesce(e.last_access, e.created_at)} END AS knowledge
 
 // name: search_mentions
 // Entities of the namespace whose lower-cased name is one of the question's word n-grams.

@@ -36,7 +36,7 @@ log = logging.getLogger("kg_neo4j")
 FLAGS = {"namespace": "--namespace", "log_level": "--log-level", "transport": "--transport", "host": "--host",
          "port": "--port", "tools": "--tools", "auth_token": "--auth-token", "allowed_origins": "--allowed-origin",
          "max_answer_bytes": "--max-answer-bytes", "embedding_model": "--embedding-model",
-         "embedding_runtime": "--embedding-runtime",
+         "embedding_runtime": "--embedding-runtime", "fulltext_analyzer": "--fulltext-analyzer",
          "schemas_dir": "--schemas", "skills_dir": "--skills-dir", "session_id": "--session-id"}
 #: ``maintain --min-similarity``: the same range as ``maintain_graph``'s ``minSimilarity``.
 MIN_SIMILARITY = (0.5, 1.0)
@@ -64,6 +64,12 @@ def _embedding_runtime(p: argparse.ArgumentParser) -> None:
                         "sentence-transformers")
 
 
+def _fulltext_analyzer(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fulltext-analyzer", dest="fulltext_analyzer",
+                   help="analyzer of the fulltext index, one of Neo4j's (default english; e.g. cjk, german, "
+                        "standard-no-stop-words); a change needs `kg-neo4j rebuild-fulltext`")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="kg-neo4j", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--version", action="version", version=f"kg-neo4j {__version__}")
@@ -81,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-answer-bytes", dest="max_answer_bytes",
                        help="server-wide cap on one answer's size")
     _embedding_runtime(serve)
+    _fulltext_analyzer(serve)
     serve.add_argument("--embedding-model", dest="embedding_model",
                        help="sentence-transformers model name or local path, or 'none' (default all-MiniLM-L6-v2)")
     serve.add_argument("--schemas", dest="schemas_dir", type=Path,
@@ -97,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     reembed.add_argument("--batch-size", dest="batch_size", type=_positive, default=256)
     reembed.add_argument("--no-progress", dest="progress", action="store_false")
     reembed.add_argument("--log-level", dest="log_level")
+
+    rebuild = sub.add_parser("rebuild-fulltext", help="rebuild the fulltext index with the configured analyzer "
+                                                      "(Neo4j indexes the existing text again)")
+    _fulltext_analyzer(rebuild)
+    rebuild.add_argument("--no-progress", dest="progress", action="store_false")
+    rebuild.add_argument("--log-level", dest="log_level")
 
     neo = sub.add_parser("neo4j", help="manage the local (no-Docker) Neo4j server")
     neo.add_argument("action", choices=["start", "stop", "status", "env"])
@@ -117,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--no-progress", dest="progress", action="store_false")
     imp.add_argument("--embedding-model", dest="embedding_model")
     _embedding_runtime(imp)
+    _fulltext_analyzer(imp)
 
     mnt = sub.add_parser("maintain", help="maintain the knowledge graph: prune (decay, weak edges), merge "
                                           "near-duplicates, validate, orphans; a dry run unless --apply")
@@ -148,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     skills.add_argument("--no-progress", dest="progress", action="store_false")
     skills.add_argument("--embedding-model", dest="embedding_model")
     _embedding_runtime(skills)
+    _fulltext_analyzer(skills)
 
     exp = sub.add_parser("export", help="export a namespace to a file")
     _common(exp)
@@ -399,6 +414,12 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from kg_neo4j.maintenance import run_reembed
 
         report = asyncio.run(run_reembed(settings, batch_size=args.batch_size, progress=args.progress))
+        print(json.dumps(report, indent=2))
+        return 0
+    if args.command == "rebuild-fulltext":
+        from kg_neo4j.maintenance import run_rebuild_fulltext
+
+        report = asyncio.run(run_rebuild_fulltext(settings, progress=args.progress))
         print(json.dumps(report, indent=2))
         return 0
     if args.command == "import":

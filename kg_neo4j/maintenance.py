@@ -15,6 +15,7 @@ from kg_neo4j.settings import Settings
 from kg_neo4j.store import connect
 from kg_neo4j.store.connection import bootstrap
 from kg_neo4j.store.embeddings import reembed
+from kg_neo4j.store.fulltext import rebuild_fulltext
 from kg_neo4j.store.maintenance import ACTIONS, DEFAULT_BATCH_SIZE, MERGE_COSINE, MaintenanceStore
 
 
@@ -35,6 +36,23 @@ async def run_reembed(settings: Settings, *, batch_size: int = 256, progress: bo
 
         return await reembed(driver, conn.database, embedder, batch_size=batch_size, on_total=total,
                              on_progress=bar.update)
+    finally:
+        bar.close()
+        await driver.close()
+
+
+async def run_rebuild_fulltext(settings: Settings, *, progress: bool = True) -> dict[str, Any]:
+    """``kg-neo4j rebuild-fulltext``: the fulltext index again, with ``settings.fulltext_analyzer``."""
+    driver, conn = await connect(settings)
+    bar = tqdm(total=100, unit="%", desc="rebuild-fulltext", file=sys.stderr, disable=not progress)
+    try:
+        await bootstrap(driver, conn.database)  # schema only; the analyzer check is what this fixes
+
+        def shown(percent: float) -> None:
+            bar.n = round(percent, 1)
+            bar.refresh()
+
+        return await rebuild_fulltext(driver, conn.database, settings.fulltext_analyzer, on_progress=shown)
     finally:
         bar.close()
         await driver.close()

@@ -174,8 +174,26 @@ class RelationFull(Relation):
     source: str | None = None
 
 
+class KnowledgeFacts(BaseModel):
+    """What a knowledge entity is, shown where search_memory and traverse_graph return it (spec 004:
+    trust stays visible when knowledge is used).  README "Knowledge layer", "Trust at recall"."""
+
+    trust: str = Field(description="principle (the expert's), pattern (observed) or inference (the agent's own idea)")
+    level: int = Field(description="memory level: 1 new, 2 verifying, 3 consolidated, 4 core")
+    quote: str | None = Field(default=None, description="the expert's exact words, if any")
+    retention: float = Field(description="R in [0, 1] at the read's moment (asOf when given)")
+    fading: bool = Field(description="retention below 0.3: actively decaying, confirm before relying on it")
+
+
+def _knowledge_field() -> Any:
+    # Omitted (not null) for entities that are not knowledge, so answers about a plain graph keep their shape.
+    return Field(default=None, exclude_if=lambda v: v is None,
+                 description="Only for knowledge entities (spec 004): trust, level, quote, retention, fading")
+
+
 class TraversalEntity(Entity):
     depth: int
+    knowledge: KnowledgeFacts | None = _knowledge_field()
 
 
 class TraversalPath(BaseModel):
@@ -255,6 +273,7 @@ class SearchEntity(BaseModel):
     name: str
     entityType: str
     observationCount: int
+    knowledge: KnowledgeFacts | None = _knowledge_field()
 
 
 class SearchResult(BaseModel):

@@ -63,6 +63,8 @@ ALLOWED: dict[str, str] = {
     "local_http_port": "an integer from 1 to 65535",
     "local_guide_port": "an integer from 1 to 65535",
     "embedding_runtime": "one of auto, numpy, sentence-transformers",
+    "fulltext_analyzer": "the name of a Neo4j fulltext analyzer (e.g. english, standard-no-stop-words, cjk, german; "
+                         "the server checks it against db.index.fulltext.listAvailableAnalyzers())",
     "log_level": "one of DEBUG, INFO, WARNING, ERROR, CRITICAL (any case)",
 }
 #: Never echoed in an error.
@@ -126,6 +128,8 @@ class Settings(BaseSettings):
     #: what computes the vectors: numpy for the models it runs exactly (no torch; README "Embeddings"),
     #: else sentence-transformers ("auto"), or one of them forced
     embedding_runtime: Literal["auto", "numpy", "sentence-transformers"] = "auto"
+    #: analyzer of the fulltext index (one per database; README "Languages"); checked against Neo4j at start
+    fulltext_analyzer: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,63}$")] = "english"
 
     # --- limits (documented in the README) ---
     max_answer_bytes: Positive = 8 * 1024 * 1024

@@ -568,7 +568,7 @@ async def run_import(settings: Settings, path: str | Path, *, fmt: str = "auto",
         embedder.start_loading()
     driver, conn = await connect(settings)
     try:
-        await bootstrap(driver, conn.database, clock, model)
+        await bootstrap(driver, conn.database, clock, model, fulltext_analyzer=settings.fulltext_analyzer)
         store = TransferStore(driver, conn.database, settings.namespace, clock, embedder)
         write = _writer(store, detected)
         total = p.stat().st_size  # progress in bytes (characters for Simple Memory's single document)

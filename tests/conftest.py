@@ -118,6 +118,36 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.fixture(scope="session")
+def private_neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jInfo]:
+    """A second, private Neo4j (a temporary home on free ports) for the tests that change what is a property
+    of the whole database (the embedding model, the fulltext analyzer).  Started once per run (a start costs
+    tens of seconds); each module that uses it starts from an empty database (:func:`wipe_neo4j`)."""
+    from kg_neo4j.localdb import LocalNeo4j
+
+    home = tmp_path_factory.mktemp("neo4j-private")
+    db = LocalNeo4j(Settings(home=home, local_bolt_port=free_port(), local_http_port=free_port(),
+                             local_heap="512m", local_pagecache="256m"))
+    db.start()
+    try:
+        uri, user, password = db.credentials()
+        yield Neo4jInfo(uri, user, password, "neo4j", "private")
+    finally:
+        db.stop()
+
+
+def wipe_neo4j(info: Neo4jInfo) -> None:
+    """Empty a private Neo4j: every node, constraint and index (never the shared test database)."""
+    assert info.source == "private", "only a private Neo4j is ever wiped"
+    with GraphDatabase.driver(info.uri, auth=(info.username, info.password)) as drv:
+        drv.execute_query("MATCH (n) DETACH DELETE n", database_=info.database)
+        for rec in drv.execute_query("SHOW CONSTRAINTS YIELD name", database_=info.database).records:
+            drv.execute_query("DROP CONSTRAINT $name IF EXISTS", name=rec["name"], database_=info.database)
+        for rec in drv.execute_query("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name",
+                                     database_=info.database).records:
+            drv.execute_query("DROP INDEX $name IF EXISTS", name=rec["name"], database_=info.database)
+
+
 def server_env(info: Neo4jInfo, **extra: str) -> dict[str, str]:
     """Environment for a `kg-neo4j` subprocess on the test Neo4j.  Semantic search is off
     unless a test asks for a model (KG_NEO4J_EMBEDDING_MODEL=...): most tests do not need it,

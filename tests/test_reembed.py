@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import KG, Neo4jInfo, free_port, server_env
+from conftest import KG, Neo4jInfo, server_env, wipe_neo4j
 from kg_neo4j.embeddings import load_embedder, resolve_model
 from kg_neo4j.errors import ConfigError
-from kg_neo4j.localdb import LocalNeo4j
 from kg_neo4j.models import EntityIn
 from kg_neo4j.server.app import open_runtime
 from kg_neo4j.settings import Settings
@@ -29,16 +27,9 @@ PEOPLE = [EntityIn(name=f"P{i}", entityType="person", observations=[f"P{i} likes
 
 
 @pytest.fixture(scope="module")
-def private_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jInfo]:
-    home = tmp_path_factory.mktemp("neo4j-reembed")
-    db = LocalNeo4j(Settings(home=home, local_bolt_port=free_port(), local_http_port=free_port(),
-                             local_heap="512m", local_pagecache="256m"))
-    db.start()
-    try:
-        uri, user, password = db.credentials()
-        yield Neo4jInfo(uri, user, password, "neo4j", "private")
-    finally:
-        db.stop()
+def private_neo4j(private_neo4j_server: Neo4jInfo) -> Neo4jInfo:
+    wipe_neo4j(private_neo4j_server)  # shared with test_languages.py: start from an empty database
+    return private_neo4j_server
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,35 @@ def _packaged_path(spec: str) -> Path | None:
             "pip install 'kg-neo4j[embeddings]' (or choose --embedding-model none)"
         )
     return Path(next(iter(found.submodule_search_locations))) / sub
+
+
+#: A name that may be an installed Python package (distribution names' ``-`` read as ``_``).
+_PACKAGE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def _is_model_dir(path: Path) -> bool:
+    return (path / "modules.json").is_file() or (path / "config.json").is_file()
+
+
+def _installed_package_path(spec: str) -> Path | None:
+    """A model carried by an installed Python package: the package's directory, or its ``model/``
+    folder, holding a sentence-transformers model (``modules.json`` or ``config.json``).  None when no
+    such package is installed; an error when the package exists but carries no model."""
+    if not _PACKAGE_NAME.fullmatch(spec):
+        return None
+    module = spec.replace("-", "_")
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if found is None or not found.submodule_search_locations:
+        return None
+    root = Path(next(iter(found.submodule_search_locations)))
+    for candidate in (root, root / "model"):
+        if _is_model_dir(candidate):
+            return candidate
+    raise ConfigError(f"embedding model {spec!r}: the installed package {module!r} ({root}) carries no "
+                      "sentence-transformers model (no modules.json or config.json in it or in its model/ folder)")
 
 
 def _hf_cache_path(spec: str, cache_root: Path) -> Path | None:
@@ -77,7 +107,8 @@ def read_dimension(path: Path) -> int:
 
 
 def resolve_model(spec: str, *, hf_cache: Path | None = None) -> ModelInfo | None:
-    """``none`` -> None; a packaged name, a local directory, or a model in the HF cache -> ModelInfo."""
+    """``none`` -> None; a packaged name, a local directory, an installed Python package carrying a model,
+    or a model in the HF cache -> ModelInfo."""
     if spec.strip().lower() in ("", "none", "off"):
         return None
     path = _packaged_path(spec)
@@ -86,11 +117,14 @@ def resolve_model(spec: str, *, hf_cache: Path | None = None) -> ModelInfo | Non
         if local.is_dir():
             path = local.resolve()
     if path is None:
+        path = _installed_package_path(spec)
+    if path is None:
         cache = hf_cache or Path.home() / ".cache" / "huggingface" / "hub"
         path = _hf_cache_path(spec, cache)
     if path is None:
         raise ConfigError(
-            f"embedding model {spec!r} is not available offline: give a local directory, a model already in the "
-            f"Hugging Face cache, {DEFAULT_MODEL!r} (packaged), or 'none'. Nothing is downloaded at run time."
+            f"embedding model {spec!r} is not available offline: give a local directory, an installed Python package "
+            f"that carries a model, a model already in the Hugging Face cache, {DEFAULT_MODEL!r} (packaged), or "
+            "'none'. Nothing is downloaded at run time."
         )
     return ModelInfo(name=spec, path=path, dimension=read_dimension(path))

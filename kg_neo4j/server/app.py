@@ -92,7 +92,7 @@ async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncI
         embedder.start_loading()
     driver, conn = await connect(settings)
     try:
-        await bootstrap(driver, conn.database, clock, model)
+        await bootstrap(driver, conn.database, clock, model, fulltext_analyzer=settings.fulltext_analyzer)
         store = GraphStore(
             driver,
             database=conn.database,

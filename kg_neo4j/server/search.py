@@ -57,7 +57,9 @@ SEARCH_TOOLS: list[ToolSpec] = [
             "(embedding) similarity, keyword (BM25) matches and the graph (entities named in the question, "
             "neighbours of strong hits, relation weights) into one ranking. Returns `hits` best first (one "
             "observation each, or an entity matched by name/type with observation null), then the hits' "
-            "entities and the relations among them. Optional: limit (default 10), entityTypes, asOf."
+            "entities and the relations among them; a knowledge entity carries `knowledge` (trust, level, quote, "
+            "retention, fading: check fading or inference knowledge before relying on it). Optional: limit "
+            "(default 10), entityTypes, asOf."
         ),
         input_schema=schema_of(SearchMemoryIn),
         handler=search_memory,

@@ -15,6 +15,7 @@ from kg_neo4j.models import (
     TraverseIn,
 )
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_list, parse_model, schema_of
+from kg_neo4j.store.recall_facts import traverse_with_facts
 
 DEFAULT_PROFILES = ("default",)
 #: traverse_graph is also one of the knowledge tools (spec 004)
@@ -43,7 +44,7 @@ class _UpdateArgs(BaseModel):
 
 async def traverse_graph(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     req = parse_model(args, TraverseIn)
-    result = await rt.store.traverse(req)
+    result = await traverse_with_facts(rt.store, req)
     data = result.model_dump(by_alias=True)
     return dump(data), data
 
@@ -70,7 +71,8 @@ TEMPORAL_TOOLS: list[ToolSpec] = [
             "(with their depth), the relationships walked (with weight, validity, reasoning, source) and the "
             "path to each entity. Filters: direction (out/in/both), maxDepth (1-4, default 2), relationTypes, "
             "minWeight, asOf (ISO 8601: the graph as it was then). Each entity's fan-out is capped per hop "
-            "(fanout, default 50, strongest relations first); `truncated` and `cappedAt` say when a cap cut the answer."
+            "(fanout, default 50, strongest relations first); `truncated` and `cappedAt` say when a cap cut the answer. "
+            "A knowledge entity carries `knowledge` (trust, level, quote, retention, fading)."
         ),
         input_schema=schema_of(TraverseIn),
         handler=traverse_graph,

@@ -25,6 +25,7 @@ from kg_neo4j.store.capabilities import (
     detect_capabilities,
     register,
 )
+from kg_neo4j.store.fulltext import ensure_fulltext_index
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,6 @@ _SCHEMA_STATEMENTS = [
     "schema_entity_type_lower",
     "schema_observation_text_lower",
     "schema_meta_key",
-    "schema_fulltext",
     "schema_knowledge_ns",
     "schema_expired_knowledge_ns",
     "schema_experience_ns",
@@ -208,7 +208,8 @@ async def _write_server_meta(
 
 
 async def bootstrap(
-    driver: AsyncDriver, database: str, clock: Clock | None = None, model: ModelInfo | None = None
+    driver: AsyncDriver, database: str, clock: Clock | None = None, model: ModelInfo | None = None,
+    *, fulltext_analyzer: str | None = None,
 ) -> SearchIndexes:
     """Create constraints and indexes (idempotent), wait for them, record the schema version.
 
@@ -218,6 +219,8 @@ async def bootstrap(
     (the filtered ones too where the server has them) and record it.  Filtered indexes that are
     still filling (a store upgraded from 5.26) are not waited for: the search path uses the 5.26
     statements until they are ONLINE.  Returns that state, also registered for the driver.
+    ``fulltext_analyzer`` (the setting; None: schema only) is checked like the model
+    (kg_neo4j/store/fulltext.py).
     """
     q = queries()
     caps = await detect_capabilities(driver, database)
@@ -225,6 +228,7 @@ async def bootstrap(
              caps.edition, "/".join(caps.cypher_versions), caps.vector_search_filters, caps.fulltext_search)
     for name in _SCHEMA_STATEMENTS:
         await driver.execute_query(q[name], database_=database)
+    await ensure_fulltext_index(driver, database, fulltext_analyzer)
     now = (clock or SystemClock()).now()
     # A store written by an older Neo4j moves to the server's format on its first write transaction
     # (Neo4j's automatic upgrade); only then does the vector index provider accept filter properties.

@@ -28,6 +28,7 @@ from kg_neo4j.embeddings import Embedder
 from kg_neo4j.errors import NotFoundError, TooLargeError, ValidationError
 from kg_neo4j.fusion import FusionWeights, finish, pool, score_channels
 from kg_neo4j.knowledge.decay import MEMORY_SCORE_MAX, elapsed_days, memory_score, retention
+from kg_neo4j.knowledge.recall import facts_of
 from kg_neo4j.models import (
     MAX_OBSERVATIONS_PER_CALL,
     Entity,
@@ -673,7 +674,8 @@ class GraphStore:
             etype = a["entityType"] if a and a["entityType"] is not None else \
                 next(h.entityType for h in fused if h.name == name)
             entities.append(SearchEntity(name=name, entityType=etype,
-                                         observationCount=int(a["observationCount"]) if a else 0))
+                                         observationCount=int(a["observationCount"]) if a else 0,
+                                         knowledge=facts_of(a["knowledge"], read_at) if a and a["knowledge"] else None))
         relations: list[RelationFull] = []
         seen: set[tuple[str, str, str]] = set()
         for name in final:
@@ -697,7 +699,8 @@ class GraphStore:
         records = await self.run("search_memory_around", read=True, names=list(names), neighbour_cap=NEIGHBOUR_CAP,
                                  at=as_of)
         return {r["name"]: {"name": r["name"], "entityType": r["entityType"],
-                            "observationCount": r["observationCount"], "rels": r["rels"]} for r in records}
+                            "observationCount": r["observationCount"], "rels": r["rels"],
+                            "knowledge": r["knowledge"]} for r in records}
 
     # -- reads -----------------------------------------------------------------
     async def read_graph(

@@ -1,0 +1,106 @@
+"""The fulltext index's analyzer: a setting (``KG_NEO4J_FULLTEXT_ANALYZER`` / ``--fulltext-analyzer``,
+default ``english``), checked at start like the embedding model, rebuilt by ``kg-neo4j rebuild-fulltext``.
+README "Languages".
+
+One index (``kg_fulltext``) serves every namespace of a database, so its analyzer is a property of the
+database, as the embedding model is.  At start the setting must name an analyzer this Neo4j offers
+(``db.index.fulltext.listAvailableAnalyzers()``) and, when the index exists, the analyzer it was built
+with: Neo4j analyzes a query with the index's own analyzer, so a changed setting would otherwise be
+silently ignored.  A fresh database gets the index with the configured analyzer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from neo4j import AsyncDriver
+
+from kg_neo4j.cypher import queries
+from kg_neo4j.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ANALYZER = "english"
+INDEX = "kg_fulltext"
+#: Where the setting comes from, as errors name it.
+SETTING = "KG_NEO4J_FULLTEXT_ANALYZER / --fulltext-analyzer"
+#: How long a rebuild waits for Neo4j to index the existing text (seconds).
+REBUILD_TIMEOUT_S = 3600.0
+
+
+async def _run(driver: AsyncDriver, database: str, name: str, **params: Any) -> list[Any]:
+    records, _, _ = await driver.execute_query(queries()[name], parameters_=params, database_=database)
+    return list(records)
+
+
+async def available_analyzers(driver: AsyncDriver, database: str) -> list[str]:
+    return [r["analyzer"] for r in await _run(driver, database, "fulltext_analyzers")]
+
+
+async def index_state(driver: AsyncDriver, database: str) -> dict[str, Any] | None:
+    """``{analyzer, state, populationPercent}`` of the index, None when it does not exist."""
+    rows = await _run(driver, database, "fulltext_index_state")
+    return dict(rows[0]) if rows else None
+
+
+async def check_analyzer(driver: AsyncDriver, database: str, analyzer: str) -> None:
+    """A clear error unless this Neo4j offers ``analyzer``."""
+    offered = await available_analyzers(driver, database)
+    if analyzer not in offered:
+        raise ConfigError(f"{SETTING} {analyzer!r} is not a fulltext analyzer this Neo4j offers; choose one of: "
+                          f"{', '.join(offered)}")
+
+
+async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: str | None) -> None:
+    """bootstrap's step.  ``analyzer`` None: create the index with the default analyzer if it is missing
+    (commands that only need the schema).  Else check the setting and the existing index, and create
+    the index with ``analyzer`` if it is missing."""
+    if analyzer is None:
+        await _run(driver, database, "schema_fulltext", analyzer=DEFAULT_ANALYZER)
+        return
+    await check_analyzer(driver, database, analyzer)
+    state = await index_state(driver, database)
+    if state is not None and state["analyzer"] != analyzer:
+        raise ConfigError(
+            f"the fulltext index {INDEX} was built with analyzer {state['analyzer']!r} but {SETTING} is "
+            f"{analyzer!r}. Run `kg-neo4j rebuild-fulltext --fulltext-analyzer {analyzer}` to rebuild it (every "
+            f"namespace of the database shares it), or start with --fulltext-analyzer {state['analyzer']}")
+    await _run(driver, database, "schema_fulltext", analyzer=analyzer)
+
+
+async def rebuild_fulltext(driver: AsyncDriver, database: str, analyzer: str, *,
+                           on_progress: Callable[[float], None] | None = None,
+                           timeout: float = REBUILD_TIMEOUT_S) -> dict[str, Any]:
+    """Drop the index and create it with ``analyzer``; Neo4j indexes the existing text again, and this
+    waits until the index is ONLINE (``on_progress`` gets its population percentage).  Idempotent: an
+    index already built with ``analyzer`` is kept.  Interrupted after the drop, the next start (or a
+    new run) creates the index again."""
+    await check_analyzer(driver, database, analyzer)
+    before = await index_state(driver, database)
+    previous = before["analyzer"] if before else None
+    if previous != analyzer:
+        await _run(driver, database, "fulltext_drop")
+        await _run(driver, database, "schema_fulltext", analyzer=analyzer)
+        log.info("fulltext index %s: analyzer %s -> %s; Neo4j is indexing the existing text", INDEX, previous,
+                 analyzer)
+    started = time.monotonic()
+    while True:
+        state = await index_state(driver, database)
+        if state is None:
+            raise ConfigError(f"the fulltext index {INDEX} disappeared during the rebuild; run it again")
+        if on_progress:
+            on_progress(float(state["populationPercent"] or 0.0))
+        if state["state"] == "ONLINE":
+            break
+        if state["state"] == "FAILED":
+            raise ConfigError(f"Neo4j failed to build the fulltext index {INDEX} with analyzer {analyzer!r}; "
+                              "its log says why")
+        if time.monotonic() - started > timeout:
+            raise ConfigError(f"the fulltext index {INDEX} is still {state['state']} after {timeout:.0f} s; "
+                              "Neo4j goes on building it (SHOW FULLTEXT INDEXES shows its progress)")
+        await asyncio.sleep(0.2)
+    return {"index": INDEX, "analyzer": analyzer, "previous": previous, "rebuilt": previous != analyzer}

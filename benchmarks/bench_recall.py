@@ -1,16 +1,29 @@
-"""Retrieval quality of search_memory on the frozen evaluation set (no LLM in the loop).
+"""Turn-level recall of search_memory through a real MCP session, under the fixed protocol of issue 15.
 
-Each conversation goes into its own namespace through the reference write path
-(speakers as entities, every turn an observation, in order); every question is sent
-verbatim to search_memory with limit 10.  hit@10 = share of questions with an evidence
-turn among the observations of the 10 hits; MRR = mean reciprocal rank of the first one.
+Protocol (it is the one of the held-out benchmark; do not change it to improve a figure):
 
-Configurations: vector only, fulltext only, the two fused without graph signals, and the
-shipped fusion (relative scores + entity mentions + graph proximity).  Every configuration
-runs the same store code (entity names in the question are found and removed from the
-text that is embedded and keyword-searched); only the fusion weights differ.
+* each conversation goes into its own namespace, served by its own ``kg-neo4j serve --namespace <ns>``
+  over stdio (default settings, default embedding model), driven by the MCP Python client;
+* one entity per speaker (``create_entities``, type ``person``, no observations), then every dialogue
+  turn is one observation of its speaker's entity, in order, text only (no dates, no ids):
+  ``add_observations`` with one entry per turn, one call per session;
+* each question is sent verbatim to ``search_memory`` with ``limit`` 10;
+* a question is a hit when one of its evidence turns (speaker and text) is among the 10 hits;
+  MRR is the mean of 1 / rank of the first evidence hit (0 when none is in the 10).
 
-    .venv/bin/python benchmarks/bench_recall.py [--dataset benchmarks/recall_eval/dataset.json] [--keep]
+The channels alone (BM25-only, vector-only) are measured on the same namespaces, right after the MCP
+questions of a conversation, by the product's ``GraphStore.search_memory`` in this process with
+fusion weights that keep one channel (``FusionWeights``: every other weight 0, mentions and graph
+proximity included).  This is a store-level switch of the benchmark, not a server setting: the
+fetching and filtering are the store's, only the fusion differs.
+
+Conversations run one at a time and each namespace is deleted before the next one is written
+(``--keep`` keeps them), so the database-wide BM25 statistics see one conversation at a time.
+
+    .venv/bin/python benchmarks/bench_recall.py --dataset benchmarks/recall_eval/v2/frozen.json \\
+        [--channels hybrid,bm25,vector] [--conversations c1,c2] [--json out.json] [--keep]
+
+Progress goes to stderr (a bar per phase), the tables to stdout.
 """
 
 from __future__ import annotations
@@ -18,93 +31,170 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 import uuid
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from kg_neo4j.embeddings import load_embedder, resolve_model
+from _common import KG, connection, delete_namespace, log, server_env, sync_driver
+from tqdm import tqdm
+
+from kg_neo4j.embeddings import load_embedder
 from kg_neo4j.fusion import FusionWeights
-from kg_neo4j.models import EntityIn, ObservationAdd
 from kg_neo4j.settings import Settings
-from kg_neo4j.store import GraphStore, connect
-from kg_neo4j.store.connection import bootstrap
+from kg_neo4j.store import GraphStore
+from kg_neo4j.store.connection import connect
 
 HERE = Path(__file__).resolve().parent
+LIMIT = 10
 
-CONFIGS: dict[str, FusionWeights] = {
-    "vector only": FusionWeights(fulltext=0, entity=0, mention=0, proximity=0),
-    "fulltext only": FusionWeights(vector=0, entity=0, mention=0, proximity=0),
-    "vector + fulltext, no graph signals": FusionWeights(entity=0, mention=0, proximity=0),
-    "fused (shipped)": FusionWeights(),
+#: Store-level single-channel fusions (benchmark only): one channel weighted, nothing else added.
+ALONE: dict[str, FusionWeights] = {
+    "bm25": FusionWeights(vector=0, fulltext=1, entity=0, mention=0, context=0, proximity=0, prior=0),
+    "vector": FusionWeights(vector=1, fulltext=0, entity=0, mention=0, context=0, proximity=0, prior=0),
 }
+LABELS = {"hybrid": "hybrid (MCP search_memory, default)", "bm25": "BM25 only (store, fulltext channel)",
+          "vector": "vector only (store, observation vectors)"}
 
 
-async def load(store: GraphStore, conv: dict[str, Any]) -> dict[str, str]:
-    """Write one conversation; returns turn id -> text."""
-    await store.create_entities([EntityIn(name=s, entityType="person", observations=[]) for s in conv["speakers"]])
-    texts: dict[str, str] = {}
-    for session in conv["sessions"]:
-        batch = []
-        for turn in session["turns"]:
-            texts[turn["id"]] = turn["text"]
-            batch.append(ObservationAdd(entityName=turn["speaker"], contents=[turn["text"]]))
-        await store.add_observations(batch)
-    return texts
+def _ok(result: Any, tool: str) -> dict[str, Any]:
+    if result.is_error:
+        text = " ".join(getattr(c, "text", "") for c in result.content)
+        raise RuntimeError(f"{tool} failed: {text[:500]}")
+    return dict(result.structured_content or {})
 
 
-async def main() -> None:
-    ap = argparse.ArgumentParser()
+def _rank(hits: list[tuple[str, str | None]], evidence: set[tuple[str, str]]) -> int | None:
+    return next((i for i, (name, obs) in enumerate(hits, 1) if obs is not None and (name, obs) in evidence), None)
+
+
+async def run_conversation(conv: dict[str, Any], ns: str, conn: Any, channels: list[str], store: GraphStore | None,
+                           bar: tqdm) -> list[dict[str, Any]]:
+    """Write one conversation through MCP, ask its questions; one row per question."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    turns = {t["id"]: (t["speaker"], t["text"], s["id"]) for s in conv["sessions"] for t in s["turns"]}
+    params = StdioServerParameters(command=KG, args=["serve", "--namespace", ns, "--log-level", "WARNING"],
+                                   env=server_env(conn))
+    rows: list[dict[str, Any]] = []
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        _ok(await session.call_tool("create_entities", {"entities": [
+            {"name": s, "entityType": "person", "observations": []} for s in conv["speakers"]]}), "create_entities")
+        t0 = time.perf_counter()
+        for sess in conv["sessions"]:
+            _ok(await session.call_tool("add_observations", {"observations": [
+                {"entityName": t["speaker"], "contents": [t["text"]]} for t in sess["turns"]]}), "add_observations")
+            bar.set_postfix_str(f"{conv['id']} writing {sess['id']}")
+        ingest_s = time.perf_counter() - t0
+        bar.set_postfix_str(f"{conv['id']} asking")
+        for q in conv["questions"]:
+            evidence = {turns[e][:2] for e in q["evidence"]}
+            ev_sessions = {turns[e][2] for e in q["evidence"]}
+            row: dict[str, Any] = {"id": q["id"], "category": q["category"], "ingest_s": ingest_s}
+            if "hybrid" in channels:
+                data = _ok(await session.call_tool("search_memory", {"query": q["question"], "limit": LIMIT}),
+                           "search_memory")
+                hits = [(h["name"], h.get("observation")) for h in data["hits"]]
+                row["hybrid"] = _rank(hits, evidence)
+                # session level: any hit whose text is a turn of an evidence session (diagnostic)
+                by_text = {(sp, tx): sid for sp, tx, sid in turns.values()}
+                row["hybrid_session"] = any(by_text.get(h) in ev_sessions for h in hits)
+            for ch in channels:
+                if ch == "hybrid" or store is None:
+                    continue
+                store.fusion = ALONE[ch]
+                res = await store.search_memory(q["question"], limit=LIMIT)
+                row[ch] = _rank([(h.name, h.observation) for h in res.hits], evidence)
+            rows.append(row)
+            bar.update(1)
+    return rows
+
+
+def report(rows: list[dict[str, Any]], channels: list[str]) -> str:
+    out = []
+    cats = sorted({r["category"] for r in rows})
+    for ch in channels:
+        out.append(f"\n{LABELS[ch]}\n\n| category | questions | hit@10 | MRR |\n| --- | --- | --- | --- |")
+        for cat in [*cats, None]:
+            sel = [r for r in rows if cat is None or r["category"] == cat]
+            hit = sum(1 for r in sel if r[ch]) / len(sel)
+            mrr = sum(1 / r[ch] for r in sel if r[ch]) / len(sel)
+            label = cat or "**all**"
+            out.append(f"| {label} | {len(sel)} | {hit:.3f} | {mrr:.3f} |")
+        if ch == "hybrid":
+            sess = sum(1 for r in rows if r["hybrid_session"]) / len(rows)
+            out.append(f"\nsession level (any of the 10 hits from an evidence session): {sess:.3f}")
+    return "\n".join(out)
+
+
+async def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default=str(HERE / "recall_eval" / "dataset.json"))
-    ap.add_argument("--model", default="all-MiniLM-L6-v2")
+    ap.add_argument("--channels", default="hybrid,bm25,vector",
+                    help="comma-separated: hybrid (MCP), bm25, vector (store-level single channel)")
+    ap.add_argument("--conversations", default="", help="comma-separated conversation ids (default: all)")
+    ap.add_argument("--model", default="all-MiniLM-L6-v2", help="embedder of the store-level channels "
+                    "(must be the server's default model)")
+    ap.add_argument("--json", dest="json_out", help="also write the per-question ranks here")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
+    channels = [c for c in args.channels.split(",") if c]
+    bad = [c for c in channels if c not in LABELS]
+    if bad:
+        ap.error(f"--channels: unknown {bad}; allowed: {sorted(LABELS)}")
     data = json.loads(Path(args.dataset).read_text())
-    settings = Settings()
-    driver, conn = await connect(settings)
-    info = resolve_model(args.model)
-    await bootstrap(driver, conn.database, model=info)
-    embedder = load_embedder(args.model)
+    convs = data["conversations"]
+    if args.conversations:
+        wanted = set(args.conversations.split(","))
+        convs = [c for c in convs if c["id"] in wanted]
+    conn = connection()
+    sdrv = sync_driver(conn)
+    store_needed = any(c != "hybrid" for c in channels)
+    adrv = None
+    embedder = None
+    if store_needed:
+        adrv, _ = await connect(Settings())
+        embedder = load_embedder(args.model)
     run_id = uuid.uuid4().hex[:6]
-    results: dict[str, list[tuple[bool, float]]] = {c: [] for c in CONFIGS}
-    by_cat: dict[str, dict[str, list[bool]]] = {c: {} for c in CONFIGS}
-    namespaces = []
+    n_q = sum(len(c["questions"]) for c in convs)
+    n_t = sum(len(s["turns"]) for c in convs for s in c["sessions"])
+    log(f"{data['name']}: {len(convs)} conversations, {n_t} turns, {n_q} questions; channels {channels}")
+    rows: list[dict[str, Any]] = []
+    ingest: dict[str, float] = {}
     t0 = time.perf_counter()
-    for conv in data["conversations"]:
-        ns = f"recall-{run_id}-{conv['id']}"
-        namespaces.append(ns)
-        store = GraphStore(driver, database=conn.database, namespace=ns, embedder=embedder)
-        texts = await load(store, conv)
-        for question in conv["questions"]:
-            evidence = {texts[e] for e in question["evidence"]}
-            for cname, weights in CONFIGS.items():
-                store.fusion = weights
-                res = await store.search_memory(question["question"], limit=10)
-                rank = next((i for i, h in enumerate(res.hits, 1) if h.observation in evidence), None)
-                results[cname].append((rank is not None, 1.0 / rank if rank else 0.0))
-                by_cat[cname].setdefault(question.get("category", "?"), []).append(rank is not None)
+    try:
+        with tqdm(total=n_q, file=sys.stderr, unit="q", dynamic_ncols=True) as bar:
+            for conv in convs:
+                ns = f"bench-recall-{run_id}-{conv['id']}"
+                store = GraphStore(adrv, database=conn.database, namespace=ns, embedder=embedder) if adrv else None
+                try:
+                    got = await run_conversation(conv, ns, conn, channels, store, bar)
+                finally:
+                    if not args.keep:
+                        delete_namespace(sdrv, conn.database, ns)
+                ingest[conv["id"]] = got[0]["ingest_s"] if got else 0.0
+                rows.extend(got)
+    finally:
+        if adrv is not None:
+            await adrv.close()
+        sdrv.close()
     elapsed = time.perf_counter() - t0
-    n = len(results["fused (shipped)"])
-    print(f"\nrecall on {data['name']}: {n} questions, {sum(len(c['sessions']) for c in data['conversations'])} "
-          f"sessions, model {args.model}, {elapsed:.0f}s\n")
-    print("| configuration | hit@10 | MRR@10 |\n| --- | --- | --- |")
-    for cname, rows in results.items():
-        hit = sum(1 for h, _ in rows if h) / len(rows)
-        mrr = sum(r for _, r in rows) / len(rows)
-        print(f"| {cname} | {hit:.3f} | {mrr:.3f} |")
-    print("\nhit@10 by category (fused):")
-    for cat, hits in sorted(by_cat["fused (shipped)"].items()):
-        print(f"  {cat:12s} {sum(hits) / len(hits):.3f}  (n={len(hits)})")
-    if not args.keep:
-        async with driver.session(database=conn.database) as session:
-            for ns in namespaces:
-                for label in ("Observation", "KgNode"):
-                    result = await session.run(
-                        f"MATCH (n:{label}) WHERE n.namespace = $ns "
-                        "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS", ns=ns)
-                    await result.consume()
-    await driver.close()
+    per_cat: dict[str, int] = defaultdict(int)
+    for r in rows:
+        per_cat[r["category"]] += 1
+    print(f"recall on {data['name']}: {len(convs)} conversations, {n_t} turns, {len(rows)} questions "
+          f"({', '.join(f'{k} {v}' for k, v in sorted(per_cat.items()))}); run {elapsed:.0f}s, "
+          f"of which MCP ingest {sum(ingest.values()):.0f}s")
+    print(report(rows, channels))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps({"dataset": data["name"], "elapsed_s": elapsed, "rows": rows},
+                                                  indent=1))
+    return 0
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    sys.exit(asyncio.run(main()))

@@ -21,7 +21,7 @@ def test_relative_scores_keep_the_gap_that_ranks_lose() -> None:
 
 def test_each_key_once_best_first_and_limited() -> None:
     vector = [obs("A", i, 0.9 - i / 100) for i in range(20)] + [obs("A", 0, 0.1)]
-    hits = fuse(vector=vector, limit=5)
+    hits = fuse(vector=vector, limit=5, weights=FusionWeights(context=0))  # context: the next test
     assert len(hits) == 5
     assert [h.seq for h in hits] == [0, 1, 2, 3, 4]
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
@@ -33,6 +33,23 @@ def test_mentioned_entity_lends_weight_to_its_observations() -> None:
     hits = fuse(vector=vector, mentions=["Alice"])
     assert hits[0].name == "Alice" and hits[0].channels["mention"] == 1.0
 
+
+def test_an_observation_after_a_strong_one_of_its_entity_shares_its_score() -> None:
+    # "Lena looked at the flat on Mill Road" (A#4, a strong match) ... "She said it was too far" (A#5, weak
+    # alone): the answer follows its setup in the entity's own sequence.
+    vector = [obs("A", 4, 0.80), obs("B", 9, 0.50), obs("A", 7, 0.46), obs("A", 5, 0.45), obs("C", 1, 0.10)]
+    plain = fuse(vector=vector, weights=FusionWeights(context=0))
+    assert [h.key for h in plain][:4] == [("A", 4), ("B", 9), ("A", 7), ("A", 5)]
+    hits = fuse(vector=vector)
+    assert [h.key for h in hits][:2] == [("A", 4), ("A", 5)]
+    by = {h.key: h for h in hits}
+    before = {h.key: h.score for h in plain}
+    w = FusionWeights().context
+    assert abs(by[("A", 5)].score - (before[("A", 5)] + w * before[("A", 4)])) < 1e-9
+    assert by[("A", 5)].channels["context"] == 1.0
+    # no previous observation among the candidates (A#6 is not), another entity's, or an entity hit: nothing
+    assert by[("A", 7)].score == before[("A", 7)] and "context" not in by[("A", 7)].channels
+    assert by[("B", 9)].score == before[("B", 9)]
 
 def test_proximity_follows_relation_weight_and_adds_neighbours() -> None:
     vector = [obs("Alice", 1, 0.9), obs("Bob", 1, 0.5), obs("Carol", 1, 0.5)]

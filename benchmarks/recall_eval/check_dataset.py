@@ -1,12 +1,19 @@
 #!/usr/bin/env python3
-"""Validate the frozen recall evaluation set (benchmarks/recall_eval/dataset.json).
+"""Validate a recall evaluation set: v1 (benchmarks/recall_eval/dataset.json) or a v2 split (v2/*.json).
 
 Stdlib only.  Checks structure and ids, prints statistics, and measures the
 share of questions that share no content word with any of their evidence
 turns ("zero-overlap" questions).  Exit status 1 on any error, if the
 zero-overlap share is below 40 %, or if there are fewer than 300 questions.
 
-Usage:  python benchmarks/recall_eval/check_dataset.py [path/to/dataset.json]
+A v2 split (a ``split`` key) is also held to issue 15's shape: the categories
+single-hop / multi-hop / temporal / open-domain, every conversation 500+ turns,
+500+ questions in the frozen split, a speaker's evidence turn text not repeated
+by that speaker (a hit is matched by speaker and text), multi-hop evidence from
+two sessions or more, and every question with an ``answer``.  Given both splits,
+it also checks that they share no speaker and no question.
+
+Usage:  python benchmarks/recall_eval/check_dataset.py [path/to/dataset.json ...]
 """
 from __future__ import annotations
 
@@ -19,6 +26,9 @@ from pathlib import Path
 MIN_QUESTIONS = 300
 MIN_ZERO_OVERLAP_SHARE = 0.40
 CATEGORIES = {"single-hop", "multi-hop", "temporal", "paraphrase", "preference"}
+V2_CATEGORIES = {"single-hop", "multi-hop", "temporal", "open-domain"}
+V2_MIN_TURNS = 500  # per conversation
+V2_MIN_FROZEN_QUESTIONS = 500
 
 # A common English stop-word list (NLTK-style plus a few modals and
 # contraction stubs).  Only tokens of 3+ letters matter, but short words are
@@ -56,9 +66,28 @@ def content_words(text: str, ignore: set[str]) -> set[str]:
 
 
 def main(argv: list[str]) -> int:
-    path = Path(argv[1]) if len(argv) > 1 else Path(__file__).with_name("dataset.json")
+    paths = [Path(a) for a in argv[1:]] or [Path(__file__).with_name("dataset.json")]
+    status = 0
+    seen: dict[str, tuple[set[str], set[str]]] = {}
+    for path in paths:
+        status |= check(path, seen)
+    if len(seen) > 1:
+        (a, (sa, qa)), (b, (sb, qb)) = list(seen.items())[:2]
+        shared = (sa & sb) | (qa & qb)
+        if shared:
+            print(f"\nFAILED: {a} and {b} share speakers or questions: {sorted(shared)[:10]}")
+            status = 1
+        else:
+            print(f"\nsplits {a} and {b}: no shared speaker or question")
+    return status
+
+
+def check(path: Path, seen: dict[str, tuple[set[str], set[str]]]) -> int:
     data = json.loads(path.read_text(encoding="utf-8"))
     errors: list[str] = []
+    v2 = "split" in data
+    categories = V2_CATEGORIES if v2 else CATEGORIES
+    questions_seen: set[str] = set()
 
     for key in ("name", "frozen", "description", "conversations"):
         if key not in data:
@@ -91,6 +120,9 @@ def main(argv: list[str]) -> int:
         all_speakers.extend(speakers)
         ignore = {t for s in speakers for t in tokens(s)}
         turns: dict[str, str] = {}
+        speaker_of: dict[str, str] = {}
+        session_of: dict[str, str] = {}
+        said: Counter[tuple[str, str]] = Counter()
         c_sess = c_turn = 0
         last_date = ""
         for sess in conv.get("sessions", []):
@@ -111,13 +143,18 @@ def main(argv: list[str]) -> int:
                 if not str(turn.get("text", "")).strip():
                     errors.append(f"{tid}: empty text")
                 turns[tid] = turn.get("text", "")
+                speaker_of[tid] = turn.get("speaker", "")
+                session_of[tid] = sess.get("id", "")
+                said[(speaker_of[tid], turns[tid])] += 1
+        if v2 and c_turn < V2_MIN_TURNS:
+            errors.append(f"{cid}: {c_turn} turns (< {V2_MIN_TURNS})")
         c_q = c_zero = 0
         for q in conv.get("questions", []):
             c_q += 1
             qid = q.get("id")
             claim(qid, "question")
             cat = q.get("category")
-            if cat not in CATEGORIES:
+            if cat not in categories:
                 errors.append(f"{qid}: unknown category {cat!r}")
             cat_counts[cat] += 1
             ev = q.get("evidence", [])
@@ -130,6 +167,15 @@ def main(argv: list[str]) -> int:
                 continue
             if len(set(ev)) != len(ev):
                 errors.append(f"{qid}: repeated evidence id")
+            if v2:
+                questions_seen.add(q.get("question", ""))
+                if "answer" not in q:
+                    errors.append(f"{qid}: no answer")
+                twice = [e for e in ev if said[(speaker_of[e], turns[e])] > 1]
+                if twice:
+                    errors.append(f"{qid}: evidence text said twice by its speaker: {twice}")
+                if cat == "multi-hop" and len({session_of[e] for e in ev}) < 2:
+                    errors.append(f"{qid}: multi-hop evidence from one session")
             qwords = content_words(q.get("question", ""), ignore)
             evwords: set[str] = set()
             for e in ev:
@@ -165,6 +211,10 @@ def main(argv: list[str]) -> int:
           + ", ".join(f"{k}: {v}" for k, v in sorted(ev_sizes.items())))
     print(f"zero content-word overlap with evidence: {n_zero}/{n_q} = {share:.1%}")
 
+    if v2:
+        seen[str(path)] = (set(all_speakers), questions_seen)
+        if data.get("split") == "frozen" and n_q < V2_MIN_FROZEN_QUESTIONS:
+            errors.append(f"frozen split has {n_q} questions (< {V2_MIN_FROZEN_QUESTIONS})")
     if n_q < MIN_QUESTIONS:
         errors.append(f"only {n_q} questions (< {MIN_QUESTIONS})")
     if share < MIN_ZERO_OVERLAP_SHARE:

@@ -33,6 +33,11 @@ WITH e, row
 CALL (e, row) {
   WITH e, row
   WHERE row.nodeType IS NOT NULL
+  // a type replaced is kept with the moment it ended (asOf reads show the type of that moment)
+  SET e.type_was = CASE WHEN row.nodeType <> e.entityType THEN coalesce(e.type_was, []) + e.entityType
+                        ELSE e.type_was END,
+      e.type_until = CASE WHEN row.nodeType <> e.entityType THEN coalesce(e.type_until, []) + $now
+                          ELSE e.type_until END
   SET e.entityType = row.nodeType,
       e.type_lower = row.type_lower,
       e.embedding = row.entity_vector,
@@ -41,9 +46,12 @@ CALL (e, row) {
 CALL (e, row) {
   WITH e, row
   WHERE row.metadata IS NOT NULL
-  MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+  // metadata replaced is retired, not erased: asOf reads of a moment before still show it
+  MATCH (e)-[h:HAS_OBSERVATION]->(o:Observation)
   WHERE NOT o.text IN row.metadata
-  DETACH DELETE o
+  CREATE (e)-[:HAD_OBSERVATION]->(o)
+  SET o.valid_until = $now
+  DELETE h
 }
 CALL (e, row) {
   WITH e, row

@@ -176,7 +176,8 @@ CALL () {
   // then, an observation retired since, knowledge forgotten since), by a scan of the namespace.
   UNWIND CASE WHEN $at < $now THEN [true] ELSE [] END AS past
   CALL () {
-    MATCH (e:Entity) WHERE e.namespace = $ns RETURN e
+    // (the name predicate lets the planner use the (namespace, name) index)
+    MATCH (e:Entity) WHERE e.namespace = $ns AND e.name IS NOT NULL RETURN e
     UNION
     MATCH (e:ExpiredKnowledge) WHERE e.namespace = $ns AND e.expired_at > $at RETURN e
   }

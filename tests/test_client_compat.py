@@ -75,7 +75,7 @@ def _lines(version: str) -> list[dict[str, Any]]:
 def _check_answers(version: str, answers: dict[int, dict[str, Any]]) -> None:
     assert answers[1]["result"]["protocolVersion"] == version
     assert answers[1]["result"]["serverInfo"]["name"] == "kg-neo4j"
-    assert len(answers[2]["result"]["tools"]) == 13
+    assert len(answers[2]["result"]["tools"]) == 15  # the default profile (README "Profiles")
     bo = [{"name": "Bo", "entityType": "dog", "observations": ["barks"]}]
     assert json.loads(answers[3]["result"]["content"][0]["text"]) == bo
     assert answers[3]["result"].get("isError") in (None, False)

@@ -48,7 +48,7 @@ def test_sdk1_client_over_stdio(mcp1_python: Path, neo4j_info: Neo4jInfo, namesp
     done = subprocess.run([str(mcp1_python), str(CLIENT), "stdio", KG, "serve", "--namespace", namespace],
                           input=json.dumps(env), capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
-    _check(json.loads(done.stdout.strip().splitlines()[-1]), 13)
+    _check(json.loads(done.stdout.strip().splitlines()[-1]), 15)  # the default profile (README "Profiles")
 
 
 def test_sdk1_client_over_http(mcp1_python: Path, neo4j_info: Neo4jInfo, namespace: str) -> None:

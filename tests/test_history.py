@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from kg_helpers import by_name, ent, err, names, ok, rel
 
-from conftest import Neo4jInfo, mcp_session
+from conftest import KG, Neo4jInfo, mcp_session, server_env
 
 NO_MODEL = ("--embedding-model", "none")
 
@@ -223,3 +225,36 @@ async def test_entity_history_is_a_paged_timeline(neo4j_info: Neo4jInfo, namespa
         assert "cursor" in await fail(s, "entity_history", {"name": "Alice", "cursor": "bogus"})
         tools = {t.name: t for t in (await s.list_tools()).tools}
         assert tools["entity_history"].annotations.read_only_hint is True
+
+
+async def test_full_export_and_import_keep_the_history(tmp_path: Path, neo4j_info: Neo4jInfo, namespace: str) -> None:
+    """Type history, relation versions and retired observations travel with `export --format full`: the
+    imported copy answers asOf reads as the original does."""
+    async with mcp_session("stdio", neo4j_info, namespace, "--tools", "all", *NO_MODEL) as s:
+        await ok(s, "create_entities", {"entities": [ent("Ann", "person", ["likes tea", "works at Acme"]),
+                                                     ent("Bob", "person")]})
+        await call(s, "create_relations", {"relations": [{**rel("Ann", "Bob"), "weight": 1.0}]})
+        t1 = await moment()
+        await call(s, "update_nodes", {"nodes": [{"name": "Ann", "nodeType": "robot"}]})
+        await call(s, "update_relations", {"relations": [{**rel("Ann", "Bob"), "weight": 0.2}]})
+        await call(s, "invalidate_observations", {"observations": [{"entityName": "Ann",
+                                                                    "observations": ["works at Acme"]}]})
+        t2 = await moment()
+        reads = [("read_graph", {}), ("traverse_graph", {"start": ["Ann"]})]
+        original = [await call(s, t, {**a, "asOf": at}) for at in (t1, t2) for t, a in reads]
+    full = tmp_path / "full.jsonl"
+    done = subprocess.run([KG, "export", str(full), "--format", "full", "--namespace", namespace, "--no-progress"],
+                          env=server_env(neo4j_info), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert '"retired":true' in full.read_text().replace(" ", "")
+    copy = f"{namespace}-copy"
+    done = subprocess.run([KG, "import", str(full), "--namespace", copy, "--no-progress"],
+                          env=server_env(neo4j_info), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    async with mcp_session("stdio", neo4j_info, copy, "--tools", "all", *NO_MODEL) as s:
+        imported = [await call(s, t, {**a, "asOf": at}) for at in (t1, t2) for t, a in reads]
+        assert imported == original
+        assert by_name(original[0])["Ann"] == {"name": "Ann", "entityType": "person",
+                                               "observations": ["likes tea", "works at Acme"]}
+        assert original[1]["relations"][0]["weight"] == 1.0 and original[3]["relations"][0]["weight"] == 0.6
+        assert by_name(await ok(s, "read_graph"))["Ann"]["observations"] == ["likes tea"]

@@ -315,6 +315,7 @@ class TransferStore:
                 "type_lower": etype.lower() if is_entity and isinstance(etype, str) else None,
                 "observations": [
                     {"labels": list(o["labels"]), "props": o["props"], "link": o.get("link") or {},
+                     "retired": bool(o.get("retired")),
                      "text_lower": o["props"]["text"].lower() if isinstance(o["props"].get("text"), str) else None}
                     for o in n["observations"]
                 ],
@@ -371,6 +372,8 @@ class TransferStore:
                 item: dict[str, Any] = {"labels": sorted(o["labels"]), "properties": _props(o["props"])}
                 if o["link"]:
                     item["link"] = _props(o["link"])
+                if o["retired"]:  # written only when true: files without history stay as they were
+                    item["retired"] = True
                 observations.append(item)
             nodes.append({"name": r["name"], "labels": sorted(r["labels"]), "properties": _props(r["props"]),
                           "observations": observations})

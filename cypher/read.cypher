@@ -17,7 +17,7 @@ CALL () {
     WITH e ORDER BY e.namespace, e.name
     LIMIT $max_entities
     RETURN e
-    UNION
+    UNION ALL
     // knowledge forgotten or expired since $at was an entity then (docs/knowledge-model.md)
     MATCH (e:ExpiredKnowledge)
     WHERE e.namespace = $ns AND e.created_at <= $at AND e.expired_at > $at
@@ -39,11 +39,13 @@ CALL () {
     WHERE a.namespace = $ns AND a.name IS NOT NULL
       AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
     RETURN a, r, b
-    UNION
+    UNION ALL
     // relations of knowledge forgotten or expired since $at (its node lost :KgNode)
     MATCH (k:ExpiredKnowledge)-[r]-(x)
     WHERE k.namespace = $ns AND k.expired_at > $at AND (x:KgNode OR x:ExpiredKnowledge)
       AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+    // between two such nodes a relation is met from both ends
+    WITH DISTINCT r
     RETURN startNode(r) AS a, r, endNode(r) AS b
   }
   WITH a, r, b ORDER BY r.created_at, a.name, b.name, type(r)
@@ -64,7 +66,7 @@ CALL () {
   WITH e ORDER BY e.namespace, e.name
   LIMIT $max_entities
   RETURN e
-  UNION
+  UNION ALL
   // knowledge forgotten or expired since $at was an entity then (docs/knowledge-model.md)
   MATCH (e:ExpiredKnowledge)
   WHERE e.namespace = $ns AND e.created_at <= $at AND e.expired_at > $at
@@ -87,11 +89,13 @@ CALL () {
   WHERE a.namespace = $ns AND a.name IS NOT NULL
     AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
   RETURN a, r, b
-  UNION
+  UNION ALL
   // relations of knowledge forgotten or expired since $at (its node lost :KgNode)
   MATCH (k:ExpiredKnowledge)-[r]-(x)
   WHERE k.namespace = $ns AND k.expired_at > $at AND (x:KgNode OR x:ExpiredKnowledge)
     AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+  // between two such nodes a relation is met from both ends
+  WITH DISTINCT r
   RETURN startNode(r) AS a, r, endNode(r) AS b
 }
 WITH a, r, b ORDER BY r.created_at, a.name, b.name, type(r)
@@ -108,7 +112,7 @@ CALL () {
     WITH e ORDER BY e.namespace, e.name
     LIMIT $limit
     RETURN e
-    UNION
+    UNION ALL
     // knowledge forgotten or expired since $at was an entity then (docs/knowledge-model.md)
     MATCH (e:ExpiredKnowledge)
     WHERE e.namespace = $ns AND e.created_at <= $at AND e.expired_at > $at AND e.name > $after
@@ -214,15 +218,15 @@ RETURN entities, relations
 
 // name: open_nodes
 // Entities by exact (case-sensitive) name, with every relation that starts or ends at one of them.
-UNWIND $names AS name
-CALL (name) {
+CALL () {
+  UNWIND $names AS name
   MATCH (e:KgNode {namespace: $ns, name: name})
   WHERE e:Entity AND e.created_at <= $at
   RETURN e
   UNION
   // knowledge forgotten or expired since $at was an entity then
   MATCH (e:ExpiredKnowledge)
-  WHERE e.namespace = $ns AND e.name = name AND e.created_at <= $at AND e.expired_at > $at
+  WHERE e.namespace = $ns AND e.name IN $names AND e.created_at <= $at AND e.expired_at > $at
   RETURN e
 }
 WITH DISTINCT e ORDER BY e.name

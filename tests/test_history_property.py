@@ -90,8 +90,9 @@ def write(rng: random.Random, graph: dict[str, Any]) -> tuple[str, dict[str, Any
         if obs:
             options += [
                 ("invalidate_observations", {"observations": [{"entityName": n, "observations": [rng.choice(obs)]}]}),
-                # metadata replaced in order: some kept, one new at the end
-                ("update_nodes", {"nodes": [{"name": n, "metadata": [o for o in obs if rng.random() < 0.5] + [text]}]}),
+                # metadata replaced in order: some kept, one new text at the end (a reorder is not exact: README)
+                ("update_nodes", {"nodes": [{"name": n, "metadata": [o for o in obs if rng.random() < 0.5]
+                                             + [text if text not in obs else f"{text} anew"]}]}),
             ]
     if rels:
         r = rng.choice(rels)

@@ -23,8 +23,8 @@ from typing import Any
 
 from conftest import Neo4jInfo, mcp_session
 
-SEQUENCES = 3
-STEPS = 14
+SEQUENCES = 4
+STEPS = 16
 ENTITIES = ["Ann", "Bob", "Cy", "Dee", "Eve"]
 KNOWLEDGE = ["Kay", "Lou"]
 TYPES = ["person", "robot", "wizard"]

@@ -258,3 +258,21 @@ async def test_full_export_and_import_keep_the_history(tmp_path: Path, neo4j_inf
                                                "observations": ["likes tea", "works at Acme"]}
         assert original[1]["relations"][0]["weight"] == 1.0 and original[3]["relations"][0]["weight"] == 0.6
         assert by_name(await ok(s, "read_graph"))["Ann"]["observations"] == ["likes tea"]
+
+
+async def test_search_memory_of_now_skips_retired_observations_in_every_channel(neo4j_info: Neo4jInfo,
+                                                                               namespace: str) -> None:
+    """With the embedding model (vector channels too), a retired observation is no hit of now."""
+    async with mcp_session("stdio", neo4j_info, namespace, "--embedding-model", "all-MiniLM-L6-v2") as s:
+        # the write embeds its texts, so the model has loaded once it answers
+        await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["Alice moved to Lisbon in May",
+                                                                             "Alice plays the cello"])]})
+        query = {"query": "where does Alice live now?"}
+        before = await call(s, "search_memory", query)
+        assert before["mode"] == "hybrid"
+        assert "Alice moved to Lisbon in May" in [h["observation"] for h in before["hits"]]
+        await call(s, "invalidate_observations", {"observations": [
+            {"entityName": "Alice", "observations": ["Alice moved to Lisbon in May"]}]})
+        after = await call(s, "search_memory", query)
+        assert "Alice moved to Lisbon in May" not in [h["observation"] for h in after["hits"]]
+        assert after["entities"] == [{"name": "Alice", "entityType": "person", "observationCount": 1}]

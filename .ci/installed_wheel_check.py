@@ -4,7 +4,7 @@ second venv, outside the clone, into which only the built wheel was installed).
     <venv>/bin/python installed_wheel_check.py --clone /path/to/clone
 
 Over a real MCP stdio session with the installed ``kg-neo4j serve --tools all``: tools/list
-(67 tools), create_entities and create_relations (embedded with the default, packaged model),
+(69 tools), create_entities and create_relations (embedded with the default, packaged model),
 search_memory finds them by meaning, traverse_graph walks them.  Then the installed
 ``kg-neo4j export`` and ``kg-neo4j import`` (into another namespace) round-trip that data,
 checked through a second session on the imported namespace.  Both namespaces are deleted at the
@@ -29,7 +29,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
 
-ALL_TOOLS = 67  # README, "Profiles": `all`
+ALL_TOOLS = 69  # README, "Profiles": `all`
 VENV = Path(sys.prefix)
 KG = VENV / "bin" / "kg-neo4j"
 

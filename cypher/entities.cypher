@@ -74,7 +74,7 @@ WHERE NOT p.name IN $names
 WITH collect(DISTINCT n) AS doomed, collect(DISTINCT p) AS neighbours
 CALL (doomed) {
   UNWIND doomed AS n
-  OPTIONAL MATCH (n)-[:HAS_OBSERVATION]->(o:Observation)
+  OPTIONAL MATCH (n)-[:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
   DETACH DELETE o
 }
 CALL (doomed) {
@@ -90,11 +90,20 @@ CALL (neighbours) {
 RETURN size(doomed) AS deleted
 
 // name: delete_observations
-// Delete the given observation texts from entities; unknown entities and texts are ignored.
+// Delete the given observation texts from entities; unknown entities and texts are ignored.  A knowledge
+// node's content (its `content`, the observation with role 'content') is never deleted here: `blocked`
+// names the entities whose content was asked for, and then nothing is deleted.
 UNWIND $rows AS row
-MATCH (e:KgNode {namespace: $ns, name: row.entityName})
-WHERE e:Entity
-MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
-WHERE o.text IN row.observations
-DETACH DELETE o
-RETURN count(*) AS deleted
+OPTIONAL MATCH (e:KgNode {namespace: $ns, name: row.entityName})
+WITH row, CASE WHEN e:Entity THEN e END AS e, coalesce(e:Knowledge AND e.content IN row.observations, false) AS blocked
+WITH collect({row: row, e: e}) AS pairs, collect(CASE WHEN blocked THEN row.entityName END) AS blocked
+CALL (pairs, blocked) {
+  UNWIND CASE WHEN size(blocked) = 0 THEN pairs ELSE [] END AS p
+  WITH p.e AS e, p.row AS row
+  WHERE e IS NOT NULL
+  MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+  WHERE o.text IN row.observations
+  DETACH DELETE o
+  RETURN count(*) AS deleted
+}
+RETURN blocked, deleted

@@ -110,6 +110,16 @@ RETURN k.name AS name, k.entityType AS type, k.content AS content, k.trust AS tr
 // Change one knowledge node in place (identity and edges kept); new content replaces the content observation.
 MATCH (k:KgNode {namespace: $ns, name: $knowledge})
 WHERE k:Knowledge
+// the state replaced is kept with the moment it ended (ds_*: decay state and trust; type_was/type_until),
+// so asOf reads and the asOf memory prior see it (README "Time and history")
+SET k.ds_until = coalesce(k.ds_until, []) + $now,
+    k.ds_stability = coalesce(k.ds_stability, []) + k.stability,
+    k.ds_level = coalesce(k.ds_level, []) + k.memory_level,
+    k.ds_since = coalesce(k.ds_since, []) + coalesce(k.last_access, k.created_at),
+    k.ds_category = coalesce(k.ds_category, []) + k.category,
+    k.ds_trust = coalesce(k.ds_trust, []) + k.trust
+SET k.type_was = CASE WHEN $type <> k.entityType THEN coalesce(k.type_was, []) + k.entityType ELSE k.type_was END,
+    k.type_until = CASE WHEN $type <> k.entityType THEN coalesce(k.type_until, []) + $now ELSE k.type_until END
 SET k.entityType = $type, k.type_lower = $type, k.trust = $trust, k.category = $category, k.quote = $quote,
     k.source = $source, k.stability = $stability, k.memory_level = $memory_level, k.updated_at = $now,
     k.content = $content, k.last_access = CASE WHEN $restart_decay THEN $now ELSE k.last_access END,
@@ -122,8 +132,15 @@ WITH k
 CALL (k) {
   WITH k
   WHERE $content_changed
-  OPTIONAL MATCH (k)-[:HAS_OBSERVATION]->(old:Observation {role: 'content'})
-  DETACH DELETE old
+  // the old content is retired, not erased: asOf reads of a moment before still show it
+  OPTIONAL MATCH (k)-[h:HAS_OBSERVATION]->(old:Observation {role: 'content'})
+  CALL (k, h, old) {
+    WITH k, h, old
+    WHERE old IS NOT NULL
+    CREATE (k)-[:HAD_OBSERVATION]->(old)
+    SET old.valid_until = $now
+    DELETE h
+  }
   WITH DISTINCT k
   WITH k, coalesce(k.obs_next, 0) AS seq
   SET k.obs_next = seq + 1
@@ -194,7 +211,9 @@ CALL (pairs, missing) {
   CALL (k) {
     OPTIONAL MATCH (k)-[r]-(:KgNode)
     WHERE r.valid_until IS NULL OR r.valid_until > $now
-    SET r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
+    // until_before / closed_at: what validUntil was before this close, and when (asOf reads show it)
+    SET r.until_before = r.valid_until, r.closed_at = $now,
+        r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
     RETURN count(r) AS closed
   }
   CALL (k) {
@@ -219,6 +238,13 @@ SET k.kg_lock = true
 REMOVE k.kg_lock
 WITH k
 WHERE k:Knowledge
+// the decay state replaced is kept with the moment it ended (the asOf memory prior reads it)
+SET k.ds_until = coalesce(k.ds_until, []) + $now,
+    k.ds_stability = coalesce(k.ds_stability, []) + k.stability,
+    k.ds_level = coalesce(k.ds_level, []) + k.memory_level,
+    k.ds_since = coalesce(k.ds_since, []) + coalesce(k.last_access, k.created_at),
+    k.ds_category = coalesce(k.ds_category, []) + k.category,
+    k.ds_trust = coalesce(k.ds_trust, []) + k.trust
 WITH k, duration.inSeconds(coalesce(k.last_access, k.created_at), $now) AS d,
      duration.inSeconds(k.created_at, $now) AS a
 WITH k, CASE WHEN d.seconds < 0 THEN 0.0 ELSE (d.seconds + d.nanosecondsOfSecond / 1e9) / 86400.0 END AS t,

@@ -93,6 +93,13 @@ CALL (id) {
   WITH k, earned, coalesce(k.memory_level, 0) AS level,
        r < $expire_below_retention AND earned < $expire_below_level AS expire
   WHERE expire OR earned <> level
+  // the level replaced is kept with the moment it ended (ds_*, as knowledge_record_access does)
+  SET k.ds_until = coalesce(k.ds_until, []) + $now,
+      k.ds_stability = coalesce(k.ds_stability, []) + k.stability,
+      k.ds_level = coalesce(k.ds_level, []) + k.memory_level,
+      k.ds_since = coalesce(k.ds_since, []) + coalesce(k.last_access, k.created_at),
+      k.ds_category = coalesce(k.ds_category, []) + k.category,
+      k.ds_trust = coalesce(k.ds_trust, []) + k.trust
   SET k.memory_level = earned
   WITH k, earned, level, expire
   CALL (k, expire) {
@@ -101,7 +108,9 @@ CALL (id) {
     CALL (k) {
       MATCH (k)-[r]-(:KgNode)
       WHERE r.valid_until IS NULL OR r.valid_until > $now
-      SET r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
+      // until_before / closed_at: what validUntil was before this close, and when (asOf reads show it)
+      SET r.until_before = r.valid_until, r.closed_at = $now,
+          r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
     }
     CALL (k) {
       MATCH (k)-[:HAS_OBSERVATION]->(o:Observation)
@@ -180,7 +189,9 @@ UNWIND $ids AS id
 CALL (id) {
   MATCH ()-[r]->()
   WHERE elementId(r) = id AND (r.valid_until IS NULL OR r.valid_until > $now)
-  SET r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
+  // until_before / closed_at: what validUntil was before this close, and when (asOf reads show it)
+  SET r.until_before = r.valid_until, r.closed_at = $now,
+      r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
   RETURN count(r) AS closed
 } IN TRANSACTIONS OF $batch ROWS
 RETURN sum(closed) AS closed
@@ -289,7 +300,9 @@ CALL (p) {
   CALL (dup) {
     MATCH (dup)-[r]-(:KgNode)
     WHERE r.valid_until IS NULL OR r.valid_until > $now
-    SET r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
+    // until_before / closed_at: what validUntil was before this close, and when (asOf reads show it)
+    SET r.until_before = r.valid_until, r.closed_at = $now,
+        r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
   }
   CALL (dup) {
     MATCH (dup)-[:HAS_OBSERVATION]->(o:Observation)

@@ -33,6 +33,11 @@ WITH e, row
 CALL (e, row) {
   WITH e, row
   WHERE row.nodeType IS NOT NULL
+  // a type replaced is kept with the moment it ended (asOf reads show the type of that moment)
+  SET e.type_was = CASE WHEN row.nodeType <> e.entityType THEN coalesce(e.type_was, []) + e.entityType
+                        ELSE e.type_was END,
+      e.type_until = CASE WHEN row.nodeType <> e.entityType THEN coalesce(e.type_until, []) + $now
+                          ELSE e.type_until END
   SET e.entityType = row.nodeType,
       e.type_lower = row.type_lower,
       e.embedding = row.entity_vector,
@@ -44,9 +49,12 @@ CALL (e, row) {
 CALL (e, row) {
   WITH e, row
   WHERE row.metadata IS NOT NULL
-  MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+  // metadata replaced is retired, not erased: asOf reads of a moment before still show it
+  MATCH (e)-[h:HAS_OBSERVATION]->(o:Observation)
   WHERE NOT o.text IN row.metadata
-  DETACH DELETE o
+  CREATE (e)-[:HAD_OBSERVATION]->(o)
+  SET o.valid_until = $now
+  DELETE h
 }
 CALL (e, row) {
   WITH e, row
@@ -54,6 +62,21 @@ CALL (e, row) {
   WITH e, row, coalesce(e.obs_next, 0) AS base
   SET e.obs_next = base + size(row.metadata)
   WITH e, row, base
+  // Kept texts keep their position numbers when the new list keeps their order and puts every new text
+  // after them, so an asOf read of a moment before still lists what was retired in its place; otherwise
+  // (a reorder) every kept text is renumbered in the new order.
+  CALL (e, row) {
+    OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+    WHERE o.text IN row.metadata
+    RETURN collect([o.text, o.seq]) AS kept
+  }
+  WITH e, row, base, [t IN row.metadata | head([k IN kept WHERE k[0] = t | k[1]])] AS seqs
+  WITH e, row, base, seqs, [x IN seqs WHERE x IS NOT NULL] AS ks
+  WITH e, row, base,
+       all(j IN range(0, size(ks) - 2) WHERE ks[j] < ks[j + 1])
+         AND all(i IN range(0, size(seqs) - 1) WHERE seqs[i] IS NOT NULL
+                                                 OR all(j IN range(i, size(seqs) - 1) WHERE seqs[j] IS NULL))
+         AS in_order
   UNWIND range(0, size(row.metadata) - 1) AS i
   OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(old:Observation {text: row.metadata[i]})
   FOREACH (_ IN CASE WHEN old IS NULL THEN [1] ELSE [] END |
@@ -62,6 +85,6 @@ CALL (e, row) {
       seq: base + i, created_at: $now, embedding: row.vectors[i],
       embedding_model: CASE WHEN row.vectors[i] IS NULL THEN null ELSE $model END
     }))
-  FOREACH (_ IN CASE WHEN old IS NULL THEN [] ELSE [1] END | SET old.seq = base + i)
+  FOREACH (_ IN CASE WHEN old IS NULL OR in_order THEN [] ELSE [1] END | SET old.seq = base + i)
 }
 RETURN row.name AS name

@@ -3,27 +3,51 @@
 // $at (now, or the asOf of the request): what was created after $at is hidden, and a
 // relation shows only while valid_from <= $at < valid_until.
 // Placeholders are never listed as entities; relations to them are.
+// Exact history (README "Time and history"): an entity shows the type it had at $at (type_was /
+// type_until keep the earlier types), observations retired since $at (HAD_OBSERVATION, valid_until)
+// still show, and knowledge forgotten or expired since $at (:ExpiredKnowledge, expired_at) is an entity.
 
 // name: read_graph
 // The whole namespace (at most $max_entities entities and $max_relations relations; one more signals overflow).
 CALL () {
-  MATCH (e:Entity)
-  WHERE e.namespace = $ns AND e.name IS NOT NULL AND e.created_at <= $at
-  // ordered like the (namespace, name) index, so the planner reads only one page of it
-  WITH e ORDER BY e.namespace, e.name
+  CALL () {
+    MATCH (e:Entity)
+    WHERE e.namespace = $ns AND e.name IS NOT NULL AND e.created_at <= $at
+    // ordered like the (namespace, name) index, so the planner reads only one page of it
+    WITH e ORDER BY e.namespace, e.name
+    LIMIT $max_entities
+    RETURN e
+    UNION ALL
+    // knowledge forgotten or expired since $at was an entity then (docs/knowledge-model.md)
+    MATCH (e:ExpiredKnowledge)
+    WHERE e.namespace = $ns AND e.created_at <= $at AND e.expired_at > $at
+    RETURN e
+  }
+  WITH e ORDER BY e.name
   LIMIT $max_entities
   CALL (e) {
-    OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
-    WHERE o.created_at <= $at
+    OPTIONAL MATCH (e)-[:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
+    WHERE o.created_at <= $at AND coalesce(o.valid_until > $at, true)
     WITH o ORDER BY o.seq
     RETURN collect(o.text) AS observations
   }
-  RETURN collect({name: e.name, entityType: e.entityType, observations: observations}) AS entities
+  RETURN collect({name: e.name, entityType: coalesce(e.type_was[size([u IN coalesce(e.type_until, []) WHERE u <= $at])], e.entityType), observations: observations}) AS entities
 }
 CALL () {
-  MATCH (a:KgNode)-[r]->(b:KgNode)
-  WHERE a.namespace = $ns AND a.name IS NOT NULL
-    AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+  CALL () {
+    MATCH (a:KgNode)-[r]->(b:KgNode)
+    WHERE a.namespace = $ns AND a.name IS NOT NULL
+      AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+    RETURN a, r, b
+    UNION ALL
+    // relations of knowledge forgotten or expired since $at (its node lost :KgNode)
+    MATCH (k:ExpiredKnowledge)-[r]-(x)
+    WHERE k.namespace = $ns AND k.expired_at > $at AND (x:KgNode OR x:ExpiredKnowledge)
+      AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+    // between two such nodes a relation is met from both ends
+    WITH DISTINCT r
+    RETURN startNode(r) AS a, r, endNode(r) AS b
+  }
   WITH a, r, b ORDER BY r.created_at, a.name, b.name, type(r)
   LIMIT $max_relations
   RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
@@ -36,23 +60,44 @@ RETURN entities, relations
 // read_graph_entities and read_graph_relations are read_graph without the relation properties the reference
 // answer does not show, as lists (maps and temporal values cost the driver ~10x more to decode); the two run
 // concurrently (benchmarks/README.md, bench_peers).
-MATCH (e:Entity)
-WHERE e.namespace = $ns AND e.name IS NOT NULL AND e.created_at <= $at
-WITH e ORDER BY e.namespace, e.name
+CALL () {
+  MATCH (e:Entity)
+  WHERE e.namespace = $ns AND e.name IS NOT NULL AND e.created_at <= $at
+  WITH e ORDER BY e.namespace, e.name
+  LIMIT $max_entities
+  RETURN e
+  UNION ALL
+  // knowledge forgotten or expired since $at was an entity then (docs/knowledge-model.md)
+  MATCH (e:ExpiredKnowledge)
+  WHERE e.namespace = $ns AND e.created_at <= $at AND e.expired_at > $at
+  RETURN e
+}
+WITH e ORDER BY e.name
 LIMIT $max_entities
 CALL (e) {
-  OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
-  WHERE o.created_at <= $at
+  OPTIONAL MATCH (e)-[:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
+  WHERE o.created_at <= $at AND coalesce(o.valid_until > $at, true)
   WITH o ORDER BY o.seq
   RETURN collect(o.text) AS observations
 }
-RETURN collect([e.name, e.entityType, observations]) AS entities
+RETURN collect([e.name, coalesce(e.type_was[size([u IN coalesce(e.type_until, []) WHERE u <= $at])], e.entityType), observations]) AS entities
 
 // name: read_graph_relations
 // read_graph's unpaged relations as flat lists [from, to, relationType] (creation order; at most $max_relations).
-MATCH (a:KgNode)-[r]->(b:KgNode)
-WHERE a.namespace = $ns AND a.name IS NOT NULL
-  AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+CALL () {
+  MATCH (a:KgNode)-[r]->(b:KgNode)
+  WHERE a.namespace = $ns AND a.name IS NOT NULL
+    AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+  RETURN a, r, b
+  UNION ALL
+  // relations of knowledge forgotten or expired since $at (its node lost :KgNode)
+  MATCH (k:ExpiredKnowledge)-[r]-(x)
+  WHERE k.namespace = $ns AND k.expired_at > $at AND (x:KgNode OR x:ExpiredKnowledge)
+    AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+  // between two such nodes a relation is met from both ends
+  WITH DISTINCT r
+  RETURN startNode(r) AS a, r, endNode(r) AS b
+}
 WITH a, r, b ORDER BY r.created_at, a.name, b.name, type(r)
 LIMIT $max_relations
 RETURN collect([a.name, b.name, type(r)]) AS relations
@@ -62,9 +107,13 @@ RETURN collect([a.name, b.name, type(r)]) AS relations
 // relation created, opened or closed later than $at (null: none).  It bounds how long a kept answer stays exact
 // (kg_neo4j/store/answer_cache.py).
 CALL () {
-  MATCH (n:KgNode)
-  WHERE n.namespace = $ns AND n.created_at > $at
-  RETURN min(n.created_at) AS nodes
+  // knowledge forgotten later than $at still shows at $at; a type changed later shows its earlier type
+  MATCH (n:KgNode|ExpiredKnowledge)
+  WHERE n.namespace = $ns
+    AND (n.created_at > $at OR n.expired_at > $at OR any(u IN coalesce(n.type_until, []) WHERE u > $at))
+  UNWIND [n.created_at, n.expired_at] + coalesce(n.type_until, []) AS t
+  WITH t WHERE t > $at
+  RETURN min(t) AS nodes
 }
 CALL () {
   MATCH (o:Observation)
@@ -86,27 +135,38 @@ RETURN min(t) AS horizon
 // name: read_graph_page
 // One page of entities after the name $after (name order), with the relations that start or end in the page.
 CALL () {
-  MATCH (e:Entity)
-  WHERE e.namespace = $ns AND e.name > $after AND e.created_at <= $at
-  // ordered like the (namespace, name) index, so the planner reads only one page of it
-  WITH e ORDER BY e.namespace, e.name
+  CALL () {
+    MATCH (e:Entity)
+    WHERE e.namespace = $ns AND e.name > $after AND e.created_at <= $at
+    // ordered like the (namespace, name) index, so the planner reads only one page of it
+    WITH e ORDER BY e.namespace, e.name
+    LIMIT $limit
+    RETURN e
+    UNION ALL
+    // knowledge forgotten or expired since $at was an entity then (docs/knowledge-model.md)
+    MATCH (e:ExpiredKnowledge)
+    WHERE e.namespace = $ns AND e.created_at <= $at AND e.expired_at > $at AND e.name > $after
+    RETURN e
+  }
+  WITH e ORDER BY e.name
   LIMIT $limit
   CALL (e) {
-    OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
-    WHERE o.created_at <= $at
+    OPTIONAL MATCH (e)-[:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
+    WHERE o.created_at <= $at AND coalesce(o.valid_until > $at, true)
     WITH o ORDER BY o.seq
     RETURN collect(o.text) AS observations
   }
   RETURN collect(e) AS nodes,
-         collect({name: e.name, entityType: e.entityType, observations: observations}) AS entities
+         collect({name: e.name, entityType: coalesce(e.type_was[size([u IN coalesce(e.type_until, []) WHERE u <= $at])], e.entityType), observations: observations}) AS entities
 }
 CALL (nodes) {
   UNWIND nodes AS e
-  MATCH (e)-[r]-(x:KgNode)
-  WHERE r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+  MATCH (e)-[r]-(x)
+  WHERE (x:KgNode OR x:ExpiredKnowledge) AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
     // each relation is listed once: in the page of its start node, or of its end when the start was
     // not an entity at $at (a placeholder then)
-    AND (startNode(r) = e OR NOT (startNode(r):Entity AND startNode(r).created_at <= $at))
+    AND (startNode(r) = e OR NOT ((startNode(r):Entity OR coalesce(startNode(r).expired_at > $at, false))
+                                  AND startNode(r).created_at <= $at))
   WITH DISTINCT r
   WITH r, startNode(r) AS a, endNode(r) AS b ORDER BY r.created_at, a.name, b.name, type(r)
   RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
@@ -136,11 +196,29 @@ CALL () {
   WHERE e.name_lower CONTAINS $q AND e.namespace = $ns RETURN e
   UNION
   MATCH (e:Entity) USING TEXT INDEX e:Entity(type_lower)
-  WHERE e.type_lower CONTAINS $q AND e.namespace = $ns RETURN e
+  WHERE e.type_lower CONTAINS $q AND e.namespace = $ns
+    // an entity whose type changed matches on the type it had at $at
+    AND (e.type_was IS NULL OR toLower(coalesce(e.type_was[size([u IN coalesce(e.type_until, []) WHERE u <= $at])], e.entityType)) CONTAINS $q)
+  RETURN e
   UNION
   MATCH (o:Observation) USING TEXT INDEX o:Observation(text_lower)
   WHERE o.text_lower CONTAINS $q AND o.namespace = $ns AND o.created_at <= $at
   MATCH (e:Entity)-[:HAS_OBSERVATION]->(o)
+  RETURN e
+  UNION
+  // Only for a past $at: what reads of now cannot match through the indexes above (a type the entity had
+  // then, an observation retired since, knowledge forgotten since), by a scan of the namespace.
+  UNWIND CASE WHEN $at < $now THEN [true] ELSE [] END AS past
+  CALL () {
+    // (the name predicate lets the planner use the (namespace, name) index)
+    MATCH (e:Entity) WHERE e.namespace = $ns AND e.name IS NOT NULL RETURN e
+    UNION
+    MATCH (e:ExpiredKnowledge) WHERE e.namespace = $ns AND e.expired_at > $at RETURN e
+  }
+  WITH e
+  WHERE e.name_lower CONTAINS $q OR toLower(coalesce(e.type_was[size([u IN coalesce(e.type_until, []) WHERE u <= $at])], e.entityType)) CONTAINS $q
+     OR EXISTS { (e)-[:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
+                 WHERE o.created_at <= $at AND coalesce(o.valid_until > $at, true) AND o.text_lower CONTAINS $q }
   RETURN e
 }
 WITH e WHERE e.created_at <= $at
@@ -150,17 +228,17 @@ WITH collect(e) AS nodes
 CALL (nodes) {
   UNWIND nodes AS e
   CALL (e) {
-    OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
-    WHERE o.created_at <= $at
+    OPTIONAL MATCH (e)-[:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
+    WHERE o.created_at <= $at AND coalesce(o.valid_until > $at, true)
     WITH o ORDER BY o.seq
     RETURN collect(o.text) AS observations
   }
-  RETURN collect({name: e.name, entityType: e.entityType, observations: observations}) AS entities
+  RETURN collect({name: e.name, entityType: coalesce(e.type_was[size([u IN coalesce(e.type_until, []) WHERE u <= $at])], e.entityType), observations: observations}) AS entities
 }
 CALL (nodes) {
   UNWIND nodes AS e
-  MATCH (e)-[r]-(x:KgNode)
-  WHERE r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+  MATCH (e)-[r]-(x)
+  WHERE (x:KgNode OR x:ExpiredKnowledge) AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
   WITH DISTINCT r
   WITH r, startNode(r) AS a, endNode(r) AS b ORDER BY r.created_at, a.name, b.name, type(r)
   RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
@@ -170,25 +248,33 @@ RETURN entities, relations
 
 // name: open_nodes
 // Entities by exact (case-sensitive) name, with every relation that starts or ends at one of them.
-UNWIND $names AS name
-MATCH (e:KgNode {namespace: $ns, name: name})
-WHERE e:Entity AND e.created_at <= $at
+CALL () {
+  UNWIND $names AS name
+  MATCH (e:KgNode {namespace: $ns, name: name})
+  WHERE e:Entity AND e.created_at <= $at
+  RETURN e
+  UNION
+  // knowledge forgotten or expired since $at was an entity then
+  MATCH (e:ExpiredKnowledge)
+  WHERE e.namespace = $ns AND e.name IN $names AND e.created_at <= $at AND e.expired_at > $at
+  RETURN e
+}
 WITH DISTINCT e ORDER BY e.name
 WITH collect(e) AS nodes
 CALL (nodes) {
   UNWIND nodes AS e
   CALL (e) {
-    OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
-    WHERE o.created_at <= $at
+    OPTIONAL MATCH (e)-[:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
+    WHERE o.created_at <= $at AND coalesce(o.valid_until > $at, true)
     WITH o ORDER BY o.seq
     RETURN collect(o.text) AS observations
   }
-  RETURN collect({name: e.name, entityType: e.entityType, observations: observations}) AS entities
+  RETURN collect({name: e.name, entityType: coalesce(e.type_was[size([u IN coalesce(e.type_until, []) WHERE u <= $at])], e.entityType), observations: observations}) AS entities
 }
 CALL (nodes) {
   UNWIND nodes AS e
-  MATCH (e)-[r]-(x:KgNode)
-  WHERE r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+  MATCH (e)-[r]-(x)
+  WHERE (x:KgNode OR x:ExpiredKnowledge) AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
   WITH DISTINCT r
   WITH r, startNode(r) AS a, endNode(r) AS b ORDER BY r.created_at, a.name, b.name, type(r)
   RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,

@@ -59,7 +59,9 @@ CALL (pairs, missing, invalid) {
   UNWIND CASE WHEN size(missing) = 0 AND size(invalid) = 0 THEN pairs ELSE [] END AS p
   UNWIND p.current AS x
   WITH x, coalesce(p.row.valid_until, $now) AS until
-  // closing never extends: an earlier end already set stays
+  // closing never extends: an earlier end already set stays.  until_before / closed_at: what validUntil was
+  // before this close, and when (asOf reads of a moment before show the relation as it was then)
+  SET x.until_before = x.valid_until, x.closed_at = $now
   SET x.valid_until = CASE WHEN x.valid_until IS NOT NULL AND x.valid_until < until THEN x.valid_until ELSE until END
   RETURN collect({from: startNode(x).name, to: endNode(x).name, relationType: type(x), weight: x.weight,
                   validFrom: x.valid_from, validUntil: x.valid_until, createdAt: x.created_at,
@@ -86,6 +88,12 @@ CALL (pairs, missing, invalid) {
   UNWIND CASE WHEN size(missing) = 0 AND size(invalid) = 0 THEN pairs ELSE [] END AS p
   UNWIND p.current AS x
   WITH x, p.row AS row
+  // the values replaced are kept with the moment they ended, so asOf reads show them (README "Time and
+  // history"; lists cannot hold null: an unset reasoning or source is kept as '')
+  SET x.v_until = coalesce(x.v_until, []) + $now,
+      x.v_weight = coalesce(x.v_weight, []) + coalesce(x.weight, 1.0),
+      x.v_reasoning = coalesce(x.v_reasoning, []) + coalesce(x.reasoning, ''),
+      x.v_source = coalesce(x.v_source, []) + coalesce(x.source, '')
   SET x.weight = CASE WHEN row.weight IS NULL THEN x.weight ELSE (coalesce(x.weight, 1.0) + row.weight) / 2.0 END,
       x.reasoning = coalesce(row.reasoning, x.reasoning),
       x.source = coalesce(row.source, x.source),

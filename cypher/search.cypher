@@ -120,7 +120,8 @@ CALL (e) {
                   weight: coalesce(r.weight, 1.0), other: x.name, otherType: x.entityType}) AS rels
 }
 RETURN e.name AS name, e.entityType AS entityType,
-       COUNT { (e)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.created_at <= $at } AS observationCount,
+       COUNT { (e)-[:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
+               WHERE o.created_at <= $at AND coalesce(o.valid_until > $at, true) } AS observationCount,
        rels,
        CASE WHEN e:Knowledge THEN {trust: e.trust, level: e.memory_level, quote: e.quote, category: e.category,
                                    stability: e.stability, since: coalesce(e.last_access, e.created_at)} END AS knowledge

@@ -48,14 +48,16 @@ WHERE n.namespace = $ns AND n.name > $after
 WITH n ORDER BY n.name
 LIMIT $limit
 CALL (n) {
-  OPTIONAL MATCH (n)-[h:HAS_OBSERVATION]->(o:Observation)
+  // retired observations too (HAD_OBSERVATION: history, README "Time and history")
+  OPTIONAL MATCH (n)-[h:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
   WITH h, o ORDER BY o.seq, o.created_at, elementId(o)
   RETURN collect(CASE WHEN o IS NULL THEN null ELSE {
     labels: [l IN labels(o) WHERE l <> 'Observation'],
     props: [k IN keys(o) WHERE NOT k IN $skip_obs |
             [k, o[k], CASE WHEN valueType(o[k]) STARTS WITH 'ZONED DATETIME' THEN toString(o[k]) ENDS WITH ']' ELSE false END]],
     link: [k IN keys(h) | [k, h[k], CASE WHEN valueType(h[k]) STARTS WITH 'ZONED DATETIME' THEN toString(h[k]) ENDS WITH ']' ELSE false END]],
-    embedding: o.embedding IS NOT NULL
+    embedding: o.embedding IS NOT NULL,
+    retired: type(h) = 'HAD_OBSERVATION'
   } END) AS observations
 }
 RETURN n.name AS name,
@@ -97,7 +99,7 @@ SET n:$(row.type_labels), n.type_labels = CASE WHEN n:Entity THEN row.type_label
 WITH n, row
 CALL (n, row) {
   UNWIND row.observations AS o
-  CREATE (n)-[h:HAS_OBSERVATION]->(ob:Observation)
+  CREATE (n)-[h:$(CASE WHEN o.retired THEN 'HAD_OBSERVATION' ELSE 'HAS_OBSERVATION' END)]->(ob:Observation)
   SET ob:$(o.labels)
   SET ob += o.props, ob.namespace = $ns, ob.text_lower = o.text_lower
   SET h += o.link

@@ -3,8 +3,16 @@
 // name: traverse_graph
 // Breadth-first walk from the start entities: one hop block per level (max 4), each node's fan-out capped inside its hop.
 UNWIND $start AS name
-MATCH (s:KgNode {namespace: $ns, name: name})
-WHERE s:Entity AND s.created_at <= $at
+CALL (name) {
+  MATCH (s:KgNode {namespace: $ns, name: name})
+  WHERE s:Entity AND s.created_at <= $at
+  RETURN s
+  UNION
+  // knowledge forgotten or expired since $at was an entity then (cypher/read.cypher)
+  MATCH (s:ExpiredKnowledge)
+  WHERE s.namespace = $ns AND s.name = name AND s.created_at <= $at AND s.expired_at > $at
+  RETURN s
+}
 WITH collect(DISTINCT s) AS frontier0
 WITH frontier0, frontier0 AS visited0
 
@@ -12,20 +20,26 @@ WITH frontier0, frontier0 AS visited0
 CALL (frontier0) {
   UNWIND CASE WHEN $max_depth >= 1 THEN frontier0 ELSE [] END AS n
   CALL (n) {
-    MATCH (n)-[r]-(m:Entity)
-    WHERE m.created_at <= $at
+    MATCH (n)-[r]-(m)
+    WHERE (m:Entity OR coalesce(m.expired_at > $at, false)) AND m.created_at <= $at
       AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
       AND ($direction = 'both' OR ($direction = 'out' AND startNode(r) = n) OR ($direction = 'in' AND endNode(r) = n))
       AND ($types IS NULL OR type(r) IN $types)
-      AND coalesce(r.weight, 1.0) >= $min_weight
-    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name, type(r), r.created_at
+    // weight, reasoning and source as they were at $at (update_relations keeps earlier values in v_*)
+    WITH r, m, size([u IN coalesce(r.v_until, []) WHERE u <= $at]) AS v
+    WITH r, m, v, coalesce(r.v_weight[v], r.weight, 1.0) AS w
+    WHERE w >= $min_weight
+    WITH r, m, v, w ORDER BY w DESC, m.name, type(r), r.created_at
     LIMIT $fanout_probe
-    RETURN collect({r: r, m: m}) AS found
+    RETURN collect({r: r, m: m, w: w,
+                    reasoning: CASE WHEN v < size(coalesce(r.v_until, [])) THEN CASE WHEN r.v_reasoning[v] <> '' THEN r.v_reasoning[v] END ELSE r.reasoning END,
+                    source: CASE WHEN v < size(coalesce(r.v_until, [])) THEN CASE WHEN r.v_source[v] <> '' THEN r.v_source[v] END ELSE r.source END})
+           AS found
   }
   WITH n, found[0..$fanout] AS kept, size(found) > $fanout AS capped
   UNWIND kept AS e
   RETURN collect(DISTINCT CASE WHEN capped THEN n.name END) AS capped1,
-         collect({r: e.r, m: e.m, via: n, hop: 1}) AS edges1,
+         collect({r: e.r, m: e.m, w: e.w, reasoning: e.reasoning, source: e.source, via: n, hop: 1}) AS edges1,
          collect(DISTINCT e.m) AS reached1
 }
 // the next frontier: nodes not seen before, in discovery order (list operations, no row explosion)
@@ -36,20 +50,26 @@ WITH *, visited0 + frontier1 AS visited1
 CALL (frontier1) {
   UNWIND CASE WHEN $max_depth >= 2 THEN frontier1 ELSE [] END AS n
   CALL (n) {
-    MATCH (n)-[r]-(m:Entity)
-    WHERE m.created_at <= $at
+    MATCH (n)-[r]-(m)
+    WHERE (m:Entity OR coalesce(m.expired_at > $at, false)) AND m.created_at <= $at
       AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
       AND ($direction = 'both' OR ($direction = 'out' AND startNode(r) = n) OR ($direction = 'in' AND endNode(r) = n))
       AND ($types IS NULL OR type(r) IN $types)
-      AND coalesce(r.weight, 1.0) >= $min_weight
-    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name, type(r), r.created_at
+    // weight, reasoning and source as they were at $at (update_relations keeps earlier values in v_*)
+    WITH r, m, size([u IN coalesce(r.v_until, []) WHERE u <= $at]) AS v
+    WITH r, m, v, coalesce(r.v_weight[v], r.weight, 1.0) AS w
+    WHERE w >= $min_weight
+    WITH r, m, v, w ORDER BY w DESC, m.name, type(r), r.created_at
     LIMIT $fanout_probe
-    RETURN collect({r: r, m: m}) AS found
+    RETURN collect({r: r, m: m, w: w,
+                    reasoning: CASE WHEN v < size(coalesce(r.v_until, [])) THEN CASE WHEN r.v_reasoning[v] <> '' THEN r.v_reasoning[v] END ELSE r.reasoning END,
+                    source: CASE WHEN v < size(coalesce(r.v_until, [])) THEN CASE WHEN r.v_source[v] <> '' THEN r.v_source[v] END ELSE r.source END})
+           AS found
   }
   WITH n, found[0..$fanout] AS kept, size(found) > $fanout AS capped
   UNWIND kept AS e
   RETURN collect(DISTINCT CASE WHEN capped THEN n.name END) AS capped2,
-         collect({r: e.r, m: e.m, via: n, hop: 2}) AS edges2,
+         collect({r: e.r, m: e.m, w: e.w, reasoning: e.reasoning, source: e.source, via: n, hop: 2}) AS edges2,
          collect(DISTINCT e.m) AS reached2
 }
 // the next frontier: nodes not seen before, in discovery order (list operations, no row explosion)
@@ -60,20 +80,26 @@ WITH *, visited1 + frontier2 AS visited2
 CALL (frontier2) {
   UNWIND CASE WHEN $max_depth >= 3 THEN frontier2 ELSE [] END AS n
   CALL (n) {
-    MATCH (n)-[r]-(m:Entity)
-    WHERE m.created_at <= $at
+    MATCH (n)-[r]-(m)
+    WHERE (m:Entity OR coalesce(m.expired_at > $at, false)) AND m.created_at <= $at
       AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
       AND ($direction = 'both' OR ($direction = 'out' AND startNode(r) = n) OR ($direction = 'in' AND endNode(r) = n))
       AND ($types IS NULL OR type(r) IN $types)
-      AND coalesce(r.weight, 1.0) >= $min_weight
-    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name, type(r), r.created_at
+    // weight, reasoning and source as they were at $at (update_relations keeps earlier values in v_*)
+    WITH r, m, size([u IN coalesce(r.v_until, []) WHERE u <= $at]) AS v
+    WITH r, m, v, coalesce(r.v_weight[v], r.weight, 1.0) AS w
+    WHERE w >= $min_weight
+    WITH r, m, v, w ORDER BY w DESC, m.name, type(r), r.created_at
     LIMIT $fanout_probe
-    RETURN collect({r: r, m: m}) AS found
+    RETURN collect({r: r, m: m, w: w,
+                    reasoning: CASE WHEN v < size(coalesce(r.v_until, [])) THEN CASE WHEN r.v_reasoning[v] <> '' THEN r.v_reasoning[v] END ELSE r.reasoning END,
+                    source: CASE WHEN v < size(coalesce(r.v_until, [])) THEN CASE WHEN r.v_source[v] <> '' THEN r.v_source[v] END ELSE r.source END})
+           AS found
   }
   WITH n, found[0..$fanout] AS kept, size(found) > $fanout AS capped
   UNWIND kept AS e
   RETURN collect(DISTINCT CASE WHEN capped THEN n.name END) AS capped3,
-         collect({r: e.r, m: e.m, via: n, hop: 3}) AS edges3,
+         collect({r: e.r, m: e.m, w: e.w, reasoning: e.reasoning, source: e.source, via: n, hop: 3}) AS edges3,
          collect(DISTINCT e.m) AS reached3
 }
 // the next frontier: nodes not seen before, in discovery order (list operations, no row explosion)
@@ -84,20 +110,26 @@ WITH *, visited2 + frontier3 AS visited3
 CALL (frontier3) {
   UNWIND CASE WHEN $max_depth >= 4 THEN frontier3 ELSE [] END AS n
   CALL (n) {
-    MATCH (n)-[r]-(m:Entity)
-    WHERE m.created_at <= $at
+    MATCH (n)-[r]-(m)
+    WHERE (m:Entity OR coalesce(m.expired_at > $at, false)) AND m.created_at <= $at
       AND r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
       AND ($direction = 'both' OR ($direction = 'out' AND startNode(r) = n) OR ($direction = 'in' AND endNode(r) = n))
       AND ($types IS NULL OR type(r) IN $types)
-      AND coalesce(r.weight, 1.0) >= $min_weight
-    WITH r, m ORDER BY coalesce(r.weight, 1.0) DESC, m.name, type(r), r.created_at
+    // weight, reasoning and source as they were at $at (update_relations keeps earlier values in v_*)
+    WITH r, m, size([u IN coalesce(r.v_until, []) WHERE u <= $at]) AS v
+    WITH r, m, v, coalesce(r.v_weight[v], r.weight, 1.0) AS w
+    WHERE w >= $min_weight
+    WITH r, m, v, w ORDER BY w DESC, m.name, type(r), r.created_at
     LIMIT $fanout_probe
-    RETURN collect({r: r, m: m}) AS found
+    RETURN collect({r: r, m: m, w: w,
+                    reasoning: CASE WHEN v < size(coalesce(r.v_until, [])) THEN CASE WHEN r.v_reasoning[v] <> '' THEN r.v_reasoning[v] END ELSE r.reasoning END,
+                    source: CASE WHEN v < size(coalesce(r.v_until, [])) THEN CASE WHEN r.v_source[v] <> '' THEN r.v_source[v] END ELSE r.source END})
+           AS found
   }
   WITH n, found[0..$fanout] AS kept, size(found) > $fanout AS capped
   UNWIND kept AS e
   RETURN collect(DISTINCT CASE WHEN capped THEN n.name END) AS capped4,
-         collect({r: e.r, m: e.m, via: n, hop: 4}) AS edges4,
+         collect({r: e.r, m: e.m, w: e.w, reasoning: e.reasoning, source: e.source, via: n, hop: 4}) AS edges4,
          collect(DISTINCT e.m) AS reached4
 }
 // the next frontier: nodes not seen before, in discovery order (list operations, no row explosion)
@@ -110,12 +142,13 @@ WITH frontier0, frontier1, frontier2, frontier3, frontier4, visited4,
 CALL (visited4) {
   UNWIND visited4 AS e
   CALL (e) {
-    OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
-    WHERE o.created_at <= $at
+    OPTIONAL MATCH (e)-[:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
+    WHERE o.created_at <= $at AND coalesce(o.valid_until > $at, true)
     WITH o ORDER BY o.seq
     RETURN collect(o.text) AS observations
   }
-  RETURN collect({name: e.name, entityType: e.entityType, observations: observations}) AS entities
+  RETURN collect({name: e.name, entityType: coalesce(e.type_was[size([u IN coalesce(e.type_until, []) WHERE u <= $at])], e.entityType),
+                   observations: observations}) AS entities
 }
 RETURN [s IN frontier0 | s.name] AS start,
        [[m IN frontier1 | m.name], [m IN frontier2 | m.name], [m IN frontier3 | m.name], [m IN frontier4 | m.name]]
@@ -124,5 +157,6 @@ RETURN [s IN frontier0 | s.name] AS start,
        capped,
        [x IN edges | {via: x.via.name, reached: x.m.name, hop: x.hop,
                       from: startNode(x.r).name, to: endNode(x.r).name, relationType: type(x.r),
-                      weight: x.r.weight, validFrom: x.r.valid_from, validUntil: x.r.valid_until,
-                      createdAt: x.r.created_at, reasoning: x.r.reasoning, source: x.r.source}] AS edges
+                      weight: x.w, validFrom: x.r.valid_from,
+                      validUntil: CASE WHEN x.r.closed_at > $at THEN x.r.until_before ELSE x.r.valid_until END,
+                      createdAt: x.r.created_at, reasoning: x.reasoning, source: x.source}] AS edges

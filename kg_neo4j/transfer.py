@@ -335,6 +335,8 @@ class _FullObservation(BaseModel):
     labels: list[str] = Field(default_factory=list)
     properties: dict[str, Any]
     link: dict[str, Any] = Field(default_factory=dict)
+    #: a retired observation (kept as history; README "Time and history")
+    retired: bool = False
 
 
 class _FullNode(BaseModel):
@@ -395,7 +397,7 @@ def _full_node(obj: dict[str, Any]) -> dict[str, Any]:
         if len(text) > MAX_OBSERVATION_CHARS:
             raise ValueCodecError(f"{where}.properties.text: longer than {MAX_OBSERVATION_CHARS} characters")
         link = _decode_props(o.link, (), f"{where}.link")
-        observations.append({"labels": olabels, "props": oprops, "link": link})
+        observations.append({"labels": olabels, "props": oprops, "link": link, "retired": o.retired})
     return {"name": node.name, "labels": labels, "props": props, "observations": observations}
 
 

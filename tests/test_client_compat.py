@@ -48,7 +48,7 @@ def test_sdk1_client_over_stdio(mcp1_python: Path, neo4j_info: Neo4jInfo, namesp
     done = subprocess.run([str(mcp1_python), str(CLIENT), "stdio", KG, "serve", "--namespace", namespace],
                           input=json.dumps(env), capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
-    _check(json.loads(done.stdout.strip().splitlines()[-1]), 13)
+    _check(json.loads(done.stdout.strip().splitlines()[-1]), 15)  # the default profile (README "Profiles")
 
 
 def test_sdk1_client_over_http(mcp1_python: Path, neo4j_info: Neo4jInfo, namespace: str) -> None:
@@ -75,7 +75,7 @@ def _lines(version: str) -> list[dict[str, Any]]:
 def _check_answers(version: str, answers: dict[int, dict[str, Any]]) -> None:
     assert answers[1]["result"]["protocolVersion"] == version
     assert answers[1]["result"]["serverInfo"]["name"] == "kg-neo4j"
-    assert len(answers[2]["result"]["tools"]) == 13
+    assert len(answers[2]["result"]["tools"]) == 15  # the default profile (README "Profiles")
     bo = [{"name": "Bo", "entityType": "dog", "observations": ["barks"]}]
     assert json.loads(answers[3]["result"]["content"][0]["text"]) == bo
     assert answers[3]["result"].get("isError") in (None, False)

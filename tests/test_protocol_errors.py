@@ -81,7 +81,7 @@ def test_stdio_answers_and_stays_up(raw_stdio: RawStdio, raw: str, code: int, ri
     _assert_error(raw_stdio.receive(), code, rid, words)
     raw_stdio.send(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}))
     after = raw_stdio.receive()
-    assert after["id"] == 99 and len(after["result"]["tools"]) == 13
+    assert after["id"] == 99 and len(after["result"]["tools"]) == 15
 
 
 def test_stdio_invalid_utf8_is_a_parse_error(raw_stdio: RawStdio) -> None:
@@ -137,7 +137,7 @@ def test_http_answers_and_stays_up(http_url: tuple[str, dict[str, str]], raw: st
         _assert_error(r.json(), code, rid, words)
         ok = client.post("/mcp", headers=headers,
                          content=json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}))
-        assert ok.status_code == 200 and len(_sse_or_json(ok)["result"]["tools"]) == 13
+        assert ok.status_code == 200 and len(_sse_or_json(ok)["result"]["tools"]) == 15
 
 
 def test_http_healthz_needs_no_token_and_shows_no_data(neo4j_info: Neo4jInfo) -> None:

@@ -24,6 +24,7 @@ from kg_neo4j.embeddings import SentenceEmbedder, resolve_model
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.schemas import NodeSchema, load_schemas
 from kg_neo4j.server import prompts
+from kg_neo4j.server.history import HISTORY_TOOLS
 from kg_neo4j.server.knowledge import KNOWLEDGE_TOOLS
 from kg_neo4j.server.maintenance import MAINTENANCE_TOOLS
 from kg_neo4j.server.memorymesh import MESH_TOOLS, generated_tools
@@ -50,7 +51,7 @@ def _also_in_all(specs: Sequence[ToolSpec]) -> list[ToolSpec]:
 
 
 #: Every built-in tool (schema-generated tools come on top, per server).
-ALL_TOOLS: list[ToolSpec] = [*_also_in_all([*REFERENCE_TOOLS, *SEARCH_TOOLS, *TEMPORAL_TOOLS]), *MESH_TOOLS,
+ALL_TOOLS: list[ToolSpec] = [*_also_in_all([*REFERENCE_TOOLS, *SEARCH_TOOLS, *TEMPORAL_TOOLS, *HISTORY_TOOLS]), *MESH_TOOLS,
                              *KNOWLEDGE_TOOLS, *MAINTENANCE_TOOLS, *SKILL_TOOLS]
 
 #: Names a schema file may not generate.

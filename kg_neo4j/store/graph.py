@@ -54,6 +54,7 @@ from kg_neo4j.models import (
 from kg_neo4j.store.answer_cache import AnswerCache
 from kg_neo4j.store.capabilities import vector_statements
 from kg_neo4j.store.type_labels import type_labels
+from kg_neo4j.store.history import memory_prior_at
 from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
 
 DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
@@ -432,6 +433,11 @@ class GraphStore:
         if not rows:
             return 0
         records = await self.run("delete_observations", rows=rows)
+        if records and records[0]["blocked"]:
+            raise ValidationError(
+                f"'{records[0]['blocked'][0]}' is knowledge and the observation named is its content, which "
+                "delete_observations cannot remove (knowledge keeps its content): change it with update_knowledge "
+                "or expire it with forget_knowledge; nothing was deleted", field="observations")
         return int(records[0]["deleted"]) if records else 0
 
     async def delete_relations(self, relations: Sequence[RelationIn | Relation]) -> None:
@@ -653,6 +659,9 @@ class GraphStore:
         self.last_search_k = max(ks.values())
 
         merged_prior = _memory_prior((*found["vector"], *found["entity"], *found["fulltext"]), read_at)
+        if as_of is not None and merged_prior:
+            # as of a past moment: the decay state each had then, not today's (README "Time and history")
+            merged_prior = await memory_prior_at(self, merged_prior, read_at)
         if prior:
             merged_prior.update(prior)
         hits, top = score_channels(vector=found["vector"], fulltext=found["fulltext"], entity_vector=found["entity"],

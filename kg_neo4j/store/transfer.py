@@ -327,6 +327,7 @@ class TransferStore:
                 "type_labels": _imported_type_labels(n["labels"], etype, n["props"].get("trust")),
                 "observations": [
                     {"labels": list(o["labels"]), "props": o["props"], "link": o.get("link") or {},
+                     "retired": bool(o.get("retired")),
                      "text_lower": o["props"]["text"].lower() if isinstance(o["props"].get("text"), str) else None}
                     for o in n["observations"]
                 ],
@@ -383,6 +384,8 @@ class TransferStore:
                 item: dict[str, Any] = {"labels": sorted(o["labels"]), "properties": _props(o["props"])}
                 if o["link"]:
                     item["link"] = _props(o["link"])
+                if o["retired"]:  # written only when true: files without history stay as they were
+                    item["retired"] = True
                 observations.append(item)
             nodes.append({"name": r["name"], "labels": sorted(r["labels"]), "properties": _props(r["props"]),
                           "observations": observations})

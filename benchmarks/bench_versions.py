@@ -250,12 +250,18 @@ async def profile_filtered(driver: AsyncDriver, database: str, emb: CachedEmbedd
                                                      parameters_=params, database_=database)
     assert summary.profile is not None
     lines, _, hits = walk(summary.profile)
+    stack, index_ops = [summary.profile], []
+    while stack:  # the index read's own line in full (walk shortens details)
+        op = stack.pop()
+        stack.extend(op.get("children", []))
+        if "VectorIndex" in str(op["operatorType"]):
+            index_ops.append(f"{op['operatorType']}: {op.get('args', {}).get('Details', '')}")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         f"PROFILE of search_memory_vector_filtered (cypher/search.cypher) on Neo4j {version}\n"
         f"{setting}; k={BARE_K}; question {question!r}\n"
         f"{records[0]['raw_count']} index rows, {len(records[0]['hits'])} hits, {hits:,} db hits in total\n\n"
-        f"{text}\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+        f"{text}\n\n" + "\n".join(lines) + "\n\n" + "\n".join(index_ops) + "\n", encoding="utf-8")
     log(f"PROFILE written to {path}")
 
 
@@ -308,8 +314,9 @@ def report(args: argparse.Namespace, runs: dict[str, dict[str, Any]], n_small: i
          f"{mc:.3f} vs {ml:.3f}; {vhc:.3f}/{vmc:.3f} vs {vhl:.3f}/{vml:.3f}", "reported"],
     ], left_first=True))
     for v in versions:
-        print(f"{v}: filtered index wait {runs[v]['wait_s']:.0f} s; measured {runs[v]['measure_s']:.0f} s; "
-              f"load average at start of the query phase {runs[v]['load']}")
+        print(f"{v}: connect + bootstrap (+ filtered indexes ONLINE) {runs[v]['wait_s']:.0f} s; questions + recall "
+              f"{runs[v]['measure_s']:.0f} s; load average before / after the questions {runs[v]['load']} / "
+              f"{runs[v]['load_after']}")
 
 
 async def main() -> None:
@@ -359,9 +366,10 @@ async def main() -> None:
                     log(f"Neo4j {version}: {len(questions)} questions x 4 ways (load {load})")
                     t0 = time.perf_counter()
                     q = await measure(driver, database, emb, questions, warm, filtered)
+                    load_after = " ".join(Path("/proc/loadavg").read_text().split()[:3])
                     log(f"Neo4j {version}: recall on the frozen set")
                     rec = await recall(driver, database, emb, data)
-                    runs[version] = {"q": q, "recall": rec, "wait_s": wait_s, "load": load,
+                    runs[version] = {"q": q, "recall": rec, "wait_s": wait_s, "load": load, "load_after": load_after,
                                      "measure_s": time.perf_counter() - t0}
                     if filtered:
                         await profile_filtered(driver, database, emb, questions[0], version,

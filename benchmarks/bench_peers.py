@@ -259,7 +259,7 @@ async def run_system(sys_: System, n: int, calls: int, read_calls: int, ingest_c
         log(f"  {sys_.name}: read_graph p50 {percentile(out['read_graph'], 50) * 1000:.0f} ms")
         # The same read right after a write (not timed): kg-neo4j cannot reuse its kept answer
         # (README, "read_graph's answer cache"), so this row is its full build every time.
-        for k in range(read_calls if out["read_graph"] else 0):
+        for _ in range(read_calls if out["read_graph"] else 0):
             await call("add_observations", sys_.observation(entity_name(rng.randrange(m)), f"touch {rng.random():.12f}"))
             t0 = time.perf_counter()
             res = await s.call_tool(sys_.tool("read_graph"), {})

@@ -19,5 +19,11 @@ WITH name, k, rank
 WHERE k.created_at <= $at
 ORDER BY rank
 WITH name, head(collect(k)) AS k
-RETURN name, k.trust AS trust, k.memory_level AS level, k.quote AS quote, k.category AS category,
-       k.stability AS stability, coalesce(k.last_access, k.created_at) AS since
+// the decay state and trust it had at $at (cypher/history.cypher: ds_* end at ds_until)
+WITH name, k, size([u IN coalesce(k.ds_until, []) WHERE u <= $at]) AS i, size(coalesce(k.ds_until, [])) AS n
+RETURN name, k.quote AS quote,
+       CASE WHEN i < n THEN k.ds_trust[i] ELSE k.trust END AS trust,
+       CASE WHEN i < n THEN k.ds_level[i] ELSE k.memory_level END AS level,
+       CASE WHEN i < n THEN k.ds_category[i] ELSE k.category END AS category,
+       CASE WHEN i < n THEN k.ds_stability[i] ELSE k.stability END AS stability,
+       CASE WHEN i < n THEN k.ds_since[i] ELSE coalesce(k.last_access, k.created_at) END AS since

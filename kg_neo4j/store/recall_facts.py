@@ -3,8 +3,8 @@ of the entities a walk reached, read in the walk's transaction.  search_memory r
 ``search_memory_around`` statement.  README "Knowledge layer", "Trust at recall".
 
 Retention is computed with the decay rules of :mod:`kg_neo4j.knowledge.decay` at the read's moment:
-now, or ``asOf`` when the read has one.  The state it starts from is the node's stored one (last
-access, stability), as the search's memory prior does.
+now, or ``asOf`` when the read has one, from the decay state and trust the node had at that moment
+(the ``ds_*`` history of cypher/history.cypher), as the search's memory prior does.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""kg_neo4j.knowledge: the pure rules of spec 004 (decay and growth, levels, expiry,
+"""kg_neo4j.knowledge: the pure rules of docs/knowledge-model.md (decay and growth, levels, expiry,
 memory score, anti-fabrication).  No database, no mocks, time passed in explicitly."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_parse_accepts_values_and_names_the_allowed_ones() -> None:
             parse(AccessGrade, bad, field="grade")
 
 
-# --- growth on access: the spec's figures ------------------------------------------------
+# --- growth on access: the source's figures ------------------------------------------------
 
 
 @pytest.mark.parametrize(("r", "figure"), [(0.9, 1.11), (0.3, 2.01)])
@@ -152,7 +152,7 @@ def test_repeated_corrections_keep_stability_positive() -> None:
 
 # --- initial stability and half-lives per knowledge type ------------------------------------
 
-# The spec's table: "Knowledge Type | Initial S | Fast Half-Life | Slow Half-Life"
+# The source's table: "Knowledge Type | Initial S | Fast Half-Life | Slow Half-Life"
 CREATIVE_TABLE = [(Trust.PRINCIPLE, 30.0, 30.0, 300.0),  # "Expert's creative choice | 30 days | 30d | 300d"
                   (Trust.PATTERN, 7.0, 7.0, 70.0),  # "Observed pattern | 7 days | 7d | 70d"
                   (Trust.INFERENCE, 3.0, 3.0, 30.0)]  # "AI inference | 3 days | 3d | 30d"
@@ -177,7 +177,7 @@ def test_fundamentals_start_at_365_days_and_core(trust: Trust) -> None:
 
 @pytest.mark.parametrize(("trust", "s", "fast", "slow"), CREATIVE_TABLE)
 def test_each_component_halves_over_its_half_life(trust: Trust, s: float, fast: float, slow: float) -> None:
-    # The spec's definition: "Fast decay (half-life = S days)", "Slow decay (half-life = S×10 days)":
+    # The source's definition: "Fast decay (half-life = S days)", "Slow decay (half-life = S×10 days)":
     # each component halves over its own half-life, from any starting time.
     assert half_lives(s) == (fast, slow)
     assert retention_components(0.0, s) == (W_FAST, W_SLOW)

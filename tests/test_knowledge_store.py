@@ -1,4 +1,4 @@
-"""The knowledge layer on a real Neo4j (spec 004): what the Cypher writes agrees with the
+"""The knowledge layer on a real Neo4j (docs/knowledge-model.md): what the Cypher writes agrees with the
 pure rules of kg_neo4j.knowledge, every anti-fabrication rule holds, and time is the
 injected clock (never slept)."""
 

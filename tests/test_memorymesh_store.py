@@ -1,5 +1,5 @@
-"""MeshStore (the MemoryMesh dialect, spec 002) on a real Neo4j: neighbour expansion (14.3),
-transactions (14.4), weights (14.5), relationship replacement with history, events (section 8).
+"""MeshStore (the MemoryMesh dialect, docs/memorymesh.md) on a real Neo4j: neighbour expansion,
+transactions, weights (#behavioural-tests), relationship replacement with history, events.
 
 Every check reads the database back, through MeshStore and through the reference GraphStore
 (one graph underneath)."""
@@ -175,7 +175,7 @@ async def test_weight_averaging_on_update(mesh: MeshStore, store: GraphStore) ->
     updated = await mesh.update_edges([EdgeUpdate.model_validate({"from": "A", "to": "B", "edgeType": "knows",
                                                                   "weight": 0.6})])
     assert updated[0].weight == pytest.approx(0.7)
-    # spec 002 section 10.2's evolution from 1.0: 0.6 -> 0.8, 0.4 -> 0.6, 1.0 -> 0.8
+    # docs/memorymesh.md#edge-weights: evolution from 1.0: 0.6 -> 0.8, 0.4 -> 0.6, 1.0 -> 0.8
     await mesh.add_edges([edge("B", "A")])
     for given, expected in ((0.6, 0.8), (0.4, 0.6), (1.0, 0.8)):
         out = await mesh.update_edges([EdgeUpdate.model_validate({"from": "B", "to": "A", "edgeType": "knows",
@@ -306,7 +306,7 @@ async def test_typed_update_and_delete_check_the_type(mesh: MeshStore) -> None:
     assert node_names(await mesh.read_graph()) == ["Rivendell"]
 
 
-# --- events (spec 002 section 8) --------------------------------------------------------------------
+# --- events (docs/memorymesh.md#events) ----------------------------------------------------------
 
 
 async def test_events_before_and_after_commit(mesh: MeshStore, bus: EventBus, sync_driver: Any,

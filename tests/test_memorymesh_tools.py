@@ -1,4 +1,4 @@
-"""MemoryMesh tools (spec 002 section 14) through a real MCP client session on a real Neo4j:
+"""MemoryMesh tools (docs/memorymesh.md#behavioural-tests) through a real MCP client session on a real Neo4j:
 schema-generated tools, the static tools, all-or-nothing calls, and the cross-dialect test
 (written through one dialect, read through the other, both ways)."""
 
@@ -14,7 +14,8 @@ from kg_neo4j.schemas import default_schemas_dir
 
 
 async def mm(s: Any, tool: str, args: dict[str, Any]) -> Any:
-    """Call a MemoryMesh tool; assert success and the spec 002 section 7.2 answer; return ``data``."""
+    """Call a MemoryMesh tool; assert success and the answer of
+    docs/memorymesh.md#answers-and-errors; return ``data``."""
     result = await s.call_tool(tool, args)
     text = text_of(result)
     assert not result.is_error, f"{tool}({args!r}) failed: {text}"

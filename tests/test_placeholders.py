@@ -1,4 +1,4 @@
-"""Relations to names that are not entities (spec 000 §10.4: no referential integrity), store level.
+"""Relations to names that are not entities (docs/reference-server.md#no-referential-integrity), store level.
 
 The far end of such a relation is kept as a placeholder: never listed as an entity by any read,
 while the relation itself is listed like any other; creating an entity of that name turns it into

@@ -1,4 +1,5 @@
-"""Spec 000 section 8.1-8.6 through a real MCP client session (stdio and HTTP) on a real Neo4j.
+"""The reference's behavioural tests (docs/reference-server.md#behavioural-tests)
+through a real MCP client session (stdio and HTTP) on a real Neo4j.
 
 One server per test function (a start costs about a second); inside a function each spec
 case is a labelled block that starts from an empty namespace (``reset``).  Every call goes

@@ -1,4 +1,4 @@
-"""Schema files (spec 002 sections 3, 5.2, 13, 14.1): loading, checks naming file and field,
+"""Schema files (docs/memorymesh.md#schema-files, #example-schemas): loading, checks naming file and field,
 generated input schemas, the metadata rules, and `serve` refusing a bad schema at startup."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""search_memory's memory-score prior (spec 004): among equally relevant hits, the knowledge entity
-that is better remembered (higher level, fresher) ranks first; non-knowledge entities get no prior."""
+"""search_memory's memory-score prior (docs/knowledge-model.md#search-score): among equally
+relevant hits, the knowledge entity that is better remembered (higher level, fresher) ranks
+first; non-knowledge entities get no prior."""
 
 from __future__ import annotations
 

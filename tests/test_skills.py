@@ -94,7 +94,7 @@ class OpenSpy:
 def test_resolve_accepts_files_inside_the_root(tree: Path) -> None:
     assert resolve_skill_path(tree, "coding/principles.md") == (tree / "coding/principles.md").resolve()
     assert resolve_skill_path(tree, "./coding//principles.md") == (tree / "coding/principles.md").resolve()
-    # spec 004 writes skill_paths=["skills/coding/..."]: the root's own name may lead the path
+    # the docs' example writes skill_paths=["skills/coding/..."]: the root's own name may lead the path
     assert resolve_skill_path(tree, "skills/coding/principles.md") == (tree / "coding/principles.md").resolve()
     # a link that stays inside the root is fine
     (tree / "alias.md").symlink_to(tree / "notes.md")

@@ -213,7 +213,7 @@ async def test_types_and_weights_through_mcp(neo4j_info, namespace, sync_driver)
 
 
 async def test_update_averages_weight_with_new_evidence(store, clock, sync_driver, neo4j_info, namespace):
-    """Spec 002 section 10: 1.0 -> (update 0.6) 0.8 -> (update 0.4) 0.6 -> (update 1.0) 0.8."""
+    """docs/memorymesh.md#edge-weights: 1.0 -> (update 0.6) 0.8 -> (update 0.4) 0.6 -> (update 1.0) 0.8."""
     await store.create_entities(entities("A", "B"))
     await store.create_relations([r_in("A", "B")])
 
@@ -638,7 +638,7 @@ async def test_mcp_reference_profile_hides_temporal_tools(transport, neo4j_info,
             assert tool not in listed
             assert "Unknown tool" in await err(s, tool, {"relations": [], "start": ["A"]})
         for name, tool in listed.items():
-            assert tool.input_schema == reference[name]["inputSchema"], f"{name}: schema differs from spec 001"
+            assert tool.input_schema == reference[name]["inputSchema"], f"{name}: not the reference's schema"
             assert "asOf" not in json.dumps(tool.input_schema)
 
         await ok(s, "create_entities", {"entities": [ent("A"), ent("B")]})

@@ -1,7 +1,8 @@
 """tools/list and prompts through a real MCP session.
 
-The oracle is spec 001 itself: ``tests/data/spec_001_tools.json`` is the tool array copied
-verbatim from the spec, ``tests/data/spec_001_system_prompt.txt`` its system prompt; neither is
+The oracle is the reference's published tool list (docs/reference-schemas.md):
+``tests/data/spec_001_tools.json`` is its tool array copied verbatim,
+``tests/data/spec_001_system_prompt.txt`` its system prompt; neither is
 read from the package, so a drift in ``reference_tools.json`` or ``prompts.py`` is caught.
 """
 
@@ -24,7 +25,7 @@ DESTRUCTIVE = {"delete_entities", "delete_observations", "delete_relations"}
 
 
 def test_spec_oracle_is_sane():
-    # The copied oracle itself: 9 tools with the spec's names in the spec's order.
+    # The copied oracle itself: 9 tools with the reference's names in its order.
     assert SPEC_NAMES == ["create_entities", "create_relations", "add_observations", "delete_entities",
                           "delete_observations", "delete_relations", "read_graph", "search_nodes", "open_nodes"]
     assert SPEC_PROMPT.startswith("Follow these steps for each interaction:")

@@ -95,7 +95,7 @@ def test_parse_accepts_values_and_names_the_allowed_ones() -> None:
 
 
 @pytest.mark.parametrize(("r", "figure"), [(0.9, 1.11), (0.3, 2.01)])
-def test_stability_gain_reproduces_the_spec_figures(r: float, figure: float) -> None:
+def test_stability_gain_reproduces_the_source_figures(r: float, figure: float) -> None:
     # "R = 0.9 (just accessed) → 1.11× growth", "R = 0.3 (almost forgotten) → 2.01× growth"
     assert GRADE_MULTIPLIER[AccessGrade.ACCESSED] == 1.0
     assert stability_gain(r, AccessGrade.ACCESSED) == pytest.approx(figure, abs=0.01)

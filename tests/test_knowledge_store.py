@@ -171,7 +171,7 @@ async def test_connect_needs_knowledge_at_the_start_and_an_entity_at_the_end(ks:
 
 
 @pytest.mark.parametrize(("r_target", "gain"), [(0.9, 1.11), (0.3, 2.01)])
-async def test_stability_gain_at_the_spec_retentions(ks: KnowledgeStore, store: GraphStore, clock: ManualClock,
+async def test_stability_gain_at_the_source_retentions(ks: KnowledgeStore, store: GraphStore, clock: ManualClock,
                                                      r_target: float, gain: float) -> None:
     await ks.store([k("K", "pattern")])  # S = 7 days
     clock.advance(days=decay.days_until_retention(r_target, 7.0))

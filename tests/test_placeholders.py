@@ -7,6 +7,7 @@ a real entity that keeps its relations; deleting the name removes its relations.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -171,3 +172,37 @@ async def test_placeholders_left_without_relations_do_not_linger(store: GraphSto
     # and a later entity of that name starts clean
     await store.create_entities([E("Ghost")])
     assert keys(await store.read_graph()) == []
+
+
+# --- placeholders under concurrency and in the past --------------------------------------------
+
+
+async def test_create_relations_racing_a_placeholder_cleanup_is_retried(driver, neo4j_info, namespace) -> None:  # type: ignore[no-untyped-def]
+    a = GraphStore(driver, database=neo4j_info.database, namespace=namespace)
+    b = GraphStore(driver, database=neo4j_info.database, namespace=namespace)
+    await a.create_entities([E(n, "t") for n in ("A", "B")])
+    for i in range(25):
+        await a.create_relations([R("A", f"P{i}")])
+        await asyncio.gather(a.delete_relations([R("A", f"P{i}")]), b.create_relations([R("B", f"P{i}")]))
+    records, _, _ = await driver.execute_query(
+        "MATCH (x:KgNode {namespace: $ns})-[r]->(p:KgNode) WHERE p.name STARTS WITH 'P' "
+        "RETURN x.name AS x, count(r) AS n", ns=namespace)
+    assert {r["x"]: r["n"] for r in records} == {"B": 25}
+
+
+async def test_paged_as_of_read_keeps_relations_of_placeholders_that_became_entities_later(
+        store: GraphStore, clock) -> None:  # type: ignore[no-untyped-def]
+    await store.create_entities([E("A", "t")])
+    await store.create_relations([R("B", "A"), R("C", "D")])  # B, C, D are placeholders now
+    t0 = clock.now()
+    clock.advance(days=1)
+    await store.create_entities([E(n, "t") for n in ("B", "C")])
+    whole = await store.read_graph(as_of=t0)
+    pages, cursor = [], None
+    while True:
+        page = await store.read_graph(limit=1, cursor=cursor, as_of=t0)
+        pages.extend((r.from_, r.to) for r in page.relations)
+        cursor = page.nextCursor
+        if cursor is None:
+            break
+    assert sorted(pages) == sorted((r.from_, r.to) for r in whole.relations) == [("B", "A"), ("C", "D")]

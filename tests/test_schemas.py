@@ -92,7 +92,7 @@ def test_load_all_schemas_from_a_directory(tmp_path: Path) -> None:
     assert schemas[0].properties["name"].required
 
 
-def test_the_shipped_examples_are_spec_002_section_13(tmp_path: Path) -> None:
+def test_the_shipped_examples_are_memorymeshs_eleven_schemas(tmp_path: Path) -> None:
     schemas = {s.node_type: s for s in load_schemas(default_schemas_dir(), reserved=BUILTIN_TOOL_NAMES)}
     assert sorted(schemas) == sorted(["npc", "location", "artifact", "quest", "faction", "player_character",
                                       "inventory", "skills", "currency", "transportation", "temporal"])
@@ -188,7 +188,7 @@ def test_missing_directory_is_a_config_error(tmp_path: Path) -> None:
 # --- 5.2 generated input schemas --------------------------------------------------------------------
 
 
-def test_generated_input_schemas_follow_spec_002_section_5_2(tmp_path: Path) -> None:
+def test_generated_input_schemas_wrap_the_properties_in_an_object_named_for_the_type(tmp_path: Path) -> None:
     schema = load_schema(write(tmp_path, "npc.schema.json", NPC))
     add = schema.add_input_schema()
     assert add["type"] == "object" and add["required"] == ["npc"] and list(add["properties"]) == ["npc"]

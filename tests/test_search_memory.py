@@ -58,6 +58,21 @@ async def test_vectors_are_written_with_the_observations(sync_driver, semantic_s
     assert {(r["dim"], r["model"], r["edim"]) for r in records} == {(384, "all-MiniLM-L6-v2", 384)}
 
 
+async def test_a_user_relation_named_has_observation_is_not_taken_for_an_observation(
+        semantic_store: GraphStore) -> None:
+    s = semantic_store
+    await s.create_entities([EntityIn(name="Owner", entityType="t", observations=[]),
+                             EntityIn(name="Zephyrine", entityType="t", observations=["a rare mineral"])])
+    await s.create_relations([RelationIn.model_validate({"from": "Owner", "to": "Zephyrine",
+                                                         "relationType": "HAS_OBSERVATION"})])
+    hits = (await s.search_memory("Zephyrine", limit=5)).hits
+    assert all(h.name == "Zephyrine" or h.observation is None for h in hits)
+    assert hits[0].name == "Zephyrine"
+    graph = await s.open_nodes(["Owner"])
+    assert [e.observations for e in graph.entities] == [[]]
+    assert [(r.from_, r.to, r.relationType) for r in graph.relations] == [("Owner", "Zephyrine", "HAS_OBSERVATION")]
+
+
 @pytest.mark.parametrize(
     ("question", "name", "fragment"),
     [

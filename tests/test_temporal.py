@@ -16,7 +16,7 @@ import pydantic
 import pytest
 from kg_helpers import ent, err, names, ok, rel, rel_keys, session, text_of
 
-from kg_neo4j.errors import KgError, NotFoundError
+from kg_neo4j.errors import KgError, NotFoundError, ValidationError
 from kg_neo4j.models import (
     EntityIn,
     ObservationAdd,
@@ -652,3 +652,22 @@ def test_traverse_model_rejects_depth_over_cap() -> None:
     with pytest.raises(pydantic.ValidationError):
         TraverseIn.model_validate({"start": ["A"], "maxDepth": 5})
     assert TraverseIn.model_validate({"start": "A"}).maxDepth == 2
+
+
+# --------------------------------------------------------------------------- validity bounds
+
+
+async def test_a_relation_that_already_ended_is_refused(store, clock) -> None:  # type: ignore[no-untyped-def]
+    past = clock.now() - timedelta(days=1)
+    with pytest.raises(ValidationError, match="already ended"):
+        await store.create_relations([r_in("A", "B", validFrom=(past - timedelta(days=9)).isoformat(),
+                                           validUntil=past.isoformat())])
+    assert (await store.read_graph()).relations == []
+
+
+async def test_invalidate_never_extends_validity(store, clock) -> None:  # type: ignore[no-untyped-def]
+    end = clock.now() + timedelta(days=1)
+    await store.create_relations([r_in("A", "B", validUntil=end.isoformat())])
+    changed = await store.invalidate_relations([r_inv("A", "B",
+                                                      validUntil=(clock.now() + timedelta(days=30)).isoformat())])
+    assert changed[0].validUntil == end.isoformat()

@@ -24,7 +24,7 @@ READ_ONLY = {"read_graph", "search_nodes", "open_nodes"}
 DESTRUCTIVE = {"delete_entities", "delete_observations", "delete_relations"}
 
 
-def test_spec_oracle_is_sane():
+def test_the_copied_oracle_holds_the_nine_reference_tools_and_the_prompt():
     # The copied oracle itself: 9 tools with the reference's names in its order.
     assert SPEC_NAMES == ["create_entities", "create_relations", "add_observations", "delete_entities",
                           "delete_observations", "delete_relations", "read_graph", "search_nodes", "open_nodes"]
@@ -32,12 +32,12 @@ def test_spec_oracle_is_sane():
     assert "default_user" in SPEC_PROMPT
 
 
-def test_packaged_reference_tools_json_equals_spec_001():
+def test_packaged_reference_tools_json_equals_the_reference_schemas():
     packaged = json.loads(resources.files("kg_neo4j.server").joinpath("reference_tools.json").read_text())
     assert packaged == SPEC_TOOLS
 
 
-async def test_reference_profile_tools_list_is_exactly_spec_001(transport, neo4j_info, namespace):
+async def test_reference_profile_lists_exactly_the_reference_tools(transport, neo4j_info, namespace):
     async with session(transport, neo4j_info, namespace, "--tools", "reference") as s:
         listed = (await s.list_tools()).tools
 

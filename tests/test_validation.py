@@ -1,12 +1,25 @@
 """Bad input through a real MCP session: an isError whose message names the field, and nothing
 written (checked with read_graph and with a raw count of the namespace's nodes and relationships).
+
+The cases are tables (one row: label, tool, arguments, words the message must contain), run as one
+test per row with the row's label as its id (``-k too-many`` or ``-k entity-without-name`` picks
+rows).  The rows of one transport share one MCP session on a namespace holding two entities and two
+relations; a row that wrote something restores that state, so no row hides another's outcome.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from kg_helpers import ent, names, ok, rel, rel_keys, session
+import pytest
+import pytest_asyncio
+from kg_helpers import ent, names, ok, rel, rel_keys, reset, session
+from shared_session import SharedSession
+
+from kg_neo4j.errors import ValidationError
+from kg_neo4j.models import ObservationDelete
+from kg_neo4j.store import GraphStore
 
 LONG_NAME = "n" * 1025
 MAX_NAME = "m" * 1024
@@ -186,86 +199,106 @@ async def _setup(s: Any) -> dict[str, Any]:
     return await ok(s, "read_graph")
 
 
-async def _check_rejected(s: Any, sync_driver: Any, info: Any, namespace: str, baseline: dict[str, Any],
-                          counts: tuple[int, int], cases: list[tuple[str, str, dict[str, Any], list[str]]]) -> list[str]:
-    """Run each case; return one line per case that was accepted, unclear, or wrote something."""
-    failures = []
-    for label, tool, args, words in cases:
-        result = await s.call_tool(tool, args)
-        text = result.content[0].text if result.content else ""
-        if not result.is_error:
-            failures.append(f"{label}: accepted, answered {text[:200]!r}")
-            continue
+def _cases(group: str, table: list[tuple[str, str, dict[str, Any], list[str]]]) -> list[Any]:
+    return [pytest.param(tool, args, words, id=f"{group}:{re.sub(r'[^A-Za-z0-9]+', '-', label).strip('-')}")
+            for label, tool, args, words in table]
+
+
+REJECTED = [*_cases("missing", MISSING_FIELDS), *_cases("wrong-type", WRONG_TYPES),
+            *_cases("empty-name", EMPTY_NAMES), *_cases("too-long", TOO_LONG), *_cases("too-many", TOO_MANY),
+            *_cases("bad-third-of-five", THIRD_OF_FIVE), *_cases("bad-weight", BAD_WEIGHTS)]
+
+
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """Module-scoped here (conftest's is per test), so the rows of a transport share one session."""
+    return str(request.param)
+
+
+class _Namespace:
+    """The shared session and the state its namespace holds between rows."""
+
+    def __init__(self, held: SharedSession, sync_driver: Any) -> None:
+        self.held, self.sync_driver = held, sync_driver
+        self.s = held.session
+        self.baseline: dict[str, Any] = {}
+        self.counts = (0, 0)
+
+    def raw_counts(self) -> tuple[int, int]:
+        return _raw_counts(self.sync_driver, self.held.info.database, self.held.namespace)
+
+    async def restore(self) -> None:
+        await reset(self.s)
+        self.baseline = await _setup(self.s)
+        self.counts = self.raw_counts()
+
+
+@pytest_asyncio.fixture(scope="module")
+async def shared(transport: str, neo4j_info: Any, sync_driver: Any) -> Any:
+    held = SharedSession(transport, neo4j_info, "validation")
+    await held.open()
+    ns = _Namespace(held, sync_driver)
+    try:
+        await ns.restore()
+        yield ns
+    finally:
+        await held.close()
+
+
+@pytest.mark.parametrize(("tool", "args", "words"), REJECTED)
+async def test_bad_input_is_an_error_naming_the_field_and_writes_nothing(shared, tool, args, words):
+    s = shared.s
+    result = await s.call_tool(tool, args)
+    text = result.content[0].text if result.content else ""
+    problems = []
+    if not result.is_error:
+        problems.append(f"accepted, answered {text[:200]!r}")
+    else:
         missing = [w for w in words if w not in text]
         if missing:
-            failures.append(f"{label}: message {text[:300]!r} does not name {missing}")
-        graph = await ok(s, "read_graph")
-        if graph != baseline:
-            failures.append(f"{label}: the graph changed: {graph}")
-        raw = _raw_counts(sync_driver, info.database, namespace)
-        if raw != counts:
-            failures.append(f"{label}: (nodes, relationships) in the namespace went {counts} -> {raw}")
-    return failures
+            problems.append(f"message {text[:300]!r} does not name {missing}")
+    graph = await ok(s, "read_graph")
+    raw = shared.raw_counts()
+    if graph != shared.baseline:
+        problems.append(f"the graph changed: {graph}")
+    if raw != shared.counts:
+        problems.append(f"(nodes, relationships) in the namespace went {shared.counts} -> {raw}")
+    if graph != shared.baseline or raw != shared.counts:
+        await shared.restore()  # so the next row starts from the same state
+    assert not problems, "\n".join(problems)
 
 
-async def test_missing_fields_and_wrong_types(transport, neo4j_info, namespace, sync_driver):
+async def test_names_and_observations_at_their_limits_are_accepted(transport, neo4j_info, namespace):
     async with session(transport, neo4j_info, namespace) as s:
-        baseline = await _setup(s)
-        counts = _raw_counts(sync_driver, neo4j_info.database, namespace)
-        failures: list[str] = []
-        # -- missing fields
-        failures += await _check_rejected(s, sync_driver, neo4j_info, namespace, baseline, counts, MISSING_FIELDS)
-        # -- wrong types
-        failures += await _check_rejected(s, sync_driver, neo4j_info, namespace, baseline, counts, WRONG_TYPES)
-    assert not failures, "\n".join(failures)
-
-
-async def test_empty_and_too_long_names_and_observations(transport, neo4j_info, namespace, sync_driver):
-    async with session(transport, neo4j_info, namespace) as s:
-        baseline = await _setup(s)
-        counts = _raw_counts(sync_driver, neo4j_info.database, namespace)
-        failures: list[str] = []
-        # -- empty / whitespace-only names
-        failures += await _check_rejected(s, sync_driver, neo4j_info, namespace, baseline, counts, EMPTY_NAMES)
-        # -- over the length limits
-        failures += await _check_rejected(s, sync_driver, neo4j_info, namespace, baseline, counts, TOO_LONG)
-
-        # -- the limits themselves are accepted: a 1024-char name and an 8000-char observation
+        await _setup(s)
+        # a 1024-char name, an 8000-char observation, a 255-char relation type
         created = await ok(s, "create_entities", {"entities": [ent(MAX_NAME, "t", [MAX_OBS])]})
         assert created == [ent(MAX_NAME, "t", [MAX_OBS])]
         await ok(s, "create_relations", {"relations": [rel(MAX_NAME, "Existing", "r" * 255)]})
         opened = await ok(s, "open_nodes", {"names": [MAX_NAME]})
         assert opened["entities"] == [ent(MAX_NAME, "t", [MAX_OBS])]
         assert rel_keys(opened) == [(MAX_NAME, "Existing", "r" * 255)]
-    assert not failures, "\n".join(failures)
 
 
-async def test_too_many_items_and_bad_item_in_batch(transport, neo4j_info, namespace, sync_driver):
+async def test_exactly_10000_items_are_accepted(shared):
+    s = shared.s
+    graph = await ok(s, "read_graph")
+    assert names(graph) == ["Existing", "Other"]
+    assert {e["name"]: e["observations"] for e in graph["entities"]} == {"Existing": ["o1"], "Other": ["o2"]}
+    await ok(s, "delete_entities", {"entityNames": [f"Ghost{i}" for i in range(10_000)]})
+    assert names(await ok(s, "open_nodes", {"names": ["Existing"] * 10_000})) == ["Existing"]
+
+
+async def test_relation_weights_0_and_1_are_accepted(transport, neo4j_info, namespace):
     async with session(transport, neo4j_info, namespace) as s:
-        baseline = await _setup(s)
-        counts = _raw_counts(sync_driver, neo4j_info.database, namespace)
-        failures: list[str] = []
-        # -- more than 10,000 items in one call
-        failures += await _check_rejected(s, sync_driver, neo4j_info, namespace, baseline, counts, TOO_MANY)
-        # -- a bad item third in a batch of five: none of the five is written
-        failures += await _check_rejected(s, sync_driver, neo4j_info, namespace, baseline, counts, THIRD_OF_FIVE)
-        assert not failures, "\n".join(failures)
-        graph = await ok(s, "read_graph")
-        assert names(graph) == ["Existing", "Other"]
-        assert {e["name"]: e["observations"] for e in graph["entities"]} == {"Existing": ["o1"], "Other": ["o2"]}
-        # -- exactly 10,000 items is accepted
-        await ok(s, "delete_entities", {"entityNames": [f"Ghost{i}" for i in range(10_000)]})
-        assert names(await ok(s, "open_nodes", {"names": ["Existing"] * 10_000})) == ["Existing"]
-
-
-async def test_relation_weight_outside_unit_interval(transport, neo4j_info, namespace, sync_driver):
-    async with session(transport, neo4j_info, namespace) as s:
-        baseline = await _setup(s)
-        counts = _raw_counts(sync_driver, neo4j_info.database, namespace)
-        failures: list[str] = []
-        failures += await _check_rejected(s, sync_driver, neo4j_info, namespace, baseline, counts, BAD_WEIGHTS)
-        # the bounds themselves are fine
+        await _setup(s)
         created = await ok(s, "create_relations", {"relations": [{**rel("Existing", "Other", "w0"), "weight": 0},
                                                                  {**rel("Existing", "Other", "w1"), "weight": 1.0}]})
         assert rel_keys(created) == [("Existing", "Other", "w0"), ("Existing", "Other", "w1")]
-    assert not failures, "\n".join(failures)
+
+
+async def test_delete_observations_of_more_than_100000_in_total_is_refused(store: GraphStore) -> None:
+    # store level: the total over all deletions of one call is capped, not only each list
+    many = [ObservationDelete(entityName=f"E{i}", observations=[str(j) for j in range(60_000)]) for i in range(2)]
+    with pytest.raises(ValidationError, match="at most 100000"):
+        await store.delete_observations(many)

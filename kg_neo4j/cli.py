@@ -12,19 +12,16 @@ other errors the user can fix, 1 for runtime failures (Neo4j unreachable, port t
 from __future__ import annotations
 
 import argparse
-import asyncio
-import errno
-import json
 import logging
 import math
 import os
-import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from kg_neo4j import __version__
+from kg_neo4j.commands import ACTIONS
 from kg_neo4j.errors import CypherFileError, KgError, Neo4jUnavailableError, SettingError, ValidationError
 from kg_neo4j.formats import EXPORT_FORMATS, IMPORT_FORMATS
 from kg_neo4j.hooks import HOOKS
@@ -170,9 +167,6 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--format", dest="fmt", default="jsonl", choices=EXPORT_FORMATS)
     exp.add_argument("--no-progress", dest="progress", action="store_false")
     return parser
-
-
-ACTIONS = ("prune", "merge", "validate", "orphans")
 
 
 def _actions(value: str) -> list[str]:
@@ -328,131 +322,15 @@ def _report(exc: BaseException, command: str, settings: Settings | None) -> int:
 
 
 def _hook(args: argparse.Namespace) -> int:
-    """``kg-neo4j hook NAME``: always exits 0 and logs only at DEBUG.  A bad setting or flag is
-    one line on stderr (it will not fix itself); any other failure prints nothing."""
-    try:
-        settings = _settings(args)
-    except KgError as exc:  # a bad setting: say so, it will not fix itself
-        _say(f"kg-neo4j hook: error: {exc}")
-        return 0
-    except BaseException:  # noqa: BLE001 - a hook never blocks the user
-        return 0
-    try:
-        if settings.log_level.upper() == "DEBUG":
-            _setup_logging("DEBUG")
-        else:
-            logging.disable(logging.CRITICAL)
-        from kg_neo4j.hooks import main as hook_main
+    from kg_neo4j.commands import hook
 
-        return hook_main(args.hook, settings)
-    except BaseException:  # noqa: BLE001 - a hook never blocks the user
-        return 0
-
-
-def _check_port_free(host: str, port: int) -> None:
-    """Fail before the server starts when ``host:port`` cannot be bound (uvicorn would print a
-    several-line report and exit 3).  Binds each address ``host`` resolves to, as asyncio's
-    ``create_server`` does, skipping address families the machine lacks."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as exc:
-        raise SettingError(FLAGS["host"] + " / KG_NEO4J_HOST", repr(host), f"a host name that resolves ({exc})",
-                           from_flag=False) from exc
-    for family, kind, proto, _, addr in infos:
-        with socket.socket(family, kind, proto) as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                sock.bind(addr)
-            except OSError as exc:
-                if exc.errno == errno.EADDRNOTAVAIL:
-                    continue
-                raise OSError(exc.errno, f"cannot listen on {host}:{port} (--port / KG_NEO4J_PORT): "
-                                         f"{exc.strerror}") from exc
+    return hook.run(args, _settings, _say, _setup_logging)
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
-    if args.command == "serve":
-        from kg_neo4j.server.app import serve_http, serve_stdio
+    from kg_neo4j.commands import dispatch
 
-        if settings.transport == "http":
-            from kg_neo4j.server.http import check_bind
-
-            check_bind(settings)
-            _check_port_free(settings.host, settings.port)
-            asyncio.run(serve_http(settings))
-        else:
-            asyncio.run(serve_stdio(settings))
-        return 0
-    if args.command == "neo4j":
-        from kg_neo4j.localdb import LocalNeo4j
-
-        local = LocalNeo4j(settings)
-        if args.action == "start":
-            local.start()
-            from kg_neo4j.browser import endpoint
-
-            endpoint.ensure_running(local.home, settings.local_guide_port)
-            print(f"Neo4j is running at {local.bolt_uri} (Browser: http://127.0.0.1:{settings.local_http_port}/browser/)")
-        elif args.action == "stop":
-            from kg_neo4j.browser import endpoint
-
-            endpoint.stop(local.home)
-            was = local.stop()
-            print("Neo4j stopped" if was else "Neo4j was not running")
-        elif args.action == "status":
-            status = local.status()
-            print(json.dumps(status, indent=2, default=str))
-            return 0 if status.get("running") else 1
-        else:
-            print("\n".join(local.env_lines()))
-        return 0
-    if args.command == "browser":
-        from kg_neo4j.browser.cli import run_browser
-
-        return run_browser(settings, args.export)
-    if args.command == "reembed":
-        from kg_neo4j.maintenance import run_reembed
-
-        report = asyncio.run(run_reembed(settings, batch_size=args.batch_size, progress=args.progress))
-        print(json.dumps(report, indent=2))
-        return 0
-    if args.command == "rebuild-fulltext":
-        from kg_neo4j.maintenance import run_rebuild_fulltext
-
-        report = asyncio.run(run_rebuild_fulltext(settings, progress=args.progress))
-        print(json.dumps(report, indent=2))
-        return 0
-    if args.command == "import":
-        from kg_neo4j.transfer import run_import
-
-        report = asyncio.run(run_import(settings, args.path, fmt=args.fmt, batch_size=args.batch_size,
-                                        progress=args.progress))
-        print(json.dumps(report, indent=2))
-        return 0 if not report.get("rejected") else 1
-    if args.command == "maintain":
-        from kg_neo4j.maintenance import run_maintain
-
-        report = asyncio.run(run_maintain(settings, actions=args.actions or list(ACTIONS), apply=args.apply,
-                                          batch_size=args.batch_size, progress=args.progress,
-                                          min_similarity=args.min_similarity))
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-        print(report["summary"], file=sys.stderr)
-        return 0
-    if args.command == "import-skills":
-        from kg_neo4j.skills import run_import_skills
-
-        report = asyncio.run(run_import_skills(settings, args.directory, knowledge_type=args.knowledge_type,
-                                               trust=args.trust, category=args.category,
-                                               batch_size=args.batch_size, progress=args.progress))
-        print(json.dumps(report, indent=2, ensure_ascii=False, default=str))
-        return 0 if not report.get("rejected") else 1
-    if args.command == "export":
-        from kg_neo4j.export import run_export
-
-        report = asyncio.run(run_export(settings, args.path, fmt=args.fmt, progress=args.progress))
-        print(json.dumps(report, indent=2))
-        return 0
-    raise AssertionError(args.command)
+    return dispatch(args, settings)
 
 
 if __name__ == "__main__":

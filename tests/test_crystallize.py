@@ -14,13 +14,13 @@ import pytest
 from test_skills import FIXTURES, OpenSpy
 
 from conftest import Neo4jInfo, http_server, http_session, server_env, stdio_session
-from kg_neo4j import skills
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import EntityIn, KnowledgeIn
 from kg_neo4j.server.registry import Runtime, call
 from kg_neo4j.server.skills import SKILL_TOOLS
 from kg_neo4j.settings import Settings
 from kg_neo4j.skills import LEXICAL_THRESHOLD, crystallize
+from kg_neo4j.skills import sync as sync_module
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.knowledge import KnowledgeStore
 
@@ -109,7 +109,7 @@ async def test_crystallize_refuses_paths_outside_the_root(store: GraphStore, tre
         await crystallize(store, tree, "JWT", [WORKFLOW], limit=0)
     with pytest.raises(ValidationError, match="at most 50"):
         await crystallize(store, tree, "JWT", [WORKFLOW] * 51, limit=10)
-    monkeypatch.setattr(skills, "MAX_SKILL_CHARS_PER_CALL", 800)  # each file fits, both do not
+    monkeypatch.setattr(sync_module, "MAX_SKILL_CHARS_PER_CALL", 800)  # each file fits, both do not
     with pytest.raises(ValidationError, match="fewer files"):
         await crystallize(store, tree, "JWT", [WORKFLOW, "coding/principles.md"], limit=10)
 

@@ -14,6 +14,7 @@ from neo4j import AsyncDriver
 
 from conftest import Neo4jInfo
 from kg_neo4j.clock import ManualClock
+from kg_neo4j.commands.skills import run_import_skills
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.knowledge.vocabulary import KnowledgeType
 from kg_neo4j.models import MAX_NAME_CHARS, MAX_OBSERVATION_CHARS
@@ -27,7 +28,6 @@ from kg_neo4j.skills import (
     list_skill_files,
     read_skill_file,
     resolve_skill_path,
-    run_import_skills,
     skill_knowledge,
     split_sections,
 )

@@ -18,15 +18,14 @@ import pytest
 from neo4j import AsyncDriver
 
 from conftest import KG, Neo4jInfo, server_env
-from kg_neo4j import export
 from kg_neo4j.clock import ManualClock, SystemClock
+from kg_neo4j.commands.transfer import run_export, run_import
 from kg_neo4j.errors import ValidationError
-from kg_neo4j.export import run_export
 from kg_neo4j.models import EntityIn, ObservationAdd, ObservationDelete, RelationIn, RelationInvalidate
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.transfer import ValueCodecError, decode_property, decode_value, encode_value
-from kg_neo4j.transfer import detect_format, run_import
+from kg_neo4j.transfer import detect_format, export
 
 # --------------------------------------------------------------------------- helpers
 

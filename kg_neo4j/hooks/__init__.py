@@ -89,16 +89,11 @@ async def run_hook(name: str, payload: dict[str, Any], settings: Settings, *, cl
     def connect() -> Any:
         if driver is not None:
             return driver
-        from neo4j import AsyncGraphDatabase
+        from kg_neo4j.runtime import hook_driver
 
-        from kg_neo4j.store.connection import resolve_connection
-
-        conn = resolve_connection(settings)
+        made, conn = hook_driver(settings, CONNECT_TIMEOUT)
         ctx.database = conn.database
-        return AsyncGraphDatabase.driver(conn.uri, auth=(conn.username, conn.password),
-                                         connection_timeout=CONNECT_TIMEOUT,
-                                         connection_acquisition_timeout=CONNECT_TIMEOUT,
-                                         max_transaction_retry_time=0.0, notifications_min_severity="OFF")
+        return made
 
     ctx = HookContext(connect, database=settings.neo4j_database, namespace=settings.namespace, budget=settings.hook_budget_chars,
                       config=config, payload=payload, deadline=deadline, sweep_budget=sweep_budget,

@@ -1,7 +1,7 @@
-"""Builds the MCP server for a profile and runs it over stdio or streamable HTTP.
+"""Builds the MCP server for a profile (``kg-neo4j serve`` runs it: kg_neo4j.commands.serve).
 
 Shared resources (the Neo4j driver and the store) are opened once per process by
-:func:`open_runtime` and handed to every MCP session.
+:func:`open_runtime` (over kg_neo4j.runtime) and handed to every MCP session.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Any
 
 import mcp.types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from kg_neo4j import __version__
+from kg_neo4j import runtime as runtime_factory
 from kg_neo4j.clock import Clock
-from kg_neo4j.embeddings import SentenceEmbedder, resolve_model
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.schemas import NodeSchema, load_schemas
 from kg_neo4j.server import prompts
@@ -35,8 +35,6 @@ from kg_neo4j.server.search import SEARCH_TOOLS
 from kg_neo4j.server.skills import SKILL_TOOLS
 from kg_neo4j.server.temporal import TEMPORAL_TOOLS
 from kg_neo4j.settings import Settings
-from kg_neo4j.store import GraphStore, connect
-from kg_neo4j.store.connection import bootstrap
 
 log = logging.getLogger(__name__)
 
@@ -84,35 +82,19 @@ def profile_tools(profile: str, schemas: Sequence[NodeSchema] = ()) -> list[Tool
 
 @contextlib.asynccontextmanager
 async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncIterator[Runtime]:
-    """Connect to Neo4j, bootstrap the schema, and yield the shared runtime."""
+    """The server's runtime over :func:`kg_neo4j.runtime.open_runtime` (full bootstrap, the
+    configured embedder loading in the background, one GraphStore shared by every session)."""
     schemas = load_node_schemas(settings)  # before connecting: a bad schema file fails fast
-    model = resolve_model(settings.embedding_model)  # reads the model's files only: no torch here
-    # The model loads in the background while Neo4j is reached; the first call that needs it waits for it.
-    embedder = SentenceEmbedder(model, runtime=settings.embedding_runtime) if model else None
-    if embedder:
-        embedder.start_loading()
-    driver, conn = await connect(settings)
-    try:
-        await bootstrap(driver, conn.database, clock, model, fulltext_analyzer=settings.fulltext_analyzer)
-        store = GraphStore(
-            driver,
-            database=conn.database,
-            namespace=settings.namespace,
-            clock=clock,
-            max_answer_bytes=settings.max_answer_bytes,
-            embedder=embedder,
-        )
+    async with runtime_factory.open_runtime(settings, bootstrap="full", embedder=True, clock=clock) as opened:
         log.info("kg-neo4j %s: Neo4j %s database %r namespace %r profile %r embedding model %s, %d node schemas",
-                 __version__, conn.uri, conn.database, settings.namespace, settings.tools,
-                 model.name if model else "none", len(schemas))
-        runtime = ServerRuntime(store=store, profile=settings.tools, max_answer_bytes=settings.max_answer_bytes,
-                                settings=settings, schemas=schemas)
+                 __version__, opened.conn.uri, opened.database, settings.namespace, settings.tools,
+                 opened.model.name if opened.model else "none", len(schemas))
+        runtime = ServerRuntime(store=opened.graph_store(), profile=settings.tools,
+                                max_answer_bytes=settings.max_answer_bytes, settings=settings, schemas=schemas)
         try:
             yield runtime
         finally:
             await runtime.drain()  # access records still being written
-    finally:
-        await driver.close()
 
 
 def build_server(runtime: Runtime) -> Server[Any]:
@@ -178,29 +160,3 @@ def _session_of(ctx: ServerRequestContext[Any], process_session: str) -> str:
     headers = getattr(ctx.request, "headers", None)
     sid = headers.get("mcp-session-id") if headers is not None else None
     return f"mcp-{sid}" if sid else process_session
-
-
-async def serve_stdio(settings: Settings) -> None:
-    from kg_neo4j.server.stdio import stdio_transport
-
-    async with open_runtime(settings) as runtime:
-        server = build_server(runtime)
-        async with stdio_transport() as (read, write):
-            await server.run(read, write, server.create_initialization_options(NotificationOptions()))
-
-
-async def serve_http(settings: Settings) -> None:
-    import copy
-
-    import uvicorn
-    from uvicorn.config import LOGGING_CONFIG
-
-    from kg_neo4j.server.http import build_http_app
-
-    app = build_http_app(settings)
-    # Every log line goes to stderr, uvicorn's access log included (its default is stdout).
-    log_config = copy.deepcopy(LOGGING_CONFIG)
-    log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
-    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
-                            lifespan="on", log_config=log_config)
-    await uvicorn.Server(config).serve()

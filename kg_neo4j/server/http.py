@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kg_neo4j.errors import ConfigError
+from kg_neo4j.server.app import build_server, open_runtime
 from kg_neo4j.server.wire import check_message
 from kg_neo4j.settings import Settings
 
@@ -100,8 +101,6 @@ class GuardMiddleware:
 
 
 def build_http_app(settings: Settings) -> Any:
-    from kg_neo4j.server.app import build_server, open_runtime
-
     check_bind(settings)
     holder: dict[str, StreamableHTTPSessionManager] = {}
 

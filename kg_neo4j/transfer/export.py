@@ -25,22 +25,16 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import IO, Any
 
 from tqdm import tqdm
 
 from kg_neo4j import __version__
-from kg_neo4j.clock import Clock, SystemClock
-from kg_neo4j.errors import ValidationError
-from kg_neo4j.formats import EXPORT_FORMATS
-from kg_neo4j.settings import Settings
-from kg_neo4j.store import connect
-from kg_neo4j.store.connection import SCHEMA_VERSION, bootstrap
+from kg_neo4j.clock import Clock
+from kg_neo4j.formats import FULL_FORMAT, FULL_VERSION
+from kg_neo4j.store.connection import SCHEMA_VERSION
 from kg_neo4j.store.transfer import (
     DERIVED_NODE_PROPERTIES,
     DERIVED_OBSERVATION_PROPERTIES,
@@ -51,8 +45,6 @@ from kg_neo4j.store.transfer import (
 
 log = logging.getLogger(__name__)
 
-FULL_FORMAT = "kg-neo4j-full"
-FULL_VERSION = 1
 EXPORT_PAGE = 1000
 
 
@@ -202,34 +194,7 @@ async def _export_full(store: TransferStore, out: IO[str], progress: bool, clock
     return {**counts, "skipped_properties": list(SKIPPED_PROPERTIES), "embeddings_skipped": skipped}
 
 
+#: The writer of each export format (the command opens Neo4j and the file: kg_neo4j.commands.transfer).
 Exporter = Callable[[TransferStore, IO[str], bool, Clock], Awaitable[dict[str, Any]]]
-_EXPORTERS: dict[str, Exporter] = {"jsonl": _export_jsonl, "memorymesh": _export_memorymesh,
+EXPORTERS: dict[str, Exporter] = {"jsonl": _export_jsonl, "memorymesh": _export_memorymesh,
                                    "simple-memory": _export_simple_memory, "full": _export_full}
-
-
-async def run_export(settings: Settings, path: str | Path, *, fmt: str = "jsonl", progress: bool = True,
-                     clock: Clock | None = None) -> dict[str, Any]:
-    """Export ``settings.namespace`` to ``path`` (written to a temporary file, then renamed)."""
-    started = time.monotonic()
-    if fmt not in _EXPORTERS:
-        raise ValidationError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}",
-                              field="format")
-    target = Path(path)
-    if target.is_dir():
-        raise ValidationError(f"{target} is a directory; give a file path", field="path")
-    if not target.parent.is_dir():
-        raise ValidationError(f"{target.parent}: no such directory", field="path")
-    clock = clock or SystemClock()
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
-    driver, conn = await connect(settings)
-    try:
-        await bootstrap(driver, conn.database, clock)
-        store = TransferStore(driver, conn.database, settings.namespace, clock)
-        with tmp.open("w", encoding="utf-8", newline="\n") as out:
-            counts = await _EXPORTERS[fmt](store, out, progress, clock)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-        await driver.close()
-    return {"format": fmt, "path": str(target), "namespace": settings.namespace, **counts,
-            "seconds": round(time.monotonic() - started, 3)}

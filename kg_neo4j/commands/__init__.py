@@ -1,0 +1,34 @@
+"""What each ``kg-neo4j`` command does once its arguments are parsed and its settings checked
+(:mod:`kg_neo4j.cli` parses and reports errors).  One module per family; each opens Neo4j through
+:func:`kg_neo4j.runtime.open_runtime`, asking only for what it needs.  The modules are imported
+when their command runs, so ``kg-neo4j hook`` loads none of the others."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+from kg_neo4j.settings import Settings
+
+#: ``maintain --actions`` (kg_neo4j.store.maintenance.ACTIONS; here so the CLI parses them without the store).
+ACTIONS = ("prune", "merge", "validate", "orphans")
+
+#: command -> the module that runs it (each has ``run(args, settings) -> exit code``).
+MODULES = {
+    "serve": "serve",
+    "neo4j": "neo4j",
+    "browser": "neo4j",
+    "reembed": "maintenance",
+    "rebuild-fulltext": "maintenance",
+    "maintain": "maintenance",
+    "import": "transfer",
+    "export": "transfer",
+    "import-skills": "skills",
+}
+
+
+def dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    """Run ``args.command``; returns the exit code."""
+    module = importlib.import_module(f"kg_neo4j.commands.{MODULES[args.command]}")
+    code: int = module.run(args, settings)
+    return code

@@ -1,0 +1,135 @@
+"""The one place a process opens Neo4j: the driver, the schema bootstrap, the embedder, the stores.
+
+Every entry point asks for what it needs and nothing more (README "Layout", the layer order):
+
+==================  ===========  ==========================  ========
+caller              bootstrap    embedder                    stores
+==================  ===========  ==========================  ========
+serve               full         when a model is configured  graph
+import, skills      full         when a model is configured  transfer / graph
+export              schema       none                        transfer
+reembed             schema       required (checked first)    driver
+rebuild-fulltext    schema       none                        driver
+maintain            schema       none                        maintenance
+hook                none         none (no torch)             driver only (:func:`hook_driver`)
+==================  ===========  ==========================  ========
+
+``full`` also checks the embedding model and the fulltext analyzer against the graph; ``schema``
+creates constraints and indexes only (reembed and rebuild-fulltext are what fix a mismatch).
+This module sits below ``server``, ``hooks`` and ``commands`` and above ``store``; it imports the
+store and the embeddings lazily so that a hook that needs no graph imports neither.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from kg_neo4j.clock import Clock, SystemClock
+from kg_neo4j.settings import Settings
+
+if TYPE_CHECKING:
+    from neo4j import AsyncDriver
+
+    from kg_neo4j.embeddings import ModelInfo, SentenceEmbedder
+    from kg_neo4j.store import GraphStore
+    from kg_neo4j.store.connection import Connection
+    from kg_neo4j.store.maintenance import MaintenanceStore
+    from kg_neo4j.store.transfer import TransferStore
+
+#: ``full``: schema, model and analyzer checks; ``schema``: constraints and indexes only; None: no bootstrap.
+Bootstrap = Literal["full", "schema"] | None
+
+
+@dataclass
+class Opened:
+    """What :func:`open_runtime` opened: the driver, the model and its embedder (when asked), and
+    the stores built over them on first use."""
+
+    settings: Settings
+    driver: AsyncDriver
+    conn: Connection
+    clock: Clock | None = None
+    model: ModelInfo | None = None
+    embedder: SentenceEmbedder | None = None
+    _stores: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def database(self) -> str:
+        return self.conn.database
+
+    @property
+    def namespace(self) -> str:
+        return self.settings.namespace
+
+    def graph_store(self) -> GraphStore:
+        """The store the MCP tools run on (one per process: its caches are shared by every session)."""
+        if "graph" not in self._stores:
+            from kg_neo4j.store import GraphStore
+
+            self._stores["graph"] = GraphStore(self.driver, database=self.database, namespace=self.namespace,
+                                               clock=self.clock, max_answer_bytes=self.settings.max_answer_bytes,
+                                               embedder=self.embedder)
+        store: GraphStore = self._stores["graph"]
+        return store
+
+    def transfer_store(self) -> TransferStore:
+        from kg_neo4j.store.transfer import TransferStore
+
+        return TransferStore(self.driver, self.database, self.namespace, self.clock or SystemClock(), self.embedder)
+
+    def maintenance_store(self) -> MaintenanceStore:
+        from kg_neo4j.store.maintenance import MaintenanceStore
+
+        return MaintenanceStore(self.driver, database=self.database, namespace=self.namespace, clock=self.clock)
+
+
+@contextlib.asynccontextmanager
+async def open_runtime(settings: Settings, *, bootstrap: Bootstrap = "full", embedder: bool = False,
+                       clock: Clock | None = None) -> AsyncIterator[Opened]:
+    """Connect to Neo4j (a clear error when it does not answer), bootstrap as asked, yield, close.
+
+    With ``embedder``, the configured model (if not 'none') starts loading in the background
+    before Neo4j is reached; the first call that needs it waits for it."""
+    from kg_neo4j.store.connection import bootstrap as run_bootstrap
+    from kg_neo4j.store.connection import connect
+
+    model = _model(settings) if embedder or bootstrap == "full" else None
+    encoder = None
+    if embedder and model is not None:
+        from kg_neo4j.embeddings import SentenceEmbedder
+
+        encoder = SentenceEmbedder(model, runtime=settings.embedding_runtime)
+        encoder.start_loading()
+    driver, conn = await connect(settings)
+    try:
+        if bootstrap == "full":
+            await run_bootstrap(driver, conn.database, clock, model, fulltext_analyzer=settings.fulltext_analyzer)
+        elif bootstrap == "schema":
+            await run_bootstrap(driver, conn.database, clock)
+        yield Opened(settings, driver, conn, clock, model, encoder)
+    finally:
+        await driver.close()
+
+
+def _model(settings: Settings) -> ModelInfo | None:
+    from kg_neo4j.embeddings.model_files import resolve_model  # reads the model's files only: no torch
+
+    return resolve_model(settings.embedding_model)
+
+
+def hook_driver(settings: Settings, timeout: float) -> tuple[Any, Connection]:
+    """A driver for a hook (docs/hooks.md): fails fast (``timeout`` seconds to connect, no retries),
+    no bootstrap, no connectivity round trip; the driver is imported only when a hook reads the graph."""
+    from neo4j import AsyncGraphDatabase
+
+    from kg_neo4j.store.connection import resolve_connection
+
+    conn = resolve_connection(settings)
+    driver = AsyncGraphDatabase.driver(conn.uri, auth=(conn.username, conn.password),
+                                       connection_timeout=timeout, connection_acquisition_timeout=timeout,
+                                       max_transaction_retry_time=0.0, notifications_min_severity="OFF")
+    return driver, conn
+

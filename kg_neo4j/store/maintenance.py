@@ -26,13 +26,13 @@ from datetime import datetime
 from typing import Any
 
 import neo4j
-from neo4j import AsyncDriver, RoutingControl
+from neo4j import AsyncDriver
 
 from kg_neo4j.clock import Clock, SystemClock
-from kg_neo4j.cypher import queries
 from kg_neo4j.knowledge import decay
 from kg_neo4j.knowledge.trust import CAUSAL_EDGE_TYPES
 from kg_neo4j.knowledge.vocabulary import EdgeType
+from kg_neo4j.store.executor import Executor, Shared
 
 #: Rows per committed transaction, and the sweep's chunk (names per statement) per batch.
 DEFAULT_BATCH_SIZE = 2000
@@ -106,6 +106,10 @@ def _iso(value: Any) -> Any:
     return value
 
 
+#: The statement that finds each kind of edge close_edges closes (cypher/maintenance.cypher).
+_EDGES_FIND_STATEMENTS = {"weak": "weak_edges_find", "causal": "causal_edges_find", "dangling": "dangling_edges_find"}
+
+
 class MaintenanceStore:
     """Maintenance of one namespace's knowledge (the driver, database, namespace and clock of a
     GraphStore, or given directly)."""
@@ -116,7 +120,9 @@ class MaintenanceStore:
         self.database = database
         self.namespace = namespace
         self.clock = clock or SystemClock()
-        self.q = queries()
+        # statements in auto-commit sessions (x.auto) are the only place CALL IN TRANSACTIONS may run
+        self.x = Executor(driver, database, Shared(namespace=namespace, clock=self.clock,
+                                                   constants=decay.cypher_params()))
 
     @classmethod
     def of(cls, graph: Any) -> MaintenanceStore:
@@ -124,27 +130,13 @@ class MaintenanceStore:
         return cls(graph.driver, database=graph.database, namespace=graph.namespace, clock=graph.clock)
 
     # -- plumbing ---------------------------------------------------------------------------
-    def _params(self, params: dict[str, Any]) -> dict[str, Any]:
-        out = {**decay.cypher_params(), **params}
-        out.setdefault("ns", self.namespace)
-        out.setdefault("now", self.clock.now())
-        return out
+    async def read(self, name: str, **params: Any) -> list[neo4j.Record]:
+        """Run a named read statement with this namespace's shared parameters (also used by the hooks)."""
+        return await self.x.read(name, **params)
 
-    async def _auto(self, name: str, **params: Any) -> list[neo4j.Record]:
-        """Run a statement in an auto-commit session (the only place CALL IN TRANSACTIONS may run)."""
-        async with self.driver.session(database=self.database) as session:
-            result = await session.run(self.q[name], self._params(params))
-            return [record async for record in result]
-
-    async def _read(self, name: str, **params: Any) -> list[neo4j.Record]:
-        records, _, _ = await self.driver.execute_query(self.q[name], parameters_=self._params(params),
-                                                        database_=self.database, routing_=RoutingControl.READ)
-        return records
-
-    async def _write(self, name: str, **params: Any) -> list[neo4j.Record]:
-        records, _, _ = await self.driver.execute_query(self.q[name], parameters_=self._params(params),
-                                                        database_=self.database)
-        return records
+    async def write(self, name: str, **params: Any) -> list[neo4j.Record]:
+        """Run a named write statement, one transaction, with this namespace's shared parameters."""
+        return await self.x.write(name, **params)
 
     @property
     def _meta_key(self) -> str:
@@ -152,7 +144,7 @@ class MaintenanceStore:
 
     # -- the decay sweep ----------------------------------------------------------------------
     async def count_knowledge(self) -> int:
-        return int((await self._read("decay_count"))[0]["knowledge"])
+        return int((await self.x.read("decay_count"))[0]["knowledge"])
 
     async def decay_sweep(
         self,
@@ -182,18 +174,18 @@ class MaintenanceStore:
         report = SweepReport(applied=apply, now=now.isoformat())
         after = ""
         if resume:
-            meta = await self._read("decay_progress_read", key=self._meta_key)
+            meta = await self.x.read("decay_progress_read", key=self._meta_key)
             if meta and meta[0]["cursor"]:
                 after = str(meta[0]["cursor"])
         if on_total:
             on_total(await self.count_knowledge())
         async def scan(after: str) -> tuple[int, str, neo4j.Record | None]:
             """The chunk after ``after``: its size in entities, its last name, what the scan found."""
-            bounds = (await self._read("decay_chunk_bounds", after=after, chunk=chunk))[0]
+            bounds = (await self.x.read("decay_chunk_bounds", after=after, chunk=chunk))[0]
             if int(bounds["entities"]) == 0:
                 return 0, after, None
             upto = str(bounds["upto"])
-            rec = (await self._read("decay_scan_chunk", after=after, upto=upto, now=now, sample=sample))[0]
+            rec = (await self.x.read("decay_scan_chunk", after=after, upto=upto, now=now, sample=sample))[0]
             return int(bounds["entities"]), upto, rec
 
         # The next chunk is read while this one is written (the scan is read-only and covers other
@@ -217,11 +209,11 @@ class MaintenanceStore:
                 written = None
                 ids = list(rec["ids"])
                 if apply and ids:
-                    written = (await self._auto("decay_apply", ids=ids, now=now, batch=batch_size))[0]
+                    written = (await self.x.auto("decay_apply", ids=ids, now=now, batch=batch_size))[0]
                 self._add_chunk(report, rec, written, sample)
                 after = upto
                 if apply:  # where a stopped sweep resumes
-                    await self._write("decay_progress_write", key=self._meta_key, cursor=after, report=None, now=now)
+                    await self.x.write("decay_progress_write", key=self._meta_key, cursor=after, report=None, now=now)
                 if on_progress:
                     on_progress(int(rec["scanned"]))
                 if last:
@@ -234,14 +226,14 @@ class MaintenanceStore:
         report.cursor = None if report.complete else after
         report.seconds = round(time.monotonic() - started, 3)
         if apply:
-            await self._write("decay_progress_write", key=self._meta_key, cursor=report.cursor,
+            await self.x.write("decay_progress_write", key=self._meta_key, cursor=report.cursor,
                               report=_meta_report(report), now=now)
         return report
 
     async def progress(self) -> dict[str, Any]:
         """The sweep's record for this namespace: cursor (None when the last run completed) and the
         figures of the last run."""
-        rec = (await self._read("decay_progress_read", key=self._meta_key))[0]
+        rec = (await self.x.read("decay_progress_read", key=self._meta_key))[0]
         return {k: _iso(v) for k, v in dict(rec).items()}
 
     @staticmethod
@@ -272,11 +264,11 @@ class MaintenanceStore:
         """Close open relationships of one ``kind``: ``weak`` (semantic edges between knowledge
         nodes with weight < 0.3), ``causal`` (must_precede / reason_for from an inference),
         ``dangling`` (edges still open on expired knowledge).  A dry run counts and names them."""
-        if kind not in ("weak", "causal", "dangling"):
+        if kind not in _EDGES_FIND_STATEMENTS:
             raise ValueError(f"unknown edge kind {kind!r}")
         params = {"types": SEMANTIC_TYPES, "causal": CAUSAL_TYPES, "min_weight": WEAK_EDGE_WEIGHT, "sample": sample}
-        find = f"{kind}_edges_find"
-        first_page = (await self._read(find, page=batch_size * CHUNK_BATCHES, **params))[0]
+        find = _EDGES_FIND_STATEMENTS[kind]
+        first_page = (await self.x.read(find, page=batch_size * CHUNK_BATCHES, **params))[0]
         total = int(first_page["total"])
         found: dict[str, Any] = {"count": total, "edges": [dict(e) for e in first_page["sample"]]}
         if on_total:
@@ -287,28 +279,28 @@ class MaintenanceStore:
         page = first_page
         while page["ids"]:
             now = self.clock.now()
-            done = int((await self._auto("expire_edges_apply", ids=list(page["ids"]), batch=batch_size,
+            done = int((await self.x.auto("expire_edges_apply", ids=list(page["ids"]), batch=batch_size,
                                          now=now))[0]["closed"] or 0)
             closed += done
             if on_progress:
                 on_progress(done)
             if done == 0:  # nothing left that this run can change (a concurrent writer got there first)
                 break
-            page = (await self._read(find, page=batch_size * CHUNK_BATCHES, **params))[0]
+            page = (await self.x.read(find, page=batch_size * CHUNK_BATCHES, **params))[0]
         found["closed"] = closed
         return found
 
     async def findings(self, *, orphans: bool, sample: int = SAMPLE) -> dict[str, Any]:
         """Report-only findings: principles without a quote, and (with ``orphans``) knowledge
         with no open relationship."""
-        rec = (await self._read("knowledge_findings", orphans=orphans, sample=sample))[0]
+        rec = (await self.x.read("knowledge_findings", orphans=orphans, sample=sample))[0]
         out = {"unquotedPrinciples": {"count": int(rec["unquoted"]), "names": list(rec["unquoted_names"])}}
         if orphans:
             out["orphans"] = {"count": int(rec["orphans"]), "names": list(rec["orphan_names"])}
         return out
 
     async def has_vector_index(self) -> bool:
-        records = await self._read("schema_vector_dimensions")
+        records = await self.x.read("schema_vector_dimensions")
         return any(r["name"] == "kg_observation_embedding" for r in records)
 
     async def duplicate_pairs(self, *, min_cosine: float = MERGE_COSINE, page: int = 500,
@@ -327,12 +319,12 @@ class MaintenanceStore:
         if names is not None:
             ordered = sorted(set(names))
             for i in range(0, len(ordered), page):
-                rec = (await self._read("merge_candidates", names=ordered[i:i + page], after="", page=page,
+                rec = (await self.x.read("merge_candidates", names=ordered[i:i + page], after="", page=page,
                                         neighbours=MERGE_NEIGHBOURS, min_score=score))[0]
                 self._collect_pairs(rec, raw, info)
         else:
             while True:
-                rec = (await self._read("merge_candidates", names=None, after=after, page=page,
+                rec = (await self.x.read("merge_candidates", names=None, after=after, page=page,
                                         neighbours=MERGE_NEIGHBOURS, min_score=score))[0]
                 if int(rec["scanned"]) == 0:
                     break
@@ -344,7 +336,7 @@ class MaintenanceStore:
                     break
         missing = sorted({n for pair in raw for n in pair} - set(info))
         if missing:
-            for r in await self._read("knowledge_strength", names=missing):
+            for r in await self.x.read("knowledge_strength", names=missing):
                 info[r["name"]] = dict(r)
         pairs = []
         for (a, b), sc in sorted(raw.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -363,7 +355,7 @@ class MaintenanceStore:
             raw[key] = max(raw.get(key, 0.0), float(p["score"]))
 
     async def recent_names(self, limit: int) -> list[str]:
-        return list((await self._read("knowledge_recent", limit=limit))[0]["names"])
+        return list((await self.x.read("knowledge_recent", limit=limit))[0]["names"])
 
     async def merge(self, pairs: Sequence[dict[str, Any]], *, batch_size: int = DEFAULT_BATCH_SIZE,
                     on_progress: Progress | None = None) -> int:
@@ -380,7 +372,7 @@ class MaintenanceStore:
         step = batch_size * CHUNK_BATCHES
         for i in range(0, len(todo), step):
             part = todo[i:i + step]
-            done = int((await self._auto("merge_apply", pairs=part, batch=batch_size, causal=CAUSAL_TYPES))[0]["merged"]
+            done = int((await self.x.auto("merge_apply", pairs=part, batch=batch_size, causal=CAUSAL_TYPES))[0]["merged"]
                        or 0)
             merged += done
             if on_progress:

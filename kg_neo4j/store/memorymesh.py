@@ -38,7 +38,8 @@ from kg_neo4j.models import (
     RelationUpdate,
 )
 from kg_neo4j.schemas import NodeSchema, Processed, format_entry, replace_entries
-from kg_neo4j.store.graph import GraphStore, entity_text
+from kg_neo4j.store.graph import GraphStore
+from kg_neo4j.store.records import entity_text
 from kg_neo4j.store.type_labels import type_labels
 
 T = TypeVar("T")
@@ -200,12 +201,12 @@ class MeshTx:
         names = _dedupe(names)
         if not names:
             return {}
-        records = await self.g.run("mesh_nodes", names=names)
+        records = await self.g.x.read("mesh_nodes", names=names)
         return {r["name"]: NodeState(r["name"], bool(r["exists"]), bool(r["entity"]), r["nodeType"],
                                      list(r["metadata"]), bool(r["knowledge"])) for r in records}
 
     async def out_edges(self, name: str, edge_types: Sequence[str]) -> list[Edge]:
-        records = await self.g.run("mesh_out_edges", node=name, types=list(edge_types))
+        records = await self.g.x.read("mesh_out_edges", node=name, types=list(edge_types))
         return [Edge.model_validate({"from": name, "to": r["to"], "edgeType": r["edgeType"],
                                      "weight": r["weight"] if r["weight"] is not None else 1.0}) for r in records]
 
@@ -312,7 +313,7 @@ class MeshTx:
         for row in rows:
             del row["_fresh"], row["_type_text"]
         self._before("beforeUpdateNodes", {"nodes": [n.model_dump() for n in out]})
-        await self.g.run("mesh_replace_metadata", rows=rows)
+        await self.g.x.write("mesh_replace_metadata", rows=rows)
         self._after("afterUpdateNodes", {"nodes": [n.model_dump() for n in out]})
         return out
 
@@ -479,8 +480,7 @@ class MeshStore:
 
         self.bus.emit("beforeBeginTransaction", {})
         try:
-            async with self.store.driver.session(database=self.store.database) as session:
-                result = await session.execute_write(unit)
+            result = await self.store.x.transaction(unit)
         except BaseException:
             self.bus.emit_safely("afterRollback", {})
             raise
@@ -548,6 +548,4 @@ class MeshStore:
             neighbours = (await g.open_nodes(around)).entities if around else []
             return _mesh_graph(KnowledgeGraph(entities=[*kg.entities, *neighbours], relations=kg.relations))
 
-        async with self.store.driver.session(database=self.store.database) as session:
-            graph: MeshGraph = await session.execute_read(unit)
-        return graph
+        return await self.store.x.transaction(unit, read=True)

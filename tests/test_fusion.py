@@ -8,10 +8,12 @@ from typing import Any
 from kg_neo4j.fusion import FusionWeights, Hit, finish, pool, score_channels, strong_entities
 from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
 
+DEFAULT = FusionWeights()
+
 
 def fuse(*, vector: Sequence[Mapping[str, Any]] = (), fulltext: Sequence[Mapping[str, Any]] = (),
          around: Sequence[Mapping[str, Any]] = (), mentions: Sequence[str] = (),
-         prior: Mapping[str, float] | None = None, weights: FusionWeights = FusionWeights(),
+         prior: Mapping[str, float] | None = None, weights: FusionWeights = DEFAULT,
          limit: int = 10) -> list[Hit]:
     """The two scoring phases search_memory runs around its graph read (store/hybrid_search.py)."""
     hits, top = score_channels(vector=vector, fulltext=fulltext, mentions=mentions, weights=weights)

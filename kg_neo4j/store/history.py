@@ -143,12 +143,13 @@ async def invalidate_observations(store: StoreCore, items: Sequence[ObservationI
 
 async def memory_prior_at(store: StoreCore, names: Iterable[str], at: datetime) -> dict[str, float]:
     """search_memory's memory prior (memory score / its maximum) of the named knowledge, from the decay
-    state each had at ``at`` (cypher/history.cypher ``knowledge_state_at``)."""
+    state each had at ``at`` (cypher/recall.cypher ``knowledge_facts``, the statement traverse_graph's facts
+    come from too)."""
     names = list(dict.fromkeys(names))
     if not names:
         return {}
     out: dict[str, float] = {}
-    for r in await store.x.read("knowledge_state_at", names=names, at=at):
+    for r in await store.x.read("knowledge_facts", names=names, at=at):
         try:
             since = r["since"].to_native() if hasattr(r["since"], "to_native") else r["since"]
             ret = retention(elapsed_days(since, at), float(r["stability"]), category=r["category"])

@@ -130,7 +130,7 @@ async def measure(conn: Any, ns: str, n: int, calls: int) -> dict[str, Any]:
     out: dict[str, Any] = {"traverse": {}, "asof": {}}
 
     async def baseline(text: str, **params: Any) -> list[Any]:
-        # Exactly what GraphStore.run does (one managed read transaction), with the baseline text.
+        # Exactly what the store executor's read does (one managed read transaction), with the baseline text.
         params.setdefault("ns", ns)
         params.setdefault("now", datetime.now(UTC))
         params.setdefault("at", params["now"])

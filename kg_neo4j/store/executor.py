@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -122,18 +123,18 @@ class Executor:
     def with_shared(self, **changes: Any) -> Executor:
         """This executor with other shared parameters (e.g. the decay constants added)."""
         view = copy.copy(self)
-        view.shared = Shared(**{**self.shared.__dict__, **changes})
+        view.shared = dataclasses.replace(self.shared, **changes)
         return view
 
     @property
     def in_transaction(self) -> bool:
         return self.tx is not None
 
-    async def read(self, name: str, **params: Any) -> Records:
+    async def read(self, name: str, /, **params: Any) -> Records:
         """Run a read statement (routed to a reader; inside the bound transaction when there is one)."""
         return await self._run(name, params, RoutingControl.READ)
 
-    async def write(self, name: str, **params: Any) -> Records:
+    async def write(self, name: str, /, **params: Any) -> Records:
         """Run a write statement (one transaction of its own, or inside the bound transaction)."""
         return await self._run(name, params, RoutingControl.WRITE)
 
@@ -151,7 +152,7 @@ class Executor:
 
         return await retrying_races(once)
 
-    async def auto(self, name: str, **params: Any) -> Records:
+    async def auto(self, name: str, /, **params: Any) -> Records:
         """Run a statement in an auto-commit session (``CALL { ... } IN TRANSACTIONS``).  Not retried:
         such a statement commits its batches as it goes (the sweeps that use it are idempotent)."""
         async with self.driver.session(database=self.database) as session:

@@ -101,11 +101,11 @@ class MaintenanceBase:
         return cls(graph.driver, database=graph.database, namespace=graph.namespace, clock=graph.clock)
 
     # -- plumbing ---------------------------------------------------------------------------
-    async def read(self, name: str, **params: Any) -> list[neo4j.Record]:
+    async def read(self, name: str, /, **params: Any) -> list[neo4j.Record]:
         """Run a named read statement with this namespace's shared parameters (also used by the hooks)."""
         return await self.x.read(name, **params)
 
-    async def write(self, name: str, **params: Any) -> list[neo4j.Record]:
+    async def write(self, name: str, /, **params: Any) -> list[neo4j.Record]:
         """Run a named write statement, one transaction, with this namespace's shared parameters."""
         return await self.x.write(name, **params)
 

@@ -343,7 +343,7 @@ def time_store_runs(store: GraphStore) -> list[tuple[str, float, float]]:
         finally:
             spent.append((name, t0, time.perf_counter()))
 
-    store.x.read = run  # type: ignore[method-assign]
+    store.x.read = run  # type: ignore[method-assign,assignment]
     return spent
 
 

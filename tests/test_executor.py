@@ -10,6 +10,7 @@ import neo4j
 import pytest
 from neo4j import AsyncDriver
 
+from conftest import Neo4jInfo
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.cypher import Queries
 from kg_neo4j.store.executor import RACE_RETRIES, Executor, Shared
@@ -39,7 +40,7 @@ DETACH DELETE n
 
 
 @pytest.fixture
-def executor(driver: AsyncDriver, neo4j_info, namespace: str, tmp_path: Path) -> Executor:  # type: ignore[no-untyped-def]
+def executor(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, tmp_path: Path) -> Executor:
     (tmp_path / "test.cypher").write_text(STATEMENTS)
     x = Executor(driver, neo4j_info.database, Shared(namespace=namespace, clock=ManualClock(), reads_at=True,
                                                       model="m", constants={"w_fast": 0.5}))

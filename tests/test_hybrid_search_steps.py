@@ -11,6 +11,7 @@ import pytest
 from kg_neo4j.fusion import Hit
 from kg_neo4j.knowledge.decay import MEMORY_SCORE_MAX, memory_score, retention
 from kg_neo4j.knowledge.recall import facts_of
+from kg_neo4j.knowledge.vocabulary import Category
 from kg_neo4j.store.hybrid_search import answer, memory_prior
 
 AT = datetime(2026, 6, 1, tzinfo=UTC)
@@ -24,7 +25,7 @@ def knowledge_hit(name: str, *, days: float, stability: float = 10.0, level: int
 
 def test_memory_prior_is_the_memory_score_over_its_maximum() -> None:
     rows = [knowledge_hit("K", days=3.0), {"name": "plain", "memory": None}]
-    expected = memory_score(retention(3.0, 10.0, category="creative"), 1) / MEMORY_SCORE_MAX
+    expected = memory_score(retention(3.0, 10.0, category=Category.CREATIVE), 1) / MEMORY_SCORE_MAX
     assert memory_prior(rows, AT) == {"K": pytest.approx(expected, abs=1e-12)}
 
 
@@ -34,7 +35,7 @@ def test_memory_prior_takes_each_name_once_and_skips_broken_state() -> None:
             {"name": "unknown-category", "memory": {"since": AT, "stability": 1.0, "category": "nope", "level": 1}}]
     prior = memory_prior(rows, AT)
     assert list(prior) == ["K"]
-    assert prior["K"] == pytest.approx(memory_score(retention(1.0, 10.0, category="creative"), 1) / MEMORY_SCORE_MAX)
+    assert prior["K"] == pytest.approx(memory_score(retention(1.0, 10.0, category=Category.CREATIVE), 1) / MEMORY_SCORE_MAX)
 
 
 def test_answer_keeps_the_fused_order_and_the_relations_among_its_entities() -> None:

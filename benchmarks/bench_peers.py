@@ -318,7 +318,7 @@ def clear_peer(env: dict[str, str]) -> None:
 def embed_extra() -> Callable[[list[dict[str, Any]]], Any]:
     """The bare encode of a batch's texts, exactly those the server embeds, in this process."""
     from kg_neo4j.embeddings import load_embedder
-    from kg_neo4j.store.graph import entity_text
+    from kg_neo4j.store.records import entity_text
     emb = load_embedder(DEFAULT_MODEL, background=False)
     assert emb is not None
     emb.encode(["warm up"])

@@ -16,8 +16,8 @@ against a real Neo4j.  Not a test: it prints tables.
    embed the question, one ``db.index.vector.queryNodes('kg_observation_embedding', 100, $v)``
    through the async driver (routing READ).  Targets: search_memory p95 <= 50 ms and
    <= 2x the bare query's p95.  The search_memory time is split by part (the embedder and
-   ``store.run`` are wrapped with timers; nothing in the product is changed).
-3. **Over-fetch**: ``store.last_search_rounds`` / ``last_search_k`` per question, in three
+   ``store.x.read`` are wrapped with timers; nothing in the product is changed).
+3. **Over-fetch**: the search's diagnostics (``rounds`` / ``k``) per question, in three
    settings: (a) plain; (b) the same questions after a second, foreign namespace of
    ``--foreign`` near-duplicate observations (the first entities' observations, reworded
    slightly) was added; (c) the questions asked IN that smaller foreign namespace, where the
@@ -56,7 +56,7 @@ from kg_neo4j.models import EntityIn, RelationIn  # noqa: E402
 from kg_neo4j.settings import Settings  # noqa: E402
 from kg_neo4j.store import GraphStore, connect  # noqa: E402
 from kg_neo4j.store.connection import bootstrap, ensure_vector_indexes  # noqa: E402
-from kg_neo4j.store.graph import entity_text  # noqa: E402
+from kg_neo4j.store.records import entity_text  # noqa: E402
 
 MODEL = "all-MiniLM-L6-v2"
 OBS_PER_ENTITY = 10
@@ -331,9 +331,10 @@ class TimedEmbedder:
 
 
 def time_store_runs(store: GraphStore) -> list[tuple[str, float, float]]:
-    """Wrap ``store.run`` (instance attribute) so each named statement's (name, start, end) is kept."""
+    """Wrap ``store.x.read`` (an instance attribute of the store's executor) so each named read's
+    (name, start, end) is kept."""
     spent: list[tuple[str, float, float]] = []
-    inner = store.run
+    inner = store.x.read
 
     async def run(name: str, **kw: Any) -> Any:
         t0 = time.perf_counter()
@@ -342,7 +343,7 @@ def time_store_runs(store: GraphStore) -> list[tuple[str, float, float]]:
         finally:
             spent.append((name, t0, time.perf_counter()))
 
-    store.run = run  # type: ignore[method-assign]
+    store.x.read = run  # type: ignore[method-assign,assignment]
     return spent
 
 
@@ -415,7 +416,8 @@ async def measure_queries(store: GraphStore, emb: TimedEmbedder, questions: Sequ
         emb.seconds = 0.0
         emb.intervals.clear()
         t0 = time.perf_counter()
-        result = await store.search_memory(q, limit=LIMIT)
+        searched = await store.search_memory_traced(q, limit=LIMIT)
+        result, diag = searched.result, searched.diagnostics
         dt = time.perf_counter() - t0
         res["sm"].append(dt)
         # The candidate channels run concurrently, the fulltext one while the question is embedded: each
@@ -428,10 +430,10 @@ async def measure_queries(store: GraphStore, emb: TimedEmbedder, questions: Sequ
         res["sm_mentions"].append(covered(mention_iv))
         res["sm_search"].append(covered(embed_iv + cand_iv) - covered(embed_iv))
         res["sm_around"].append(covered(around_iv))
-        res["starved"].extend("+".join(r) for r in store.last_search_starved)
+        res["starved"].extend("+".join(r) for r in diag.starved)
         res["sm_rest"].append(dt - covered(embed_iv + cand_iv + mention_iv + around_iv))
-        res["rounds"].append(store.last_search_rounds)
-        res["k"].append(store.last_search_k)
+        res["rounds"].append(diag.rounds)
+        res["k"].append(diag.k)
         res["hits"].append(len(result.hits))
 
     async def one_bare(q: str) -> None:
@@ -455,7 +457,7 @@ async def measure_queries(store: GraphStore, emb: TimedEmbedder, questions: Sequ
         else:
             await one_bare(q)
             await one_search(q)
-    store.run = GraphStore.run.__get__(store)  # type: ignore[method-assign]
+    del store.x.read  # the class's method again
     return res
 
 

@@ -130,7 +130,7 @@ async def measure(conn: Any, ns: str, n: int, calls: int) -> dict[str, Any]:
     out: dict[str, Any] = {"traverse": {}, "asof": {}}
 
     async def baseline(text: str, **params: Any) -> list[Any]:
-        # Exactly what GraphStore.run does (one managed read transaction), with the baseline text.
+        # Exactly what the store executor's read does (one managed read transaction), with the baseline text.
         params.setdefault("ns", ns)
         params.setdefault("now", datetime.now(UTC))
         params.setdefault("at", params["now"])
@@ -177,7 +177,7 @@ async def measure(conn: Any, ns: str, n: int, calls: int) -> dict[str, Any]:
         for label, name, base_text, make in cases:
             for _ in range(10):  # warm-up both
                 p = make()
-                await store.run(name, read=True, at=AT_PAST, **p)
+                await store.x.read(name, at=AT_PAST, **p)
                 await baseline(base_text, **p)
             s_asof, s_base, s_now = [], [], []
             mismatches = 0
@@ -188,10 +188,10 @@ async def measure(conn: Any, ns: str, n: int, calls: int) -> dict[str, Any]:
                 for which in order:
                     t0 = time.perf_counter()
                     if which == "asof":
-                        got[which] = await store.run(name, read=True, at=AT_PAST, **dict(p))
+                        got[which] = await store.x.read(name, at=AT_PAST, **dict(p))
                         s_asof.append(time.perf_counter() - t0)
                     elif which == "now":
-                        got[which] = await store.run(name, read=True, **dict(p))
+                        got[which] = await store.x.read(name, **dict(p))
                         s_now.append(time.perf_counter() - t0)
                     else:
                         got[which] = await baseline(base_text, **dict(p))

@@ -21,7 +21,7 @@ one interleaved loop (order rotating, so every path sees the same background loa
   on 2026.x; and the same in the small namespace (**bare small**).
 
 Index queries per channel (vector, entity, fulltext, exact) are counted per question by wrapping
-``store.run`` (nothing in the product changes).  Recall: hit@10 / MRR@10 of the shipped fusion and of
+``store.x.read`` (nothing in the product changes).  Recall: hit@10 / MRR@10 of the shipped fusion and of
 the vector channel alone on the frozen set.  On the current line the PROFILE of the filtered vector
 read (``search_memory_vector_filtered``, a small-namespace question) is written to ``--profile-out``.
 
@@ -74,7 +74,8 @@ from kg_neo4j.settings import Settings  # noqa: E402
 from kg_neo4j.store import GraphStore, connect  # noqa: E402
 from kg_neo4j.store.capabilities import search_indexes  # noqa: E402
 from kg_neo4j.store.connection import bootstrap  # noqa: E402
-from kg_neo4j.store.graph import MIN_K, OVERFETCH, entity_text  # noqa: E402
+from kg_neo4j.store.hybrid_search import MIN_K, OVERFETCH  # noqa: E402
+from kg_neo4j.store.records import entity_text  # noqa: E402
 
 #: recall compared on the two lines: the shipped fusion, and the vector channel alone
 CONFIGS: dict[str, FusionWeights] = {
@@ -208,14 +209,14 @@ async def measure(driver: AsyncDriver, database: str, emb: CachedEmbedder, quest
     async def search(kind: str, q: str, record: bool) -> None:
         spent[kind].clear()
         t0 = time.perf_counter()
-        await stores[kind].search_memory(q, limit=LIMIT)
+        diag = (await stores[kind].search_memory_traced(q, limit=LIMIT)).diagnostics
         if record:
             res[kind].append(time.perf_counter() - t0)
             counts = Counter(c for name, _, _ in spent[kind] if (c := channel_of(name)))
             for c in CHANNELS:
                 res["per_channel"][kind][(c, counts[c])] += 1
-            res["rounds"][kind][stores[kind].last_search_rounds] += 1
-            res["filtered"][kind].add(stores[kind].last_search_filtered)
+            res["rounds"][kind][diag.rounds] += 1
+            res["filtered"][kind].add(diag.filtered)
 
     async def bare(kind: str, q: str, record: bool) -> None:
         ns = stores["plain" if kind == "bare" else "small"].namespace

@@ -45,7 +45,7 @@ from _common import (  # noqa: E402
 )
 
 from kg_neo4j.cypher import queries  # noqa: E402
-from kg_neo4j.store.graph import DEFAULT_MAX_ANSWER_BYTES  # noqa: E402
+from kg_neo4j.store.answer_cap import DEFAULT_MAX_ANSWER_BYTES  # noqa: E402
 
 #: Operators that read every node / relationship (of a label or type) instead of seeking.
 BAD = {"AllNodesScan", "NodeByLabelScan", "UnionNodeByLabelsScan", "IntersectionNodeByLabelsScan",

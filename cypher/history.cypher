@@ -53,25 +53,6 @@ CALL (items, content, missing_entities, missing_observations, too_early) {
 }
 RETURN content, missing_entities, missing_observations, too_early, retired
 
-// name: knowledge_state_at
-// The decay state of the named knowledge as it was at $at (knowledge then, even if forgotten since).
-UNWIND $names AS name
-CALL (name) {
-  MATCH (k:KgNode {namespace: $ns, name: name})
-  WHERE k:Knowledge AND k.created_at <= $at
-  RETURN k
-  UNION
-  MATCH (k:ExpiredKnowledge)
-  WHERE k.namespace = $ns AND k.name = name AND k.created_at <= $at AND k.expired_at > $at
-  RETURN k
-}
-WITH k, size([u IN coalesce(k.ds_until, []) WHERE u <= $at]) AS i, size(coalesce(k.ds_until, [])) AS n
-RETURN k.name AS name,
-       CASE WHEN i < n THEN k.ds_category[i] ELSE k.category END AS category,
-       CASE WHEN i < n THEN k.ds_stability[i] ELSE k.stability END AS stability,
-       CASE WHEN i < n THEN k.ds_level[i] ELSE k.memory_level END AS level,
-       CASE WHEN i < n THEN k.ds_since[i] ELSE coalesce(k.last_access, k.created_at) END AS since
-
 // name: history_events
 // The dated changes of the entity $entity (every node that held the name: the current one and knowledge
 // forgotten under it) or, when $entity is null, of the relation copies ($rel_from)-[:$rel_type]->($rel_to); in

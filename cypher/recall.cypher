@@ -1,10 +1,11 @@
 // What a read shows about the knowledge it returns (README "Knowledge layer", "Trust at recall"):
 // traverse_graph adds, for each knowledge entity of its answer, its trust, level, quote and decay state
 // (search_memory reads the same in search_memory_around); retention and "fading" are computed from that
-// state at the read's moment (kg_neo4j/knowledge/recall.py, with kg_neo4j/knowledge/decay.py).
+// state at the read's moment (kg_neo4j/knowledge/recall.py, with kg_neo4j/knowledge/decay.py).  The same
+// statement gives search_memory asOf its memory prior (kg_neo4j/store/history.py memory_prior_at).
 
 // name: knowledge_facts
-// Trust, level, quote and decay state of the knowledge among the named entities as of $at (expired knowledge only before it expired).
+// Trust, level, quote and decay state of the knowledge among the named entities as they were at $at (knowledge then, even if forgotten since); one row per name.
 UNWIND $names AS name
 CALL (name) {
   MATCH (k:KgNode {namespace: $ns, name: name})

@@ -34,9 +34,9 @@ Graph signals on top:
   well-remembered knowledge over a near-equal match but cannot outrank a clearly better
   one, and it does not depend on how large this question's raw scores happen to be.
 
-The store calls the phases separately (``score_channels``, ``pool``, ``finish``) so that it
-reads the graph around the few entities the answer can hold instead of every candidate;
-``fuse`` runs them in one go.
+The store (store/hybrid_search.py) calls the phases separately (``score_channels``, ``pool``,
+``finish``) so that it reads the graph around the few entities the answer can hold instead of
+every candidate.
 
 Deterministic and database-free, so it is tested directly.
 """
@@ -224,21 +224,3 @@ def finish(
     ordered = sorted(hits.values(), key=lambda h: (-h.score, h.name, h.seq if h.seq is not None else -1))
     return ordered[:limit]
 
-
-def fuse(
-    *,
-    vector: Sequence[Mapping[str, Any]] = (),
-    fulltext: Sequence[Mapping[str, Any]] = (),
-    entity_vector: Sequence[Mapping[str, Any]] = (),
-    around: Sequence[Mapping[str, Any]] = (),
-    mentions: Sequence[str] = (),
-    prior: Mapping[str, float] | None = None,
-    weights: FusionWeights = FusionWeights(),
-    limit: int = 10,
-    entity_types: Iterable[str] | None = None,
-) -> list[Hit]:
-    """Rank the candidates; ``entity_types`` (if given) also bounds the neighbours the graph adds."""
-    hits, top = score_channels(vector=vector, fulltext=fulltext, entity_vector=entity_vector, mentions=mentions,
-                               weights=weights)
-    return finish(hits, top, around=around, mentions=mentions, prior=prior, weights=weights, limit=limit,
-                  entity_types=entity_types)

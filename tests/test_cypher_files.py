@@ -3,6 +3,7 @@ malformed file is reported with file:line."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -48,15 +49,79 @@ def test_every_statement_plans_on_neo4j(sync_driver) -> None:  # type: ignore[no
                                                      for n in q.names()))
     assert cypher25 or refused > 0  # the 2026 statements are checked to be refused on 5.26
 
+_RUNNERS = {"run", "read", "write", "auto"}  # store/executor.py's methods (and the driver's run)
+
+
+def _called_statements(tree: ast.AST) -> set[str]:
+    """Statement names a module calls: the literal first argument of ``.read/.write/.auto/.run(...)``,
+    ``q["..."]``, the strings of its dispatch tables (module-level names containing ``STATEMENT``) and
+    the names a ``VectorStatements(...)`` plan is made of."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str) and (
+                    isinstance(node.func, ast.Attribute) and node.func.attr in _RUNNERS):
+            names.add(node.args[0].value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "VectorStatements":
+            names |= {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "q" \
+                and isinstance(node.slice, ast.Constant):
+            names.add(str(node.slice.value))
+    for stmt in getattr(tree, "body", []):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and "STATEMENT" in t.id for t in targets) and stmt.value is not None:
+            table = stmt.value.values if isinstance(stmt.value, ast.Dict) else [stmt.value]  # a dict: its values
+            names |= {c.value for v in table if v is not None for c in ast.walk(v)
+                      if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+    return {n for n in names if re.fullmatch(r"[a-z][a-z0-9_]*", n)}
+
+
+def _computed_names(tree: ast.AST, *, store: bool) -> list[int]:
+    """Lines where a statement name is built from pieces (an f-string, a concatenation, a format call)
+    instead of being a literal or a dispatch-table entry the test above can see."""
+    def built(arg: ast.expr) -> bool:  # an f-string, or a name piece glued on with +
+        return isinstance(arg, ast.JoinedStr) or isinstance(arg, ast.BinOp) and any(
+            isinstance(side, ast.Constant) and isinstance(side.value, str) and re.fullmatch(r"_?[a-z0-9_]+_?", side.value)
+            and "_" in side.value for side in (arg.left, arg.right))
+
+    lines = []
+    for node in ast.walk(tree):
+        # an f-string that can only make an identifier such as f"{kind}_edges_find", wherever it is assigned
+        if store and isinstance(node, ast.JoinedStr) and node.values and all(
+                isinstance(v, ast.FormattedValue) or isinstance(v, ast.Constant) and isinstance(v.value, str)
+                and re.fullmatch(r"[a-z0-9_]*_[a-z0-9_]*", v.value) for v in node.values) \
+                and any(isinstance(v, ast.Constant) for v in node.values):
+            lines.append(node.lineno)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RUNNERS \
+                and node.args and built(node.args[0]):
+            lines.append(node.lineno)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)) \
+                and getattr(node.value, "id", getattr(node.value, "attr", "")) == "q" and built(node.slice):
+            lines.append(node.lineno)
+    return lines
+
+
 def test_every_statement_the_code_calls_exists() -> None:
     called: set[str] = set()
     for path in (ROOT / "kg_neo4j").rglob("*.py"):
-        text = path.read_text()
-        called |= set(re.findall(r'\.run\(\s*"([a-z_]+)"', text))
-        called |= set(re.findall(r'q\["([a-z_]+)"\]', text))
+        called |= _called_statements(ast.parse(path.read_text()))
     assert called, "found no statement names in the code"
-    missing = called - set(queries().names())
+    # the names that are not statements are other .read()/.write() calls' literal arguments
+    missing = called - set(queries().names()) - {"r", "w", "rb", "wb"}
     assert not missing
+    # every statement the store runs is seen (the dispatch tables included)
+    for name in ("weak_edges_find", "reembed_next_observations", "search_memory_fulltext",
+                 "search_memory_vector_filtered", "create_entities", "traverse_graph"):
+        assert name in called, name
+
+
+def test_statement_names_are_never_built_with_f_strings() -> None:
+    """A name built at run time would escape the test above: dispatch tables instead.  In store/ (which
+    runs the statements) no f-string may make an identifier at all; elsewhere (tool names are built so)
+    none may be passed to a runner."""
+    offenders = [f"{path}:{line}" for path in (ROOT / "kg_neo4j").rglob("*.py")
+                 for line in _computed_names(ast.parse(path.read_text()), store=path.parent.name == "store")]
+    assert offenders == []
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
-from kg_neo4j.fusion import FusionWeights, fuse
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kg_neo4j.fusion import FusionWeights, Hit, finish, pool, score_channels, strong_entities
 from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
+
+DEFAULT = FusionWeights()
+
+
+def fuse(*, vector: Sequence[Mapping[str, Any]] = (), fulltext: Sequence[Mapping[str, Any]] = (),
+         around: Sequence[Mapping[str, Any]] = (), mentions: Sequence[str] = (),
+         prior: Mapping[str, float] | None = None, weights: FusionWeights = DEFAULT,
+         limit: int = 10) -> list[Hit]:
+    """The two scoring phases search_memory runs around its graph read (store/hybrid_search.py)."""
+    hits, top = score_channels(vector=vector, fulltext=fulltext, mentions=mentions, weights=weights)
+    return finish(hits, top, around=around, mentions=mentions, prior=prior, weights=weights, limit=limit)
 
 
 def obs(name: str, seq: int, score: float, etype: str = "person") -> dict[str, object]:
@@ -91,6 +105,53 @@ def test_prior_is_an_additive_share_of_the_top_score() -> None:
 
 def test_no_candidates_no_hits() -> None:
     assert fuse() == []
+
+
+def test_entity_vector_channel_adds_entity_hits_at_its_weight() -> None:
+    entity = [{"name": "Acme", "entityType": "company", "score": 0.9}, {"name": "Initech", "entityType": "company",
+                                                                         "score": 0.5}]
+    hits, top = score_channels(entity_vector=entity)
+    assert {k: h.channels for k, h in hits.items()} == {("Acme", None): {"entity": 1.0}, ("Initech", None): {"entity": 0.0}}
+    assert top == FusionWeights().entity
+
+
+def test_pool_holds_the_best_by_score_then_the_strong_then_the_named() -> None:
+    vector = [obs("A", 1, 0.9), obs("B", 1, 0.8), obs("C", 1, 0.7), obs("D", 1, 0.6), obs("E", 1, 0.5)]
+    hits, top = score_channels(vector=vector)
+    w = FusionWeights(strong_entities=3)
+    # limit 2: A, B by score; then the strong ones not yet in (C), then the named (Z: no hit at all)
+    assert pool(hits, top, mentions=["Z"], prior=None, weights=w, limit=2) == ["A", "B", "C", "Z"]
+    assert pool(hits, top, mentions=[], prior=None, weights=w, limit=0) == ["A", "B", "C"]
+    assert strong_entities(hits, ["Z"], w) == {"A", "B", "C", "Z"}
+
+
+def test_pool_ranks_with_the_prior_so_remembered_knowledge_gets_its_graph_read() -> None:
+    vector = [obs("A", 1, 0.9), obs("B", 1, 0.8), obs("C", 1, 0.7), obs("D", 1, 0.69)]
+    hits, top = score_channels(vector=vector, weights=FusionWeights(context=0))
+    w = FusionWeights(strong_entities=1, context=0)
+    assert pool(hits, top, mentions=[], prior=None, weights=w, limit=2) == ["A", "B"]
+    lifted = pool(hits, top, mentions=[], prior={"D": 1.0}, weights=FusionWeights(strong_entities=1, context=0,
+                                                                                   prior=1.0), limit=2)
+    assert lifted == ["A", "D"]  # D (lowest by cosine, + prior x top = 1.0) ties A and passes B (0.52)
+    # no prior weight: the prior is ignored
+    assert pool(hits, top, mentions=[], prior={"D": 1.0}, weights=FusionWeights(strong_entities=1, context=0,
+                                                                                prior=0), limit=2) == ["A", "B"]
+
+
+def test_pool_names_each_entity_once_best_observation_counting() -> None:
+    vector = [obs("A", 1, 0.9), obs("A", 2, 0.85), obs("B", 1, 0.3)]
+    hits, top = score_channels(vector=vector)
+    assert pool(hits, top, mentions=["A"], prior=None, weights=FusionWeights(), limit=5) == ["A", "B"]
+
+
+def test_finish_bounds_added_neighbours_by_entity_type() -> None:
+    vector = [obs("Alice", 1, 0.9)]
+    around = [{"name": "Alice", "rels": [
+        {"other": "Acme", "otherType": "company", "weight": 1.0},
+        {"other": "Bob", "otherType": "person", "weight": 1.0}]}]
+    hits, top = score_channels(vector=vector)
+    names = {h.name for h in finish(hits, top, around=around, entity_types=["person"])}
+    assert names == {"Alice", "Bob"}
 
 
 def test_question_grams_cover_multiword_and_possessive_names() -> None:

@@ -11,7 +11,8 @@ import pytest
 
 from kg_neo4j.models import EntityIn
 from kg_neo4j.store import GraphStore
-from kg_neo4j.store.graph import PIPELINE_CHUNKS, PIPELINE_MIN_TEXTS, _chunks_by_texts, entity_text
+from kg_neo4j.store.entities import PIPELINE_CHUNKS, PIPELINE_MIN_TEXTS, _chunks_by_texts
+from kg_neo4j.store.records import entity_text
 
 
 def batch(n: int, prefix: str = "person") -> list[EntityIn]:

@@ -207,9 +207,10 @@ async def test_small_namespace_needs_one_query_not_refetch_rounds(driver: AsyncD
 async def test_search_memory_answers_on_the_current_line(driver: AsyncDriver, corpus: dict[str, Any]) -> None:
     store = GraphStore(driver, namespace="versions-small", clock=ManualClock(corpus["now"]),
                        embedder=corpus["embedder"])
-    result = await store.search_memory("who bakes bread", limit=5)
+    searched = await store.search_memory_traced("who bakes bread", limit=5)
+    result = searched.result
     assert result.hits and all(h.name.startswith(("S", "Late")) for h in result.hits)
     assert any("baking bread" in (h.observation or "") for h in result.hits)
-    assert store.last_search_filtered  # the in-index filtered statements ran (their indexes are ONLINE)
-    assert store.last_search_rounds == 1  # one index query per channel, no refetch round
+    assert searched.diagnostics.filtered  # the in-index filtered statements ran (their indexes are ONLINE)
+    assert searched.diagnostics.rounds == 1  # one index query per channel, no refetch round
 

@@ -152,10 +152,11 @@ async def test_namespace_isolation_under_overfetch(driver, neo4j_info: Neo4jInfo
                  observations=[f"Quarterly budget review meeting notes, copy {i}", "Quarterly budget review"])
         for i in range(120)
     ])
-    result = await own.search_memory("quarterly budget review meeting", limit=10)
+    searched = await own.search_memory_traced("quarterly budget review meeting", limit=10)
+    result = searched.result
     assert len(result.hits) == 10
     assert all(h.name.startswith("own-") for h in result.hits)
-    assert own.last_search_rounds >= 1
+    assert searched.diagnostics.rounds >= 1
     other = await foreign.search_memory("quarterly budget review meeting", limit=10)
     assert all(h.name.startswith("foreign-") for h in other.hits)
 
@@ -221,9 +222,10 @@ async def test_the_vector_channels_follow_the_server_line(semantic_store: GraphS
         await asyncio.sleep(1)  # a fresh database fills them in the background
         await indexes.refresh(semantic_store.driver, semantic_store.database)
     await semantic_store.create_entities([EntityIn(name="Ann", entityType="person", observations=["bakes bread"])])
-    result = await semantic_store.search_memory("who makes bread", limit=5)
+    searched = await semantic_store.search_memory_traced("who makes bread", limit=5)
+    result = searched.result
     assert [h.name for h in result.hits][:1] == ["Ann"]
-    assert semantic_store.last_search_filtered is filters
+    assert searched.diagnostics.filtered is filters
     if filters:  # one query per vector channel however small the namespace (5.26 may need more rounds);
         # the fulltext channel is still filtered after the index (no filters in fulltext SEARCH) and may grow
-        assert all(c == "fulltext" for again in semantic_store.last_search_starved for c in again)
+        assert all(c == "fulltext" for again in searched.diagnostics.starved for c in again)

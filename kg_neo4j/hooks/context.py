@@ -65,10 +65,10 @@ class HookContext:
         return value if isinstance(value, str) else ""
 
     async def read(self, statement: str, **params: Any) -> list[dict[str, Any]]:
-        return [dict(r) for r in await self.ms._read(statement, **params)]
+        return [dict(r) for r in await self.ms.read(statement, **params)]
 
     async def write(self, statement: str, **params: Any) -> list[dict[str, Any]]:
-        return [dict(r) for r in await self.ms._write(statement, **params)]
+        return [dict(r) for r in await self.ms.write(statement, **params)]
 
     async def record(self, names: list[str], grade: int) -> None:
         """One access of the named knowledge with ``grade`` (spec 004's grades), for this agent session."""

@@ -22,7 +22,7 @@ from typing import Any
 import neo4j
 from neo4j import AsyncDriver
 
-from kg_neo4j.cypher import queries
+from kg_neo4j.store.executor import Executor
 
 log = logging.getLogger(__name__)
 
@@ -123,9 +123,7 @@ class SearchIndexes:
         return min((p for _, p in self.states.values()), default=0.0)
 
     async def refresh(self, driver: AsyncDriver, database: str) -> None:
-        records, _, _ = await driver.execute_query(
-            queries()["schema_filtered_vector_state"], database_=database, routing_=neo4j.RoutingControl.READ
-        )
+        records = await Executor(driver, database).read("schema_filtered_vector_state")
         before = self.state
         self.states = {r["name"]: (str(r["state"]), float(r["populationPercent"] or 0.0)) for r in records}
         self._checked = time.monotonic()

@@ -13,7 +13,6 @@ from neo4j.api import AsyncBookmarkManager
 
 from kg_neo4j import __version__
 from kg_neo4j.clock import Clock, SystemClock
-from kg_neo4j.cypher import queries
 from kg_neo4j.embeddings.model_files import ModelInfo
 from kg_neo4j.errors import ConfigError, Neo4jUnavailableError
 from kg_neo4j.settings import Settings
@@ -25,6 +24,7 @@ from kg_neo4j.store.capabilities import (
     detect_capabilities,
     register,
 )
+from kg_neo4j.store.executor import Executor
 from kg_neo4j.store.fulltext import ensure_fulltext_index
 
 log = logging.getLogger(__name__)
@@ -131,8 +131,8 @@ def _same_model(a: str | None, b: str | None) -> bool:
 
 async def check_embedding_model(driver: AsyncDriver, database: str, model: ModelInfo) -> None:
     """Stop with a clear error when the graph's vectors come from another model or dimension."""
-    q = queries()
-    records, _, _ = await driver.execute_query(q["meta_read_embedding"], database_=database)
+    x = Executor(driver, database)
+    records = await x.write("meta_read_embedding")
     meta = records[0] if records else None
     if meta and meta["reembed_target"]:
         raise ConfigError(
@@ -148,7 +148,7 @@ async def check_embedding_model(driver: AsyncDriver, database: str, model: Model
             f"`kg-neo4j reembed --embedding-model {model.name}` to re-embed everything with the new model, or start "
             f"with --embedding-model {meta['model']}"
         )
-    records, _, _ = await driver.execute_query(q["schema_vector_dimensions"], database_=database)
+    records = await x.write("schema_vector_dimensions")
     for rec in records:
         if rec["dimension"] is not None and int(rec["dimension"]) != model.dimension:
             raise ConfigError(
@@ -162,13 +162,13 @@ async def ensure_vector_indexes(
 ) -> None:
     """Create the vector indexes for ``dimension`` (idempotent); on servers with vector search with
     filters also the filtered ones, replacing any of another dimension (they are only read once ONLINE)."""
-    q = queries()
+    x = Executor(driver, database)
     for name in ("schema_observation_vector", "schema_entity_vector"):
-        await driver.execute_query(q[name], dimension=dimension, database_=database)
+        await x.write(name, dimension=dimension)
     caps = capabilities or await detect_capabilities(driver, database)
     if not caps.vector_search_filters:
         return
-    records, _, _ = await driver.execute_query(q["schema_vector_dimensions"], database_=database)
+    records = await x.write("schema_vector_dimensions")
     dims = {r["name"]: r["dimension"] for r in records}
     for index, create, drop in (
         ("kg_observation_embedding_filtered", "schema_observation_vector_filtered",
@@ -176,26 +176,26 @@ async def ensure_vector_indexes(
         ("kg_entity_embedding_filtered", "schema_entity_vector_filtered", "schema_drop_entity_vector_filtered"),
     ):
         if dims.get(index) is not None and int(dims[index]) != dimension:
-            await driver.execute_query(q[drop], database_=database)
+            await x.write(drop)
         if index not in dims or dims[index] is None or int(dims[index]) != dimension:
             log.info("creating the filtered vector index %s (filters: %s); it fills in the background",
                      index, ", ".join(FILTERED_VECTOR_INDEXES[index]))
-        await driver.execute_query(q[create], dimension=dimension, database_=database)
+        await x.write(create, dimension=dimension)
 
 
 async def _await_indexes(driver: AsyncDriver, database: str, skip: list[str], seconds: int = 300) -> None:
     """Wait until every index but ``skip`` is ONLINE (``skip``: filtered vector indexes still filling)."""
-    q = queries()
-    records, _, _ = await driver.execute_query(q["schema_pending_indexes"], skip=skip, database_=database)
+    x = Executor(driver, database)
+    records = await x.write("schema_pending_indexes", skip=skip)
     for rec in records:
-        await driver.execute_query(q["schema_await_index"], name=rec["name"], seconds=seconds, database_=database)
+        await x.write("schema_await_index", name=rec["name"], seconds=seconds)
 
 
 async def _write_server_meta(
     driver: AsyncDriver, database: str, caps: ServerCapabilities, vector_filters: list[str], now: datetime
 ) -> None:
-    await driver.execute_query(
-        queries()["meta_write_server"],
+    await Executor(driver, database).write(
+        "meta_write_server",
         version=caps.version,
         edition=caps.edition,
         cypher_versions=list(caps.cypher_versions),
@@ -203,7 +203,6 @@ async def _write_server_meta(
         fulltext_search=caps.fulltext_search,
         vector_filters=vector_filters,
         now=now,
-        database_=database,
     )
 
 
@@ -222,12 +221,12 @@ async def bootstrap(
     ``fulltext_analyzer`` (the setting; None: schema only) is checked like the model
     (kg_neo4j/store/fulltext.py).
     """
-    q = queries()
+    x = Executor(driver, database)
     caps = await detect_capabilities(driver, database)
     log.debug("Neo4j %s %s: Cypher %s; vector search with filters: %s; fulltext SEARCH: %s", caps.version,
              caps.edition, "/".join(caps.cypher_versions), caps.vector_search_filters, caps.fulltext_search)
     for name in _SCHEMA_STATEMENTS:
-        await driver.execute_query(q[name], database_=database)
+        await x.write(name)
     await ensure_fulltext_index(driver, database, fulltext_analyzer)
     now = (clock or SystemClock()).now()
     # A store written by an older Neo4j moves to the server's format on its first write transaction
@@ -237,14 +236,13 @@ async def bootstrap(
     if model is not None:
         await check_embedding_model(driver, database, model)
         await ensure_vector_indexes(driver, database, model.dimension, caps)
-        await driver.execute_query(q["meta_write_embedding"], model=model.name, dimension=model.dimension, now=now,
-                                   database_=database)
+        await x.write("meta_write_embedding", model=model.name, dimension=model.dimension, now=now)
     await _await_indexes(driver, database, skip=list(FILTERED_VECTOR_INDEXES))
     indexes = SearchIndexes(caps)
     if caps.vector_search_filters:
         await indexes.refresh(driver, database)
     register(driver, database, indexes)
-    records, _, _ = await driver.execute_query(q["meta_read_schema"], database_=database)
+    records = await x.write("meta_read_schema")
     found = records[0]["version"] if records else None
     if found is not None and found > SCHEMA_VERSION:
         raise ConfigError(
@@ -256,13 +254,7 @@ async def bootstrap(
         version = found  # the filtered indexes are part of the layout once made; a schema-only bootstrap keeps them
     if found is not None and version > found:
         log.info("graph schema version %s -> %s (filtered vector indexes on Neo4j %s)", found, version, caps.version)
-    await driver.execute_query(
-        q["meta_write_schema"],
-        version=version,
-        package_version=__version__,
-        now=now,
-        database_=database,
-    )
+    await x.write("meta_write_schema", version=version, package_version=__version__, now=now)
     declared = [f"{index}: {', '.join(props)}" for index, props in FILTERED_VECTOR_INDEXES.items()]
     await _write_server_meta(driver, database, caps, declared if indexes.states else [], now)
     # entities written before type labels existed get them (once, batched, resumable; README "Neo4j Browser")

@@ -10,11 +10,13 @@ from typing import Any
 from neo4j import AsyncDriver
 
 from kg_neo4j.clock import Clock, SystemClock
-from kg_neo4j.cypher import queries
 from kg_neo4j.embeddings import Embedder
 from kg_neo4j.store.connection import ensure_vector_indexes
+from kg_neo4j.store.executor import Executor
 
 Progress = Callable[[int], None]
+#: The statement that reads the next batch of each kind still to embed (cypher/embeddings.cypher).
+_NEXT_BATCH_STATEMENTS = {"observations": "reembed_next_observations", "entities": "reembed_next_entities"}
 
 
 async def embed_missing(
@@ -22,17 +24,16 @@ async def embed_missing(
 ) -> int:
     """Embed the observations and entities of one namespace that lack a vector from the current
     model (after an import of a full export, which carries no vectors).  Committed batches."""
-    q = queries()
+    x = Executor(driver, database)
     done = 0
     for kind in ("observations", "entities"):
         while True:
-            records, _, _ = await driver.execute_query(
-                q[f"reembed_next_{kind}"], model=embedder.name, batch=batch_size, ns=namespace, database_=database)
+            records = await x.write(_NEXT_BATCH_STATEMENTS[kind], model=embedder.name, batch=batch_size, ns=namespace)
             if not records:
                 break
             vectors = await asyncio.to_thread(embedder.encode, _texts(kind, records))
             rows = [{"id": r["id"], "vector": v} for r, v in zip(records, vectors, strict=True)]
-            await driver.execute_query(q["reembed_write"], rows=rows, model=embedder.name, database_=database)
+            await x.write("reembed_write", rows=rows, model=embedder.name)
             done += len(rows)
     return done
 
@@ -53,13 +54,9 @@ async def reembed(
     on_total: Callable[[int], None] | None = None,
     on_progress: Progress | None = None,
 ) -> dict[str, Any]:
-    q = queries()
     clock = clock or SystemClock()
     model, dim = embedder.name, embedder.dimension
-
-    async def run(name: str, **params: Any) -> list[Any]:
-        records, _, _ = await driver.execute_query(q[name], parameters_=params, database_=database)
-        return records
+    run = Executor(driver, database).write  # every statement its own committed transaction
 
     # Vectors of another dimension cannot share an index: drop, fill, recreate.
     dims = {r["name"]: r["dimension"] for r in await run("schema_vector_dimensions")}
@@ -74,7 +71,7 @@ async def reembed(
     done = 0
     for kind in ("observations", "entities"):
         while True:
-            batch = await run(f"reembed_next_{kind}", model=model, batch=batch_size, ns=None)
+            batch = await run(_NEXT_BATCH_STATEMENTS[kind], model=model, batch=batch_size, ns=None)
             if not batch:
                 break
             vectors = await asyncio.to_thread(embedder.encode, _texts(kind, batch))

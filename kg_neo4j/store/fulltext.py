@@ -19,8 +19,8 @@ from typing import Any
 
 from neo4j import AsyncDriver
 
-from kg_neo4j.cypher import queries
 from kg_neo4j.errors import ConfigError
+from kg_neo4j.store.executor import Executor
 
 log = logging.getLogger(__name__)
 
@@ -32,18 +32,13 @@ SETTING = "KG_NEO4J_FULLTEXT_ANALYZER / --fulltext-analyzer"
 REBUILD_TIMEOUT_S = 3600.0
 
 
-async def _run(driver: AsyncDriver, database: str, name: str, **params: Any) -> list[Any]:
-    records, _, _ = await driver.execute_query(queries()[name], parameters_=params, database_=database)
-    return list(records)
-
-
 async def available_analyzers(driver: AsyncDriver, database: str) -> list[str]:
-    return [r["analyzer"] for r in await _run(driver, database, "fulltext_analyzers")]
+    return [r["analyzer"] for r in await Executor(driver, database).write("fulltext_analyzers")]
 
 
 async def index_state(driver: AsyncDriver, database: str) -> dict[str, Any] | None:
     """``{analyzer, state, populationPercent}`` of the index, None when it does not exist."""
-    rows = await _run(driver, database, "fulltext_index_state")
+    rows = await Executor(driver, database).write("fulltext_index_state")
     return dict(rows[0]) if rows else None
 
 
@@ -60,7 +55,7 @@ async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: st
     (commands that only need the schema).  Else check the setting and the existing index, and create
     the index with ``analyzer`` if it is missing."""
     if analyzer is None:
-        await _run(driver, database, "schema_fulltext", analyzer=DEFAULT_ANALYZER)
+        await Executor(driver, database).write("schema_fulltext", analyzer=DEFAULT_ANALYZER)
         return
     await check_analyzer(driver, database, analyzer)
     state = await index_state(driver, database)
@@ -69,7 +64,7 @@ async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: st
             f"the fulltext index {INDEX} was built with analyzer {state['analyzer']!r} but {SETTING} is "
             f"{analyzer!r}. Run `kg-neo4j rebuild-fulltext --fulltext-analyzer {analyzer}` to rebuild it (every "
             f"namespace of the database shares it), or start with --fulltext-analyzer {state['analyzer']}")
-    await _run(driver, database, "schema_fulltext", analyzer=analyzer)
+    await Executor(driver, database).write("schema_fulltext", analyzer=analyzer)
 
 
 async def rebuild_fulltext(driver: AsyncDriver, database: str, analyzer: str, *,
@@ -83,8 +78,8 @@ async def rebuild_fulltext(driver: AsyncDriver, database: str, analyzer: str, *,
     before = await index_state(driver, database)
     previous = before["analyzer"] if before else None
     if previous != analyzer:
-        await _run(driver, database, "fulltext_drop")
-        await _run(driver, database, "schema_fulltext", analyzer=analyzer)
+        await Executor(driver, database).write("fulltext_drop")
+        await Executor(driver, database).write("schema_fulltext", analyzer=analyzer)
         log.info("fulltext index %s: analyzer %s -> %s; Neo4j is indexing the existing text", INDEX, previous,
                  analyzer)
     started = time.monotonic()

@@ -20,7 +20,7 @@ from kg_neo4j.knowledge.decay import MEMORY_SCORE_MAX, elapsed_days, memory_scor
 from kg_neo4j.models import MAX_OBSERVATIONS_PER_ITEM, Name, ObservationText, RelationKey, _In
 
 if TYPE_CHECKING:
-    from kg_neo4j.store.graph import GraphStore
+    from kg_neo4j.store.core import StoreCore
 
 #: entity_history: events per page by default and at most
 DEFAULT_HISTORY_LIMIT = 100
@@ -103,7 +103,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-async def invalidate_observations(store: GraphStore, items: Sequence[ObservationInvalidate]) -> list[RetiredObservation]:
+async def invalidate_observations(store: StoreCore, items: Sequence[ObservationInvalidate]) -> list[RetiredObservation]:
     """Retire observations at ``validUntil`` (default now): kept as history, hidden from reads of now."""
     now = store.clock.now()
     rows: dict[tuple[str, datetime], dict[str, Any]] = {}
@@ -119,7 +119,7 @@ async def invalidate_observations(store: GraphStore, items: Sequence[Observation
         row["observations"] = list(dict.fromkeys([*row["observations"], *it.observations]))
     if not rows:
         return []
-    rec = (await store.run("invalidate_observations", rows=list(rows.values()), now=now))[0]
+    rec = (await store.x.write("invalidate_observations", rows=list(rows.values()), now=now))[0]
     if rec["content"]:
         raise ValidationError(
             f"'{rec['content'][0]}' is knowledge and one observation named is its content, which cannot be retired "
@@ -141,14 +141,15 @@ async def invalidate_observations(store: GraphStore, items: Sequence[Observation
             for r in rec["retired"]]
 
 
-async def memory_prior_at(store: GraphStore, names: Iterable[str], at: datetime) -> dict[str, float]:
+async def memory_prior_at(store: StoreCore, names: Iterable[str], at: datetime) -> dict[str, float]:
     """search_memory's memory prior (memory score / its maximum) of the named knowledge, from the decay
-    state each had at ``at`` (cypher/history.cypher ``knowledge_state_at``)."""
+    state each had at ``at`` (cypher/recall.cypher ``knowledge_facts``, the statement traverse_graph's facts
+    come from too)."""
     names = list(dict.fromkeys(names))
     if not names:
         return {}
     out: dict[str, float] = {}
-    for r in await store.run("knowledge_state_at", read=True, names=names, at=at):
+    for r in await store.x.read("knowledge_facts", names=names, at=at):
         try:
             since = r["since"].to_native() if hasattr(r["since"], "to_native") else r["since"]
             ret = retention(elapsed_days(since, at), float(r["stability"]), category=r["category"])
@@ -158,12 +159,12 @@ async def memory_prior_at(store: GraphStore, names: Iterable[str], at: datetime)
     return out
 
 
-async def entity_history(store: GraphStore, req: HistoryIn) -> History:
+async def entity_history(store: StoreCore, req: HistoryIn) -> History:
     """The dated changes of one entity, or of one relation, in order of time; one page."""
     skip = _decode_skip(req.cursor) if req.cursor else 0
     rel = req.relation
-    records = await store.run(
-        "history_events", read=True, entity=req.name, skip=skip, limit=req.limit + 1,
+    records = await store.x.read(
+        "history_events", entity=req.name, skip=skip, limit=req.limit + 1,
         rel_from=rel.from_ if rel else None, rel_to=rel.to if rel else None,
         rel_type=rel.relationType if rel else "_",
     )

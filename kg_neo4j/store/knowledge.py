@@ -33,7 +33,9 @@ from kg_neo4j.models import (
     SimilarKnowledge,
     StoredKnowledge,
 )
-from kg_neo4j.store.graph import GraphStore, _iso, _relation, entity_text
+from kg_neo4j.store.executor import Executor
+from kg_neo4j.store.graph import GraphStore
+from kg_neo4j.store.records import entity_text, iso, relation
 from kg_neo4j.store.type_labels import knowledge_labels, type_labels
 from kg_neo4j.text import fulltext_query
 
@@ -61,13 +63,13 @@ class KnowledgeStore:
 
     def __init__(self, graph: GraphStore) -> None:
         self.graph = graph
+        # the graph's executor with the decay constants as shared parameters (cypher/knowledge.cypher)
+        self.x: Executor = graph.x.with_shared(constants=decay.cypher_params())
 
     @property
     def now(self) -> datetime:
         return self.graph.clock.now()
 
-    async def _run(self, name: str, *, read: bool = False, **params: Any) -> list[neo4j.Record]:
-        return await self.graph.run(name, read=read, **decay.cypher_params(), **params)
 
     # -- store ----------------------------------------------------------------------------
     async def store(self, items: Sequence[KnowledgeIn], *, session: str | None = None,
@@ -106,7 +108,7 @@ class KnowledgeStore:
                                   "similar_limit": SIMILAR_LIMIT}
 
         async def work(tx: neo4j.AsyncManagedTransaction) -> list[neo4j.Record]:
-            records = await self.graph.within(tx).run("knowledge_store", **params)
+            records = await self.x.bound(tx).write("knowledge_store", **params)
             taken = list(records[0]["taken"])
             if existing == "error":
                 # a name taken between the check and the lock is taken too: the transaction rolls back
@@ -118,8 +120,7 @@ class KnowledgeStore:
                         "knowledge) or store under another name; nothing was written", field="name")
             return records
 
-        async with self.graph.driver.session(database=self.graph.database) as db:
-            records = await db.execute_write(work)
+        records = await self.x.transaction(work)
         created = {c["name"]: c["similar"] for c in records[0]["created"]}
         return [
             StoredKnowledge(name=r["name"], type=r["type"], trust=r["trust"], category=r["category"],
@@ -141,7 +142,7 @@ class KnowledgeStore:
                 "reasoning": e.reasoning, "source": e.source})
         if not rows:
             return []
-        records = await self._run("knowledge_connect", rows=[rows[key] for key in sorted(rows)],
+        records = await self.x.write("knowledge_connect", rows=[rows[key] for key in sorted(rows)],
                                   causal=sorted(t.value for t in trust.CAUSAL_EDGE_TYPES))
         rec = records[0]
         if rec["missing_from"]:
@@ -152,7 +153,7 @@ class KnowledgeStore:
             raise NotFoundError("entity", rec["missing_to"][0])
         for b in rec["blocked"]:  # the rule's own message says what to do instead
             trust.check_edge_source(b["relationType"], b["trust"])
-        return [_relation(r) for r in rec["created"]]
+        return [relation(r) for r in rec["created"]]
 
     # -- update ----------------------------------------------------------------------------
     async def update(self, change: KnowledgeUpdate, *, session: str | None = None) -> KnowledgeItem:
@@ -178,8 +179,8 @@ class KnowledgeStore:
             vectors = await self.graph.embed(texts)
 
         async def work(tx: neo4j.AsyncManagedTransaction) -> KnowledgeItem:
-            view = self.graph.within(tx)
-            found = await view.run("knowledge_lock", knowledge=change.name)
+            view = self.x.bound(tx)
+            found = await view.write("knowledge_lock", knowledge=change.name)
             if not found:
                 raise NotFoundError("knowledge", change.name)
             cur = found[0]
@@ -212,7 +213,7 @@ class KnowledgeStore:
                     vector = vectors[0]
                 if change.type is not None:
                     entity_vector = vectors[-1]
-            await view.run(
+            await view.write(
                 "knowledge_update", knowledge=change.name, type=ktype, trust=new_trust.value, category=category.value,
                 quote=quote, source=change.source if change.source is not None else cur["source"],
                 stability=stability, memory_level=level, content=content, content_lower=content.lower(),
@@ -225,11 +226,10 @@ class KnowledgeStore:
                                           "session": change.sessionId or session,
                                           "grade_multiplier": decay.GRADE_MULTIPLIER[grade],
                                           "max_sessions": MAX_SESSIONS}
-                await view.run("knowledge_record_access", **params)
-            return (await self._items(await view.run("knowledge_get", names=[change.name])))[0]
+                await view.write("knowledge_record_access", **params)
+            return (await self._items(await view.write("knowledge_get", names=[change.name])))[0]
 
-        async with self.graph.driver.session(database=self.graph.database) as db:
-            return await db.execute_write(work)
+        return await self.x.transaction(work)
 
     async def _items(self, records: Sequence[neo4j.Record]) -> builtins.list[KnowledgeItem]:
         now = self.now
@@ -243,7 +243,7 @@ class KnowledgeStore:
 
     async def get(self, names: Sequence[str]) -> list[KnowledgeItem]:
         """Current knowledge by name (in the order found; unknown names are absent)."""
-        return await self._items(await self._run("knowledge_get", read=True, names=list(names)))
+        return await self._items(await self.x.read("knowledge_get", names=list(names)))
 
     # -- forget ----------------------------------------------------------------------------
     async def forget(self, names: Sequence[str], *, reason: str | None = None) -> list[dict[str, Any]]:
@@ -253,7 +253,7 @@ class KnowledgeStore:
         names = sorted(set(names))  # sorted: locks in one order, no deadlock between calls
         if not names:
             return []
-        records = await self._run("knowledge_forget", names=names, note=reason)
+        records = await self.x.write("knowledge_forget", names=names, note=reason)
         if records[0]["missing"]:
             raise NotFoundError("knowledge", records[0]["missing"][0],
                                 f"Knowledge with name {records[0]['missing'][0]} not found; nothing was forgotten")
@@ -269,7 +269,7 @@ class KnowledgeStore:
         if not names:
             return []
         g = parse(AccessGrade, grade, field="grade")
-        records = await self._run("knowledge_record_access", names=names, session=session,
+        records = await self.x.write("knowledge_record_access", names=names, session=session,
                                   grade_multiplier=decay.GRADE_MULTIPLIER[g], max_sessions=MAX_SESSIONS)
         return [dict(r) for r in records]
 
@@ -282,8 +282,8 @@ class KnowledgeStore:
         skills directory (README "Skill files")."""
         if sort not in ("time", "access", "strength"):
             raise ValidationError("sortBy must be one of time, access, strength", field="sortBy")
-        records = await self._run(
-            "knowledge_list", read=True, include_expired=include_expired, sort=sort, limit=limit,
+        records = await self.x.read(
+            "knowledge_list", include_expired=include_expired, sort=sort, limit=limit,
             trust=parse(Trust, trust, field="trust").value if trust is not None else None,
             type=parse(KnowledgeType, type, field="type").value if type is not None else None,
             category=parse(Category, category, field="category").value if category is not None else None,
@@ -293,7 +293,7 @@ class KnowledgeStore:
 
     async def stats(self) -> dict[str, Any]:
         """Counts of the namespace's knowledge (memory_stats)."""
-        rec = (await self._run("knowledge_stats", read=True, edge_types=[t.value for t in EdgeType]))[0]
+        rec = (await self.x.read("knowledge_stats", edge_types=[t.value for t in EdgeType]))[0]
         by: dict[str, Counter[Any]] = {k: Counter() for k in ("trust", "type", "category", "level")}
         total = fading = accesses = 0
         stability = 0.0
@@ -344,7 +344,7 @@ class KnowledgeStore:
         vectors = await self.graph.embed(observations + [entity_text(name, EXPERIENCE_TYPE)])
         if vectors:
             row["vectors"], row["entity_vector"] = vectors[:-1], vectors[-1]
-        records = await self._run("experience_record", rows=[row])
+        records = await self.x.write("experience_record", rows=[row])
         if records[0]["taken"]:
             raise ValidationError(f"an entity named {name!r} already exists; choose another name; nothing was "
                                   "written", field="name")
@@ -361,10 +361,10 @@ class KnowledgeStore:
         names = list(scores)
         if not names:
             return []
-        records = await self._run("experience_get", read=True, names=names)
+        records = await self.x.read("experience_get", names=names)
         out = [Experience(name=r["name"], context=r["context"], steps=list(r["steps"] or []),
                           decisions=list(r["decisions"] or []), outcome=r["outcome"], success=r["success"],
-                          session=r["session"], createdAt=_iso(r["created_at"]), score=scores[r["name"]])
+                          session=r["session"], createdAt=iso(r["created_at"]), score=scores[r["name"]])
                for r in records]
         return out[:limit]
 
@@ -374,9 +374,9 @@ def _item(r: dict[str, Any]) -> KnowledgeItem:
         name=r["name"], type=r["type"], content=r["content"], trust=r["trust"], category=r["category"],
         quote=r.get("quote"), source=r.get("source"), stability=round(float(r["stability"]), 6),
         memoryLevel=int(r["memory_level"]), accessCount=int(r["access_count"] or 0), sessions=int(r["sessions"]),
-        retention=round(float(r["retention"]), 6), lastAccess=_iso(r.get("last_access")),
-        createdAt=_iso(r.get("created_at")), updatedAt=_iso(r.get("updated_at")), expired=bool(r.get("expired")),
-        expiredAt=_iso(r.get("expired_at")), expiredReason=r.get("expired_reason"),
+        retention=round(float(r["retention"]), 6), lastAccess=iso(r.get("last_access")),
+        createdAt=iso(r.get("created_at")), updatedAt=iso(r.get("updated_at")), expired=bool(r.get("expired")),
+        expiredAt=iso(r.get("expired_at")), expiredReason=r.get("expired_reason"),
     )
 
 

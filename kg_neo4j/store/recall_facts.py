@@ -26,7 +26,7 @@ async def knowledge_facts(store: GraphStore, names: Sequence[str], at: datetime)
     """Entity name -> facts, for the knowledge among ``names`` (other names are absent)."""
     if not names:
         return {}
-    rows = await store.run("knowledge_facts", read=True, names=list(dict.fromkeys(names)), at=at)
+    rows = await store.x.read("knowledge_facts", names=list(dict.fromkeys(names)), at=at)
     out = {}
     for row in rows:
         facts = facts_of(row, at)
@@ -37,11 +37,10 @@ async def knowledge_facts(store: GraphStore, names: Sequence[str], at: datetime)
 
 async def _in_one_read(store: GraphStore, work: Callable[[GraphStore], Awaitable[T]]) -> T:
     """Run ``work`` with a view of ``store`` whose statements share one read transaction."""
-    async with store.driver.session(database=store.database, default_access_mode=neo4j.READ_ACCESS) as session:
-        async def tx_work(tx: neo4j.AsyncManagedTransaction) -> T:
-            return await work(store.within(tx))
+    async def tx_work(tx: neo4j.AsyncManagedTransaction) -> T:
+        return await work(store.within(tx))
 
-        return await session.execute_read(tx_work)
+    return await store.x.transaction(tx_work, read=True)
 
 
 async def traverse_with_facts(store: GraphStore, req: TraverseIn) -> Traversal:

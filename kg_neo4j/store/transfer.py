@@ -26,12 +26,12 @@ import neo4j
 import neo4j.spatial
 import neo4j.time
 import pytz
-from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
+from neo4j import AsyncDriver, AsyncManagedTransaction
 
 from kg_neo4j.clock import Clock
-from kg_neo4j.cypher import queries
 from kg_neo4j.embeddings import Embedder
 from kg_neo4j.models import EntityIn, RelationIn
+from kg_neo4j.store.executor import Executor, Shared
 from kg_neo4j.store.graph import GraphStore
 from kg_neo4j.store.type_labels import knowledge_labels, type_labels
 
@@ -276,18 +276,7 @@ class TransferStore:
         self.namespace = namespace
         self.clock = clock
         self.embedder = embedder
-        self.q = queries()
-
-    async def _read(self, name: str, **params: Any) -> list[neo4j.Record]:
-        params.setdefault("ns", self.namespace)
-        params.setdefault("now", self.clock.now())
-        records, _, _ = await self.driver.execute_query(
-            self.q[name], parameters_=params, database_=self.database, routing_=RoutingControl.READ)
-        return records
-
-    async def _write_tx(self, work: Any) -> Any:
-        async with self.driver.session(database=self.database) as session:
-            return await session.execute_write(work)
+        self.x = Executor(driver, database, Shared(namespace=namespace, clock=clock))
 
     # -- import ----------------------------------------------------------------
     async def import_reference(self, entities: Sequence[EntityIn], relations: Sequence[RelationIn]) -> ImportCounts:
@@ -301,7 +290,7 @@ class TransferStore:
             created_relations = await store.create_relations(relations) if relations else []
             return ImportCounts(len(created_entities), len(created_relations))
 
-        counts: ImportCounts = await self._write_tx(work)
+        counts: ImportCounts = await self.x.transaction(work)
         return counts
 
     async def import_full(self, nodes: Sequence[dict[str, Any]], relationships: Sequence[dict[str, Any]]
@@ -337,41 +326,40 @@ class TransferStore:
 
         async def work(tx: AsyncManagedTransaction) -> ImportCounts:
             counts = ImportCounts()
-            params = {"ns": self.namespace, "now": now}
+            x = self.x.bound(tx)
             if node_rows:
-                result = await tx.run(self.q["transfer_full_import_nodes"], {**params, "rows": node_rows})
-                counts.entities_added = len([r async for r in result])
+                counts.entities_added = len(await x.write("transfer_full_import_nodes", rows=node_rows, now=now))
             if rel_rows:
-                result = await tx.run(self.q["transfer_full_import_relationships"], {**params, "rows": rel_rows})
-                counts.relations_added = len([r async for r in result])
+                counts.relations_added = len(await x.write("transfer_full_import_relationships", rows=rel_rows,
+                                                           now=now))
             return counts
 
-        counts: ImportCounts = await self._write_tx(work)
+        counts: ImportCounts = await self.x.transaction(work)
         return counts
 
     # -- export ----------------------------------------------------------------
     async def count_entities(self) -> int:
-        return int((await self._read("transfer_count_entities"))[0]["n"])
+        return int((await self.x.read("transfer_count_entities"))[0]["n"])
 
     async def count_nodes(self) -> int:
-        return int((await self._read("transfer_count_nodes"))[0]["n"])
+        return int((await self.x.read("transfer_count_nodes"))[0]["n"])
 
     async def entity_page(self, after: str, limit: int) -> list[dict[str, Any]]:
         """Entities after ``after`` (name order) as reference dicts ``{name, entityType, observations}``."""
-        records = await self._read("transfer_entity_page", after=after, limit=limit)
+        records = await self.x.read("transfer_entity_page", after=after, limit=limit)
         return [{"name": r["name"], "entityType": r["entityType"], "observations": list(r["observations"])}
                 for r in records]
 
     async def relation_page(self, after: str, limit: int, *, now: datetime | None = None) -> Page:
         """Relations holding ``now`` that start at the (up to ``limit``) named nodes after ``after``."""
-        records = await self._read("transfer_relation_page", after=after, limit=limit, now=now or self.clock.now())
+        records = await self.x.read("transfer_relation_page", after=after, limit=limit, now=now or self.clock.now())
         rels = [{"from": r["name"], "to": rel["to"], "relationType": rel["relationType"], "weight": rel["weight"]}
                 for r in records for rel in r["relations"]]
         return Page(records[-1]["name"] if records else None, len(records), rels)
 
     async def full_node_page(self, after: str, limit: int) -> tuple[list[dict[str, Any]], int]:
         """Named nodes after ``after`` as full-format dicts; also how many ``embedding`` values were left out."""
-        records = await self._read("transfer_full_node_page", after=after, limit=limit,
+        records = await self.x.read("transfer_full_node_page", after=after, limit=limit,
                                    skip_node=[*DERIVED_NODE_PROPERTIES, *SKIPPED_PROPERTIES],
                                    skip_obs=[*DERIVED_OBSERVATION_PROPERTIES, *SKIPPED_PROPERTIES])
         nodes = []
@@ -393,7 +381,7 @@ class TransferStore:
 
     async def full_relationship_page(self, after: str, limit: int) -> Page:
         """Every relationship (expired ones too) starting at the named nodes after ``after``, full-format dicts."""
-        records = await self._read("transfer_full_relationship_page", after=after, limit=limit)
+        records = await self.x.read("transfer_full_relationship_page", after=after, limit=limit)
         rels = [{"from": r["name"], "to": rel["to"], "relationType": rel["relationType"],
                  "properties": _props(rel["props"])}
                 for r in records for rel in r["relationships"]]

@@ -24,14 +24,15 @@ Databases written before type labels get them from :func:`backfill` at bootstrap
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 from typing import Any
 
 from neo4j import AsyncDriver, AsyncManagedTransaction
 
-from kg_neo4j.cypher import queries
 from kg_neo4j.knowledge.vocabulary import Trust
+from kg_neo4j.store.executor import Executor
 
 __all__ = [
     "INTERNAL_LABELS",
@@ -104,13 +105,12 @@ async def backfill(driver: AsyncDriver, database: str, namespace: str | None = N
     the whole database is done once and recorded on ``(:KgMeta {key: 'type_labels'})``; later
     bootstraps skip it.  ``max_batches`` stops early (tests of the resume).  Progress on stderr.
     """
-    q = queries()
+    x = Executor(driver, database)
     if namespace is None:
-        records, _, _ = await driver.execute_query(q["type_labels_meta"], key=_META_KEY, database_=database)
+        records = await x.write("type_labels_meta", key=_META_KEY)
         if records and records[0]["done"]:
             return 0
-    records, _, _ = await driver.execute_query(q["type_labels_pending_namespaces"], ns=namespace,
-                                               database_=database)
+    records = await x.write("type_labels_pending_namespaces", ns=namespace)
     pending = [(str(r["ns"]), int(r["n"])) for r in records]
     total = sum(n for _, n in pending)
     if total and progress:
@@ -119,11 +119,10 @@ async def backfill(driver: AsyncDriver, database: str, namespace: str | None = N
     done = batches = 0
 
     async def one_batch(tx: AsyncManagedTransaction, ns: str, after: str) -> tuple[int, str | None]:
-        result = await tx.run(q["type_labels_chunk"], ns=ns, after=after, batch=batch)
-        chunk = [r.data() async for r in result]
+        chunk = [r.data() for r in await x.bound(tx).read("type_labels_chunk", ns=ns, after=after, batch=batch)]
         rows = [{"ns": r["ns"], "name": r["name"], "labels": _labels_of(r)} for r in chunk if r["pending"]]
         if rows:
-            await (await tx.run(q["type_labels_apply"], rows=rows)).consume()
+            await x.bound(tx).write("type_labels_apply", rows=rows)
         return len(rows), (chunk[-1]["name"] if chunk else None)
 
     for ns, _ in pending:
@@ -131,12 +130,11 @@ async def backfill(driver: AsyncDriver, database: str, namespace: str | None = N
         while after is not None:
             if max_batches is not None and batches >= max_batches:
                 return done  # stopped early on purpose: not recorded as done
-            async with driver.session(database=database) as session:
-                n, after = await session.execute_write(one_batch, ns, after)
+            n, after = await x.transaction(functools.partial(one_batch, ns=ns, after=after))
             done += n
             batches += 1
             if progress and n:
                 print(f"kg-neo4j: type labels: {done}/{total}", file=sys.stderr, flush=True)
     if namespace is None:
-        await driver.execute_query(q["type_labels_meta_done"], key=_META_KEY, database_=database)
+        await x.write("type_labels_meta_done", key=_META_KEY)
     return done

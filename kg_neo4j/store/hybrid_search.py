@@ -1,0 +1,293 @@
+"""search_memory: hybrid recall over three candidate channels fused with the graph (README "search_memory").
+
+The steps, each its own function: ``mentioned`` (entities named in the question), ``candidates`` (the
+channel reads, with the starvation rounds), ``memory_prior`` (knowledge's memory score), then the
+fusion phases of ``kg_neo4j.fusion`` (``score_channels``, ``pool``, ``finish``) around one read of
+the graph near the pooled entities (``around``), and ``answer`` (the result models).  The diagnostics
+(rounds, k, starved channels) come back with the result in :class:`Searched`, never in shared state.
+Statements: ``cypher/search.cypher``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypedDict
+
+import neo4j
+
+from kg_neo4j.errors import ValidationError
+from kg_neo4j.fusion import Hit, finish, pool, score_channels
+from kg_neo4j.knowledge.decay import MEMORY_SCORE_MAX, elapsed_days, memory_score, retention
+from kg_neo4j.knowledge.recall import facts_of
+from kg_neo4j.models import RelationFull, SearchEntity, SearchHit, SearchResult
+from kg_neo4j.store.capabilities import vector_statements
+from kg_neo4j.store.core import StoreCore
+from kg_neo4j.store.executor import concurrently
+from kg_neo4j.store.history import memory_prior_at
+from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
+
+#: Candidates fetched per channel = OVERFETCH x limit (at least MIN_K; entity vectors:
+#: ENTITY_OVERFETCH x limit, at least MIN_K_ENTITIES), grown 4x up to MAX_K while the namespace filter
+#: starves a channel.
+OVERFETCH = 10
+MIN_K = 50
+ENTITY_OVERFETCH = 3
+MIN_K_ENTITIES = 20
+#: A starved vector channel is ranked exactly (cosine over the namespace's own vectors) when the
+#: namespace holds at most this many observations (resp. entities); past it, k grows.
+EXACT_CAP = 2000
+EXACT_RECHECK_S = 300.0
+MAX_K = 10_000
+NEIGHBOUR_CAP = 20
+#: The statement of each candidate channel (cypher/search.cypher); the vector ones come from the
+#: server's plan (store/capabilities.py).
+FULLTEXT_STATEMENT = "search_memory_fulltext"
+
+
+class SearchOptions(TypedDict, total=False):
+    """search_memory's options (see :func:`search_memory`)."""
+
+    limit: int
+    entity_types: Sequence[str] | None
+    as_of: datetime | None
+    prior: dict[str, float] | None
+
+
+@dataclass
+class SearchDiagnostics:
+    """How one search went: candidate rounds, the largest k asked, whether the in-index filtered
+    statements ran, and per extra round the channels fetched again (``name:exact``: ranked exactly)."""
+
+    rounds: int = 0
+    k: int = 0
+    filtered: bool = False
+    starved: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
+class Searched:
+    result: SearchResult
+    diagnostics: SearchDiagnostics
+
+
+@dataclass
+class Candidates:
+    found: dict[str, list[Any]]
+    vector: list[float] | None
+
+
+async def search_memory(
+    store: StoreCore,
+    query: str,
+    *,
+    limit: int = 10,
+    entity_types: Sequence[str] | None = None,
+    as_of: datetime | None = None,
+    prior: dict[str, float] | None = None,
+) -> Searched:
+    """Hybrid recall: candidates of three channels (observation vectors, entity vectors, fulltext; one
+    read each, run concurrently), fused in Python, then the graph around the few entities the answer
+    can hold (one more small read).
+
+    Knowledge entities (``:Knowledge``) get their memory score (spec 004) as the fusion prior;
+    ``prior`` (entity name -> [0, 1]) given by the caller overrides it per name.
+    """
+    diagnostics = SearchDiagnostics()
+    read_at = as_of or store.clock.now()  # one moment for every read of this search
+    mentions, content = await mentioned(store, query, read_at)
+    types = list(entity_types) if entity_types else None
+    cands = await candidates(store, content, limit=limit, types=types, read_at=read_at, diagnostics=diagnostics)
+    found = cands.found
+    merged_prior = memory_prior((*found["vector"], *found["entity"], *found["fulltext"]), read_at)
+    if as_of is not None and merged_prior:
+        # as of a past moment: the decay state each had then, not today's (README "Time and history")
+        merged_prior = await memory_prior_at(store, merged_prior, read_at)
+    if prior:
+        merged_prior.update(prior)
+    hits, top = score_channels(vector=found["vector"], fulltext=found["fulltext"], entity_vector=found["entity"],
+                               mentions=mentions, weights=store.fusion)
+    near: dict[str, Any] = {}
+    if hits:
+        names = pool(hits, top, mentions=mentions, prior=merged_prior, weights=store.fusion, limit=limit)
+        near = await around(store, names, as_of)
+    fused = finish(hits, top, around=list(near.values()), mentions=mentions, prior=merged_prior,
+                   weights=store.fusion, limit=limit, entity_types=types)
+    final = list(dict.fromkeys(h.name for h in fused))
+    missing = [n for n in final if n not in near]
+    if missing:  # entities the graph or the prior lifted into the answer
+        near.update(await around(store, missing, as_of))
+    result = answer(fused, final, near, read_at, hybrid=cands.vector is not None)
+    return Searched(result, diagnostics)
+
+
+async def mentioned(store: StoreCore, query: str, read_at: datetime) -> tuple[list[str], str]:
+    """The entities named in the question, and the question without their names.
+
+    Entities named in the question are the graph's business: found by name, they lend weight to their
+    own observations, and their names are removed from the text that is embedded and keyword-searched
+    (a name in an embedded question drags it towards every mention of the name)."""
+    grams = question_grams(query)
+    rows = await store.x.read("search_mentions", grams=grams, at=read_at) if grams else []
+    return [r["name"] for r in rows], strip_mentions(query, [r["name_lower"] for r in rows])
+
+
+async def candidates(store: StoreCore, content: str, *, limit: int, types: list[str] | None, read_at: datetime,
+                     diagnostics: SearchDiagnostics) -> Candidates:
+    """The candidates of each channel, own namespace only, with the question's vector.
+
+    The indexes are database-wide, so each channel over-fetches and filters by namespace.  A channel
+    is *starved* when a full raw page leaves fewer than ``limit`` own hits.  A starved vector channel
+    (observations or entities) of a namespace with at most ``EXACT_CAP`` of them is then ranked
+    exactly over the namespace's own vectors (one statement).  Otherwise only the starved channel is
+    fetched again with k x4 (up to ``MAX_K``): the observation vectors (the main signal) until they
+    fill, the entity and fulltext channels only while the fused candidates are fewer than ``limit``
+    and their own hits still grow (a channel that found some and then no more stops)."""
+    ftq = fulltext_query(content)
+    # On a server whose filtered vector indexes are ONLINE (2026.x) the vector channels find the top k
+    # of this namespace inside the index; elsewhere they over-fetch and filter (README "Neo4j versions").
+    plan = await vector_statements(store.driver, store.database)
+    statements = {"vector": plan.observation, "entity": plan.entity_for(types), "fulltext": FULLTEXT_STATEMENT}
+    diagnostics.filtered = plan.filtered
+
+    def fetch_channel(name: str, k: int, vector: list[float] | None) -> Awaitable[list[neo4j.Record]]:
+        return store.x.read(statements[name], k=k, vector=vector, fulltext=ftq, types=types, at=read_at)
+
+    # The channels are separate reads run concurrently: the fulltext one while the question is embedded
+    # (it needs no vector), the two vector ones together once the vector is there.
+    k_first = max(limit * OVERFETCH, MIN_K)
+    in_tx = store.in_transaction
+    early = asyncio.ensure_future(fetch_channel("fulltext", k_first, None)) if ftq and not in_tx else None
+    try:
+        vectors = await store.embed([content])
+    except BaseException:
+        if early is not None:
+            early.cancel()
+            await asyncio.gather(early, return_exceptions=True)  # its error (if any) is read, not lost
+        raise
+    vector = vectors[0] if vectors else None
+
+    ks = {
+        "vector": k_first if vector is not None else 0,
+        "entity": max(limit * ENTITY_OVERFETCH, MIN_K_ENTITIES) if vector is not None else 0,
+        "fulltext": k_first if ftq else 0,
+    }
+    found: dict[str, list[Any]] = {"vector": [], "entity": [], "fulltext": []}
+    raw: dict[str, int] = {c: 0 for c in ks}
+    fetch = {c: k for c, k in ks.items() if k > 0}
+    exact_tried = False
+    while fetch:
+        diagnostics.rounds += 1
+        names = list(fetch)
+        runs = [early if c == "fulltext" and early is not None else fetch_channel(c, fetch[c], vector)
+                for c in names]
+        early = None
+        answers = await concurrently(runs, sequential=in_tx)
+        grew: dict[str, bool] = {}
+        for name, records in zip(names, answers, strict=True):
+            rec = records[0]
+            # "still finding more": its first fetch, nothing own found yet, or more than last time
+            grew[name] = diagnostics.rounds == 1 or not found[name] or len(rec["hits"]) > len(found[name])
+            found[name] = list(rec["hits"])
+            raw[name] = int(rec["raw_count"])
+        starved = {c for c, k in fetch.items() if raw[c] >= k and len(found[c]) < limit}
+        want = {c for c in starved & {"vector", "entity"} if store._exact_big.get(c, -EXACT_RECHECK_S) <
+                time.monotonic() - EXACT_RECHECK_S}
+        if not exact_tried and want:
+            # A namespace small next to the index: rank its own vectors exactly (one cheap statement)
+            # instead of growing k over everybody else's.  A namespace found too large is not asked
+            # again for EXACT_RECHECK_S seconds.
+            exact_tried = True
+            diagnostics.rounds += 1
+            diagnostics.starved.append(sorted(f"{c}:exact" for c in want))
+            ex = (await store.x.read(
+                "search_memory_exact", vector=vector, types=types, at=read_at, cap=EXACT_CAP,
+                obs_scan=EXACT_CAP + 1 if "vector" in want else 0,
+                entity_scan=EXACT_CAP + 1 if "entity" in want else 0,
+                k_vector=ks["vector"], k_entities=ks["entity"],
+            ))[0]
+            for name, small_key, hits_key in (("vector", "obs_small", "vhits"),
+                                              ("entity", "entities_small", "ventities")):
+                if name not in want:
+                    continue
+                if ex[small_key]:
+                    found[name] = list(ex[hits_key])
+                    starved.discard(name)
+                else:
+                    store._exact_big[name] = time.monotonic()
+        n_candidates = len({(h["name"], h["seq"]) for c in found.values() for h in c})
+        nxt: dict[str, int] = {}
+        for channel in starved:
+            k = fetch[channel]
+            # The observation vectors are the main signal: they grow until they fill (a namespace past
+            # EXACT_CAP has enough).  The others only while the answer is short of candidates, and only
+            # while they still find more.
+            if k < MAX_K and (channel == "vector" or (n_candidates < limit and grew[channel])):
+                nxt[channel] = min(k * 4, MAX_K)
+        if nxt:
+            diagnostics.starved.append(sorted(nxt))
+            ks.update(nxt)
+        fetch = nxt
+    diagnostics.k = max(ks.values())
+    return Candidates(found, vector)
+
+
+async def around(store: StoreCore, names: Sequence[str], as_of: datetime | None) -> dict[str, Any]:
+    """Type, observation count and strongest relations of the named entities (one statement)."""
+    records = await store.x.read("search_memory_around", names=list(names), neighbour_cap=NEIGHBOUR_CAP, at=as_of)
+    return {r["name"]: {"name": r["name"], "entityType": r["entityType"],
+                        "observationCount": r["observationCount"], "rels": r["rels"],
+                        "knowledge": r["knowledge"]} for r in records}
+
+
+def answer(fused: Sequence[Hit], final: Sequence[str], near: dict[str, Any], read_at: datetime, *,
+           hybrid: bool) -> SearchResult:
+    """The result: the ranked hits, their entities (type, observation count, knowledge facts) and the
+    relations among them."""
+    names_set = set(final)
+    entities = []
+    for name in final:
+        a = near.get(name)
+        etype = a["entityType"] if a and a["entityType"] is not None else \
+            next(h.entityType for h in fused if h.name == name)
+        entities.append(SearchEntity(name=name, entityType=etype,
+                                     observationCount=int(a["observationCount"]) if a else 0,
+                                     knowledge=facts_of(a["knowledge"], read_at) if a and a["knowledge"] else None))
+    relations: list[RelationFull] = []
+    seen: set[tuple[str, str, str]] = set()
+    for name in final:
+        a = near.get(name)
+        for r in a["rels"] if a else ():
+            key = (r["from"], r["to"], r["relationType"])
+            if r["from"] in names_set and r["to"] in names_set and key not in seen:
+                seen.add(key)
+                relations.append(RelationFull(**{"from": r["from"]}, to=r["to"], relationType=r["relationType"],
+                                              weight=r["weight"]))
+    return SearchResult(
+        hits=[SearchHit(name=h.name, entityType=h.entityType, observation=h.observation,
+                        score=round(h.score, 6)) for h in fused],
+        entities=entities,
+        relations=relations,
+        mode="hybrid" if hybrid else "fulltext+graph",
+    )
+
+
+def memory_prior(rows: Iterable[Any], at: datetime) -> dict[str, float]:
+    """Entity name -> memory score / its maximum, for hits on knowledge entities (``memory`` not null).
+    A knowledge entity whose stored state is incomplete or invalid gets no prior (search never fails on it)."""
+    out: dict[str, float] = {}
+    for h in rows:
+        m = h.get("memory")
+        if not m or h["name"] in out:
+            continue
+        try:
+            since = m["since"]
+            since = since.to_native() if hasattr(since, "to_native") else since
+            r = retention(elapsed_days(since, at), float(m["stability"]), category=m["category"])
+            out[h["name"]] = memory_score(r, int(m["level"])) / MEMORY_SCORE_MAX
+        except (ValidationError, TypeError, ValueError, KeyError, AttributeError):
+            continue
+    return out

@@ -1,0 +1,99 @@
+"""The store's shared record helpers: Neo4j values to answer fields, the relation of a row, batch
+de-duplication, read_graph's paging cursor, the text an entity's own embedding encodes."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import neo4j
+
+from kg_neo4j.errors import ValidationError
+from kg_neo4j.models import (
+    MAX_OBSERVATIONS_PER_CALL,
+    Entity,
+    KnowledgeGraph,
+    Relation,
+    RelationFull,
+    RelationIn,
+)
+
+
+def iso(value: Any) -> str | None:
+    """A Neo4j (or Python) date-time as ISO 8601 text; None stays None."""
+    if value is None:
+        return None
+    if hasattr(value, "to_native"):
+        value = value.to_native()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def dedupe(items: Iterable[str]) -> list[str]:
+    """``items`` once each, in first-seen order."""
+    return list(dict.fromkeys(items))
+
+
+def relation(r: Any) -> RelationFull:
+    """The full relation of a statement's relation row (weight 1.0 when it has none)."""
+    return RelationFull(
+        **{"from": r["from"]},
+        to=r["to"],
+        relationType=r["relationType"],
+        weight=r["weight"] if r.get("weight") is not None else 1.0,
+        validFrom=iso(r.get("validFrom")),
+        validUntil=iso(r.get("validUntil")),
+        createdAt=iso(r.get("createdAt")),
+        reasoning=r.get("reasoning"),
+        source=r.get("source"),
+    )
+
+
+def graph_of(record: neo4j.Record) -> KnowledgeGraph:
+    """The graph of a statement returning ``entities`` and ``relations`` lists."""
+    return KnowledgeGraph(
+        entities=[Entity(**e) for e in record["entities"]],
+        relations=[relation(r) for r in record["relations"]],
+    )
+
+
+def dedupe_rel_rows(relations: Sequence[RelationIn | Relation]) -> list[dict[str, str]]:
+    """One ``{from, to, relationType}`` row per relation key, in first-seen order."""
+    seen: dict[tuple[str, str, str], dict[str, str]] = {}
+    for r in relations:
+        key = (r.from_, r.to, r.relationType)
+        seen.setdefault(key, {"from": key[0], "to": key[1], "relationType": key[2]})
+    return list(seen.values())
+
+
+def entity_text(name: str, entity_type: str) -> str:
+    """What an entity's own embedding encodes."""
+    return f"{name} ({entity_type})" if entity_type else name
+
+
+def check_observation_total(n: int) -> None:
+    if n > MAX_OBSERVATIONS_PER_CALL:
+        raise ValidationError(f"{n} observations in one call; at most {MAX_OBSERVATIONS_PER_CALL} are accepted "
+                              "(split the batch); nothing was written")
+
+
+def encode_cursor(after: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"after": after}).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        after = data["after"]
+        if not isinstance(after, str):
+            raise TypeError
+        return after
+    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+        raise ValidationError("cursor is not one this server returned; omit it to start from the beginning",
+                              field="cursor") from exc

@@ -12,6 +12,7 @@ from json.encoder import encode_basestring as _quote  # json.dumps' own quoting 
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
@@ -33,21 +34,43 @@ MAX_OBSERVATIONS_PER_ITEM = 100_000
 MAX_OBSERVATIONS_PER_CALL = 100_000
 MAX_QUERY_CHARS = 1024
 
-Name = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_NAME_CHARS)]
-EntityType = Annotated[str, StringConstraints(strict=True, max_length=MAX_TYPE_CHARS)]
-RelationType = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_RELATION_TYPE_CHARS)]
-ObservationText = Annotated[str, StringConstraints(strict=True, max_length=MAX_OBSERVATION_CHARS)]
 
 
-def _no_blank(v: str, what: str) -> str:
+def _no_blank(v: str, what: str = "the text") -> str:
     if not v.strip():
         raise ValueError(f"{what} must not be empty or only whitespace")
     return v
 
 
+#: ``minLength: 1`` on free text means "not only whitespace" (README "Strict input").
+NotBlank = AfterValidator(_no_blank)
+
+Name = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_NAME_CHARS), NotBlank]
+EntityType = Annotated[str, StringConstraints(strict=True, max_length=MAX_TYPE_CHARS)]
+RelationType = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_RELATION_TYPE_CHARS),
+                         NotBlank]
+ObservationText = Annotated[str, StringConstraints(strict=True, max_length=MAX_OBSERVATION_CHARS)]
+
+
+def _reject_null(v: object) -> object:
+    if v is None:
+        raise ValueError("null is not allowed here (omit the field instead)")
+    return v
+
+
+def not_null(*fields: str) -> Any:
+    """Optional fields whose advertised schema has no ``null`` (hand-written JSON schemas): given as
+    null they are an error, not "absent".  Use as ``_nn = not_null("weight")`` in the model."""
+    return field_validator(*fields, mode="before")(_reject_null)
+
+
 class _In(BaseModel):
-    # Like the reference (zod), unknown keys are ignored; known ones are strictly typed.
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    """Tool input.  At the tool boundary (``server/declare.py``) it is validated strictly from JSON:
+    no coercion between JSON types, unknown fields an error outside ``reference`` (README "Strict
+    input").  Plain ``model_validate`` stays lenient on unknown keys: ``kg-neo4j import`` reads the
+    reference's files, whose lines carry ``"type": "entity"``."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, allow_inf_nan=False)
 
 
 class EntityIn(_In):
@@ -55,7 +78,6 @@ class EntityIn(_In):
     entityType: EntityType
     observations: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
 
-    _check_name = field_validator("name")(lambda v: _no_blank(v, "name"))
 
 
 class RelationIn(_In):
@@ -68,9 +90,8 @@ class RelationIn(_In):
     reasoning: str | None = Field(default=None, max_length=MAX_OBSERVATION_CHARS)
     source: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
 
-    _check_from = field_validator("from_")(lambda v: _no_blank(v, "from"))
-    _check_to = field_validator("to")(lambda v: _no_blank(v, "to"))
-    _check_type = field_validator("relationType")(lambda v: _no_blank(v, "relationType"))
+    # create_relations advertises these (hand-written schema, server/reference.py) without null
+    _nn = not_null("validFrom", "validUntil", "reasoning", "source")
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -133,14 +154,12 @@ class ObservationAdd(_In):
     entityName: Name
     contents: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
 
-    _check_name = field_validator("entityName")(lambda v: _no_blank(v, "entityName"))
 
 
 class ObservationDelete(_In):
     entityName: Name
     observations: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
 
-    _check_name = field_validator("entityName")(lambda v: _no_blank(v, "entityName"))
 
 
 # --- outputs ------------------------------------------------------------------
@@ -252,7 +271,7 @@ MAX_SEARCH_LIMIT = 100
 
 
 class SearchMemoryIn(_In):
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to recall, in your own words")
+    query: Annotated[str, NotBlank] = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to recall, in your own words")
     limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT, description="At most this many hits (default 10)")
     entityTypes: list[EntityType] | None = Field(
         default=None, max_length=100, description="Only hits on entities of these types"
@@ -289,8 +308,8 @@ class SearchResult(BaseModel):
 MAX_KNOWLEDGE_LIST = 500
 MAX_EXPERIENCE_ITEMS = 100  # steps, decisions
 MAX_SESSION_CHARS = 255
-SessionId = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_SESSION_CHARS)]
-Content = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_OBSERVATION_CHARS)]
+SessionId = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_SESSION_CHARS), NotBlank]
+Content = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_OBSERVATION_CHARS), NotBlank]
 Quote = Annotated[str, StringConstraints(strict=True, max_length=MAX_OBSERVATION_CHARS)]
 Source = Annotated[str, StringConstraints(strict=True, max_length=MAX_NAME_CHARS)]
 
@@ -307,8 +326,6 @@ class KnowledgeIn(_In):
     source: Source | None = Field(default=None, description="Where it came from: 'teacher', a session id, a file")
     sessionId: SessionId | None = Field(default=None, description="Session to record (default: this MCP session)")
 
-    _check_name = field_validator("name")(lambda v: _no_blank(v, "name"))
-    _check_content = field_validator("content")(lambda v: _no_blank(v, "content"))
 
 
 class SimilarKnowledge(BaseModel):
@@ -390,7 +407,6 @@ class ExperienceIn(_In):
     success: bool | None = Field(default=None, description="Whether it went well")
     sessionId: SessionId | None = None
 
-    _check_context = field_validator("context", "outcome")(lambda v: _no_blank(v, "text"))
 
 
 class Experience(BaseModel):

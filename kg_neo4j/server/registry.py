@@ -88,6 +88,8 @@ class ToolSpec:
     profiles: tuple[str, ...] = field(default=("reference", "default"))
     #: the error's text in this tool's dialect (default: the plain message)
     error_text: ErrorText | None = None
+    #: the model that checks the arguments (``declare.tool``); None for the schema-generated tools
+    input_model: type[pydantic.BaseModel] | None = None
 
     def __post_init__(self) -> None:
         if self.output_schema is not None:

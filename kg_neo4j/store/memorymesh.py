@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from neo4j import AsyncManagedTransaction
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kg_neo4j.errors import ConflictError, NotFoundError, ValidationError
 from kg_neo4j.events import EventBus
@@ -36,6 +36,8 @@ from kg_neo4j.models import (
     RelationInvalidate,
     RelationType,
     RelationUpdate,
+    _In,
+    not_null,
 )
 from kg_neo4j.schemas import NodeSchema, Processed, format_entry, replace_entries
 from kg_neo4j.store.graph import GraphStore, entity_text
@@ -51,22 +53,19 @@ _NODE_EXISTS = ("change the existing node with update_nodes (or the update_<type
 # --- shapes ---------------------------------------------------------------------------------
 
 
-class _In(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
 def _not_blank(v: str, what: str) -> str:
     if not v.strip():
         raise ValueError(f"{what} must not be empty or only whitespace")
     return v
 
 
+# Input shapes of the static tools (advertised by the hand-written schemas of server/memorymesh.py,
+# whose optional fields do not allow null: hence ``not_null``).
 class NodeIn(_In):
     name: Name
     nodeType: EntityType
     metadata: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
 
-    _check_name = field_validator("name")(lambda v: _not_blank(v, "name"))
     _check_type = field_validator("nodeType")(lambda v: _not_blank(v, "nodeType"))
 
 
@@ -74,6 +73,8 @@ class NodeUpdate(_In):
     name: Name
     metadata: list[ObservationText] | None = Field(default=None, max_length=MAX_OBSERVATIONS_PER_ITEM)
     nodeType: EntityType | None = None
+
+    _nn = not_null("metadata", "nodeType")
 
     @field_validator("nodeType")
     @classmethod
@@ -86,10 +87,6 @@ class EdgeKey(_In):
     to: Name
     edgeType: RelationType
 
-    _check_from = field_validator("from_")(lambda v: _not_blank(v, "from"))
-    _check_to = field_validator("to")(lambda v: _not_blank(v, "to"))
-    _check_type = field_validator("edgeType")(lambda v: _not_blank(v, "edgeType"))
-
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.from_, self.to, self.edgeType)
@@ -101,6 +98,18 @@ class EdgeIn(EdgeKey):
 
 class EdgeUpdate(EdgeKey):
     weight: float | None = Field(default=None, ge=0.0, le=1.0, strict=True)
+    #: spec 002 section 4.3's name for the new evidence; the same as ``weight`` (never both)
+    newWeight: float | None = Field(default=None, ge=0.0, le=1.0, strict=True)
+
+    _nn = not_null("weight", "newWeight")
+
+    @model_validator(mode="after")
+    def _one_weight(self) -> EdgeUpdate:
+        if self.newWeight is not None:
+            if self.weight is not None:
+                raise ValueError("give the new weight as weight or as newWeight, not both")
+            self.weight, self.newWeight = self.newWeight, None
+        return self
 
 
 class Node(BaseModel):

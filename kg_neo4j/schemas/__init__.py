@@ -19,6 +19,7 @@ naming the file and the field at fault.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -71,9 +72,9 @@ class Property:
     def display_name(self) -> str:
         return display_name(self.name)
 
-    def json_schema(self) -> dict[str, Any]:
-        """The property as JSON Schema (spec 002 section 5.2)."""
-        out: dict[str, Any] = {"type": self.type}
+    def json_schema(self, *, nullable: bool = False) -> dict[str, Any]:
+        """The property as JSON Schema (spec 002 section 5.2); ``nullable`` for update, where null removes it."""
+        out: dict[str, Any] = {"type": [self.type, "null"] if nullable else self.type}
         if self.type == "array":
             items: dict[str, Any] = {"type": "string"}
             if self.enum is not None:
@@ -126,7 +127,7 @@ class NodeSchema:
     def update_input_schema(self) -> dict[str, Any]:
         inner = {
             "type": "object",
-            "properties": {n: p.json_schema() for n, p in self.properties.items()},
+            "properties": {n: p.json_schema(nullable=n != "name") for n, p in self.properties.items()},
             "required": ["name"],
             "additionalProperties": self.additional_properties,
         }
@@ -220,7 +221,10 @@ def process_args(schema: NodeSchema, args: Any, *, partial: bool) -> Processed:
         if prop.name == "name":
             continue
         where = f"{t}.{prop.name}"
-        if prop.name not in args or (args[prop.name] is None and not partial):
+        if prop.name in args and args[prop.name] is None and not partial:
+            # the add schema has no null (update's has: there it removes the property)
+            raise ValidationError(f"{where} must not be null (omit it instead)", field=where)
+        if prop.name not in args:
             if prop.required and not partial:
                 raise ValidationError(f"{where} is required", field=where)
             continue
@@ -252,6 +256,8 @@ def process_args(schema: NodeSchema, args: Any, *, partial: bool) -> Processed:
             if partial:
                 metadata[display_name(key)] = None
             continue
+        if any(isinstance(v, float) and not math.isfinite(v) for v in (value if isinstance(value, list) else [value])):
+            raise ValidationError(f"{where} must be a finite number (not NaN or Infinity)", field=where)
         if isinstance(value, list):
             if not all(isinstance(v, str | int | float | bool) for v in value):
                 raise ValidationError(f"{where} must be a string, number, boolean or array of them", field=where)

@@ -61,7 +61,8 @@ def _reject_null(v: object) -> object:
 def not_null(*fields: str) -> Any:
     """Optional fields whose advertised schema has no ``null`` (hand-written JSON schemas): given as
     null they are an error, not "absent".  Use as ``_nn = not_null("weight")`` in the model."""
-    return field_validator(*fields, mode="before")(_reject_null)
+    # "after": runs only on a value given (never on the default), and leaves JSON-mode validation as it is
+    return field_validator(*fields, mode="after")(_reject_null)
 
 
 class _In(BaseModel):

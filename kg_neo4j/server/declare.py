@@ -19,11 +19,11 @@ names the same fields as the model that checks it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import pydantic
+import pydantic_core
 
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.server.profiles import TOOL_PROFILES, tool_name
@@ -68,8 +68,10 @@ def validate(model: type[M], args: dict[str, Any], profile: str) -> M:
     """``args`` as ``model``, strictly (see the module's docstring); a :class:`ValidationError` that
     names the field otherwise."""
     try:
-        # NaN and +-Infinity pass json.dumps as their JavaScript literals; the models refuse them.
-        return model.model_validate_json(json.dumps(args), strict=True, by_alias=True, by_name=False,
+        # Checked as the JSON it came as: strict JSON mode takes ISO strings for timestamps and enum values
+        # as strings, and nothing else (strict Python mode would want datetime and Enum objects).  NaN and
+        # +-Infinity are written as their JavaScript literals; the models refuse them.
+        return model.model_validate_json(pydantic_core.to_json(args, inf_nan_mode="constants"), strict=True, by_alias=True, by_name=False,
                                          extra="ignore" if profile == "reference" else "forbid")
     except pydantic.ValidationError as exc:
         message, field = explain(exc, args)

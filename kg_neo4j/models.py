@@ -145,11 +145,6 @@ class TraverseIn(_In):
     limit: int = Field(default=100, ge=1, le=MAX_TRAVERSE_LIMIT)
     fanout: int = Field(default=50, ge=1, le=MAX_TRAVERSE_FANOUT)
 
-    @field_validator("start", mode="before")
-    @classmethod
-    def _one_or_many(cls, v: object) -> object:
-        return [v] if isinstance(v, str) else v
-
 
 class ObservationAdd(_In):
     entityName: Name

@@ -69,14 +69,24 @@ def test_advertised_fields_are_the_checked_fields(spec: ToolSpec) -> None:
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
 def test_every_advertised_object_is_closed_outside_reference(spec: ToolSpec) -> None:
     def walk(node: Any, path: str) -> None:
-        if isinstance(node, dict):
-            if "properties" in node:
-                assert "additionalProperties" in node, f"{spec.name}: {path or 'top'} does not say it is closed"
-            for k, v in node.items():
-                walk(v, f"{path}/{k}")
-        elif isinstance(node, list):
+        """``node`` is a schema: its ``properties``/``$defs`` map names to schemas."""
+        if isinstance(node, list):
             for i, v in enumerate(node):
                 walk(v, f"{path}/{i}")
+            return
+        if not isinstance(node, dict):
+            return
+        if "properties" in node:
+            assert node.get("additionalProperties") in (True, False), \
+                f"{spec.name}: {path or 'top'} does not say whether it is closed"
+        for k, v in node.items():
+            if k in ("properties", "$defs") and isinstance(v, dict):
+                assert "additionalProperties" not in v or isinstance(v["additionalProperties"], dict), \
+                    f"{spec.name}: {path}/{k} holds a stray additionalProperties"
+                for name, sub in v.items():
+                    walk(sub, f"{path}/{k}/{name}")
+            elif k not in ("default", "examples", "enum", "const", "required"):
+                walk(v, f"{path}/{k}")
 
     walk(advertised(spec), "")
 

@@ -40,12 +40,18 @@ def closed(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: Keywords whose value maps names to schemas (not a schema itself), and ones holding plain values.
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+_VALUES = frozenset({"default", "examples", "enum", "const", "required"})
+
+
 def closed_node(node: Any) -> Any:
     if isinstance(node, list):
         return [closed_node(v) for v in node]
     if not isinstance(node, dict):
         return node
-    out = {k: closed_node(v) for k, v in node.items()}
+    out = {k: ({name: closed_node(sub) for name, sub in v.items()} if k in _SCHEMA_MAPS and isinstance(v, dict)
+               else v if k in _VALUES else closed_node(v)) for k, v in node.items()}
     if "properties" in out and "additionalProperties" not in out:
         out["additionalProperties"] = False
     return out

@@ -1,8 +1,8 @@
-"""Typed shapes of what goes in and out of the store, with the documented limits.
+"""Typed shapes of what goes in and out of the store.
 
-Names follow the reference memory server (camelCase fields).  Every limit below is
-listed in the README ("Limits"); input over a limit is rejected before anything is
-written.
+Names follow the reference memory server (camelCase fields).  The limits and the input rules
+(README "Limits", "Input validation") are ``kg_neo4j.input_rules``'s, re-exported here; input
+over a limit is rejected before anything is written.
 """
 
 from __future__ import annotations
@@ -12,66 +12,30 @@ from json.encoder import encode_basestring as _quote  # json.dumps' own quoting 
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
     StringConstraints,
-    field_validator,
     model_validator,
 )
 
+from kg_neo4j.input_rules import MAX_ITEMS_PER_CALL as MAX_ITEMS_PER_CALL
+from kg_neo4j.input_rules import MAX_NAME_CHARS as MAX_NAME_CHARS
+from kg_neo4j.input_rules import MAX_OBSERVATION_CHARS as MAX_OBSERVATION_CHARS
+from kg_neo4j.input_rules import MAX_OBSERVATIONS_PER_CALL as MAX_OBSERVATIONS_PER_CALL
+from kg_neo4j.input_rules import MAX_OBSERVATIONS_PER_ITEM as MAX_OBSERVATIONS_PER_ITEM
+from kg_neo4j.input_rules import MAX_QUERY_CHARS as MAX_QUERY_CHARS
+from kg_neo4j.input_rules import MAX_RELATION_TYPE_CHARS as MAX_RELATION_TYPE_CHARS
+from kg_neo4j.input_rules import MAX_TYPE_CHARS as MAX_TYPE_CHARS
+from kg_neo4j.input_rules import EntityType as EntityType
+from kg_neo4j.input_rules import Name as Name
+from kg_neo4j.input_rules import NotBlank as NotBlank
+from kg_neo4j.input_rules import ObservationText as ObservationText
+from kg_neo4j.input_rules import RelationType as RelationType
+from kg_neo4j.input_rules import _In as _In
+from kg_neo4j.input_rules import not_null as not_null
 from kg_neo4j.knowledge.vocabulary import Category, EdgeType, KnowledgeType, Trust
-
-# --- limits -----------------------------------------------------------------
-MAX_NAME_CHARS = 1024  # entity names: with a 255-char namespace stays under Neo4j's 8 KB index key limit
-MAX_TYPE_CHARS = 1024  # entityType
-MAX_RELATION_TYPE_CHARS = 255
-MAX_OBSERVATION_CHARS = 8000  # under the text index's 32 KB key limit even at 4 bytes a character
-MAX_ITEMS_PER_CALL = 10_000  # entities / relations / names / deletions in one call
-MAX_OBSERVATIONS_PER_ITEM = 100_000
-MAX_OBSERVATIONS_PER_CALL = 100_000
-MAX_QUERY_CHARS = 1024
-
-
-
-def _no_blank(v: str, what: str = "the text") -> str:
-    if not v.strip():
-        raise ValueError(f"{what} must not be empty or only whitespace")
-    return v
-
-
-#: ``minLength: 1`` on free text means "not only whitespace" (README "Strict input").
-NotBlank = AfterValidator(_no_blank)
-
-Name = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_NAME_CHARS), NotBlank]
-EntityType = Annotated[str, StringConstraints(strict=True, max_length=MAX_TYPE_CHARS)]
-RelationType = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_RELATION_TYPE_CHARS),
-                         NotBlank]
-ObservationText = Annotated[str, StringConstraints(strict=True, max_length=MAX_OBSERVATION_CHARS)]
-
-
-def _reject_null(v: object) -> object:
-    if v is None:
-        raise ValueError("null is not allowed here (omit the field instead)")
-    return v
-
-
-def not_null(*fields: str) -> Any:
-    """Optional fields whose advertised schema has no ``null`` (hand-written JSON schemas): given as
-    null they are an error, not "absent".  Use as ``_nn = not_null("weight")`` in the model."""
-    # "after": runs only on a value given (never on the default), and leaves JSON-mode validation as it is
-    return field_validator(*fields, mode="after")(_reject_null)
-
-
-class _In(BaseModel):
-    """Tool input.  At the tool boundary (``server/declare.py``) it is validated strictly from JSON:
-    no coercion between JSON types, unknown fields an error outside ``reference`` (README "Strict
-    input").  Plain ``model_validate`` stays lenient on unknown keys: ``kg-neo4j import`` reads the
-    reference's files, whose lines carry ``"type": "entity"``."""
-
-    model_config = ConfigDict(extra="ignore", populate_by_name=True, allow_inf_nan=False)
 
 
 class EntityIn(_In):

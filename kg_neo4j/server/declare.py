@@ -6,7 +6,7 @@
 From the declaration come the advertised input schema (the input model's JSON schema, closed with
 ``additionalProperties: false``), the output schema, the profiles (``server/profiles.py``) and the
 validation: the handler receives the validated model, never the raw arguments.  Validation is strict
-(README "Strict input"): the arguments are checked as the JSON they came as, in one pydantic-core
+(README "Input validation"): the arguments are checked as the JSON they came as, in one pydantic-core
 pass (lists included), with no coercion between JSON types, no NaN or Infinity, and unknown fields
 an error naming them, except in the ``reference`` profile, where they are stripped as the reference
 server does.

@@ -1,8 +1,8 @@
-"""Typed shapes of what goes in and out of the store, with the documented limits.
+"""Typed shapes of what goes in and out of the store.
 
-Names follow the reference memory server (camelCase fields).  Every limit below is
-listed in the README ("Limits"); input over a limit is rejected before anything is
-written.
+Names follow the reference memory server (camelCase fields).  The limits and the input rules
+(README "Limits", "Input validation") are ``kg_neo4j.input_rules``'s, re-exported here; input
+over a limit is rejected before anything is written.
 """
 
 from __future__ import annotations
@@ -17,48 +17,35 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
-    field_validator,
     model_validator,
 )
 
+from kg_neo4j.input_rules import MAX_ITEMS_PER_CALL as MAX_ITEMS_PER_CALL
+from kg_neo4j.input_rules import MAX_NAME_CHARS as MAX_NAME_CHARS
+from kg_neo4j.input_rules import MAX_OBSERVATION_CHARS as MAX_OBSERVATION_CHARS
+from kg_neo4j.input_rules import MAX_OBSERVATIONS_PER_CALL as MAX_OBSERVATIONS_PER_CALL
+from kg_neo4j.input_rules import MAX_OBSERVATIONS_PER_ITEM as MAX_OBSERVATIONS_PER_ITEM
+from kg_neo4j.input_rules import MAX_QUERY_CHARS as MAX_QUERY_CHARS
+from kg_neo4j.input_rules import MAX_RELATION_TYPE_CHARS as MAX_RELATION_TYPE_CHARS
+from kg_neo4j.input_rules import MAX_TYPE_CHARS as MAX_TYPE_CHARS
+from kg_neo4j.input_rules import EntityType as EntityType
+from kg_neo4j.input_rules import Name as Name
+from kg_neo4j.input_rules import NotBlank as NotBlank
+from kg_neo4j.input_rules import ObservationText as ObservationText
+from kg_neo4j.input_rules import RelationType as RelationType
+from kg_neo4j.input_rules import StrictInput as StrictInput
+from kg_neo4j.input_rules import not_null as not_null
 from kg_neo4j.knowledge.vocabulary import Category, EdgeType, KnowledgeType, Trust
 
-# --- limits -----------------------------------------------------------------
-MAX_NAME_CHARS = 1024  # entity names: with a 255-char namespace stays under Neo4j's 8 KB index key limit
-MAX_TYPE_CHARS = 1024  # entityType
-MAX_RELATION_TYPE_CHARS = 255
-MAX_OBSERVATION_CHARS = 8000  # under the text index's 32 KB key limit even at 4 bytes a character
-MAX_ITEMS_PER_CALL = 10_000  # entities / relations / names / deletions in one call
-MAX_OBSERVATIONS_PER_ITEM = 100_000
-MAX_OBSERVATIONS_PER_CALL = 100_000
-MAX_QUERY_CHARS = 1024
 
-Name = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_NAME_CHARS)]
-EntityType = Annotated[str, StringConstraints(strict=True, max_length=MAX_TYPE_CHARS)]
-RelationType = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_RELATION_TYPE_CHARS)]
-ObservationText = Annotated[str, StringConstraints(strict=True, max_length=MAX_OBSERVATION_CHARS)]
-
-
-def _no_blank(v: str, what: str) -> str:
-    if not v.strip():
-        raise ValueError(f"{what} must not be empty or only whitespace")
-    return v
-
-
-class _In(BaseModel):
-    # Like the reference (zod), unknown keys are ignored; known ones are strictly typed.
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-class EntityIn(_In):
+class EntityIn(StrictInput):
     name: Name
     entityType: EntityType
     observations: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
 
-    _check_name = field_validator("name")(lambda v: _no_blank(v, "name"))
 
 
-class RelationIn(_In):
+class RelationIn(StrictInput):
     from_: Name = Field(alias="from")
     to: Name
     relationType: RelationType
@@ -68,9 +55,8 @@ class RelationIn(_In):
     reasoning: str | None = Field(default=None, max_length=MAX_OBSERVATION_CHARS)
     source: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
 
-    _check_from = field_validator("from_")(lambda v: _no_blank(v, "from"))
-    _check_to = field_validator("to")(lambda v: _no_blank(v, "to"))
-    _check_type = field_validator("relationType")(lambda v: _no_blank(v, "relationType"))
+    # create_relations advertises these (hand-written schema, server/reference.py) without null
+    _nn = not_null("validFrom", "validUntil", "reasoning", "source")
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -83,7 +69,7 @@ class RelationIn(_In):
         return self
 
 
-class RelationKey(_In):
+class RelationKey(StrictInput):
     """Names one relation: (from, to, relationType)."""
 
     from_: Name = Field(alias="from")
@@ -113,7 +99,7 @@ MAX_TRAVERSE_LIMIT = 500
 MAX_TRAVERSE_FANOUT = 200
 
 
-class TraverseIn(_In):
+class TraverseIn(StrictInput):
     start: list[Name] = Field(min_length=1, max_length=100)
     direction: str = Field(default="both", pattern="^(out|in|both)$")
     maxDepth: int = Field(default=2, ge=1, le=MAX_TRAVERSE_DEPTH)
@@ -123,24 +109,17 @@ class TraverseIn(_In):
     limit: int = Field(default=100, ge=1, le=MAX_TRAVERSE_LIMIT)
     fanout: int = Field(default=50, ge=1, le=MAX_TRAVERSE_FANOUT)
 
-    @field_validator("start", mode="before")
-    @classmethod
-    def _one_or_many(cls, v: object) -> object:
-        return [v] if isinstance(v, str) else v
 
-
-class ObservationAdd(_In):
+class ObservationAdd(StrictInput):
     entityName: Name
     contents: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
 
-    _check_name = field_validator("entityName")(lambda v: _no_blank(v, "entityName"))
 
 
-class ObservationDelete(_In):
+class ObservationDelete(StrictInput):
     entityName: Name
     observations: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
 
-    _check_name = field_validator("entityName")(lambda v: _no_blank(v, "entityName"))
 
 
 # --- outputs ------------------------------------------------------------------
@@ -251,8 +230,8 @@ class ObservationResult(BaseModel):
 MAX_SEARCH_LIMIT = 100
 
 
-class SearchMemoryIn(_In):
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to recall, in your own words")
+class SearchMemoryIn(StrictInput):
+    query: Annotated[str, NotBlank] = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to recall, in your own words")
     limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT, description="At most this many hits (default 10)")
     entityTypes: list[EntityType] | None = Field(
         default=None, max_length=100, description="Only hits on entities of these types"
@@ -289,13 +268,13 @@ class SearchResult(BaseModel):
 MAX_KNOWLEDGE_LIST = 500
 MAX_EXPERIENCE_ITEMS = 100  # steps, decisions
 MAX_SESSION_CHARS = 255
-SessionId = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_SESSION_CHARS)]
-Content = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_OBSERVATION_CHARS)]
+SessionId = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_SESSION_CHARS), NotBlank]
+Content = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_OBSERVATION_CHARS), NotBlank]
 Quote = Annotated[str, StringConstraints(strict=True, max_length=MAX_OBSERVATION_CHARS)]
 Source = Annotated[str, StringConstraints(strict=True, max_length=MAX_NAME_CHARS)]
 
 
-class KnowledgeIn(_In):
+class KnowledgeIn(StrictInput):
     name: Name = Field(description="Unique name of the knowledge (case-sensitive), e.g. 'Run migrations before deploy'")
     content: Content = Field(description="The knowledge itself, in full")
     type: KnowledgeType = Field(description="rule, procedure, observation, insight, core or preference")
@@ -307,8 +286,6 @@ class KnowledgeIn(_In):
     source: Source | None = Field(default=None, description="Where it came from: 'teacher', a session id, a file")
     sessionId: SessionId | None = Field(default=None, description="Session to record (default: this MCP session)")
 
-    _check_name = field_validator("name")(lambda v: _no_blank(v, "name"))
-    _check_content = field_validator("content")(lambda v: _no_blank(v, "content"))
 
 
 class SimilarKnowledge(BaseModel):
@@ -328,7 +305,7 @@ class StoredKnowledge(BaseModel):
         description="Existing knowledge close to this one: candidates for connect_knowledge (or a duplicate)")
 
 
-class ConnectIn(_In):
+class ConnectIn(StrictInput):
     from_: Name = Field(alias="from", description="Knowledge the edge starts from")
     to: Name = Field(description="Knowledge (or any entity) the edge points to")
     relationType: EdgeType = Field(description="must_precede, requires_reading, refines, contradicts, reason_for, "
@@ -344,7 +321,7 @@ class ConnectIn(_In):
         return self
 
 
-class KnowledgeUpdate(_In):
+class KnowledgeUpdate(StrictInput):
     name: Name = Field(description="Knowledge to change (identity and edges are kept)")
     content: Content | None = None
     type: KnowledgeType | None = None
@@ -381,7 +358,7 @@ class KnowledgeItem(BaseModel):
     expiredReason: str | None = None
 
 
-class ExperienceIn(_In):
+class ExperienceIn(StrictInput):
     name: Name | None = Field(default=None, description="Optional unique name (default: generated)")
     context: Content = Field(description="The situation: what was being done and why")
     steps: list[Content] = Field(default_factory=list, max_length=MAX_EXPERIENCE_ITEMS)
@@ -390,7 +367,6 @@ class ExperienceIn(_In):
     success: bool | None = Field(default=None, description="Whether it went well")
     sessionId: SessionId | None = None
 
-    _check_context = field_validator("context", "outcome")(lambda v: _no_blank(v, "text"))
 
 
 class Experience(BaseModel):

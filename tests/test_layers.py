@@ -23,8 +23,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("workflows", ("kg_neo4j.skills", "kg_neo4j.transfer")),
     ("store", ("kg_neo4j.store",)),
     ("statements, models, embeddings, local server",
-     ("kg_neo4j.cypher", "kg_neo4j.embeddings", "kg_neo4j.schemas", "kg_neo4j.models", "kg_neo4j.localdb",
-      "kg_neo4j.knowledge.recall")),
+     ("kg_neo4j.cypher", "kg_neo4j.embeddings", "kg_neo4j.schemas", "kg_neo4j.models", "kg_neo4j.input_rules",
+      "kg_neo4j.localdb", "kg_neo4j.knowledge.recall")),
     ("pure rules", ("kg_neo4j", "kg_neo4j.knowledge", "kg_neo4j.fusion", "kg_neo4j.text", "kg_neo4j.clock",
                     "kg_neo4j.errors", "kg_neo4j.settings", "kg_neo4j.json_types", "kg_neo4j.events",
                     "kg_neo4j.formats")),
@@ -32,14 +32,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 #: Import cycles between modules that other work removes (engineer D's split of store/graph.py, issue #11);
 #: tolerated, not required: delete an entry once its cycle is gone.
-KNOWN_CYCLES = [{"kg_neo4j.store.graph", "kg_neo4j.store.history"}]
+KNOWN_CYCLES: list[set[str]] = []
 #: Private names imported from another module, likewise tolerated: the record helpers move to a shared
 #: store module (engineer D), the strict input base ``_In`` is reshaped with the tool declarations (engineer A).
-KNOWN_PRIVATE = {("kg_neo4j.store.knowledge", "kg_neo4j.store.graph", "_iso"),
-                 ("kg_neo4j.store.knowledge", "kg_neo4j.store.graph", "_relation"),
-                 ("kg_neo4j.server.knowledge", "kg_neo4j.models", "_In"),
-                 ("kg_neo4j.server.maintenance", "kg_neo4j.models", "_In"),
-                 ("kg_neo4j.store.history", "kg_neo4j.models", "_In")}
+KNOWN_PRIVATE: set[tuple[str, str, str]] = set()
 
 
 def _modules() -> dict[str, Path]:

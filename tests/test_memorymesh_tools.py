@@ -231,7 +231,7 @@ async def test_cross_dialect_mesh_to_reference(neo4j_info: Any, namespace: str) 
         ]
         assert rel_keys(graph) == [("Gandalf", "Frodo", "mentors"), ("Gandalf", "Rivendell", "located_in")]
         assert [e["name"] for e in (await ref(s, "search_nodes", {"query": "wizard"}))["entities"]] == ["Gandalf"]
-        walk = await ref(s, "traverse_graph", {"start": "Frodo", "maxDepth": 1})
+        walk = await ref(s, "traverse_graph", {"start": ["Frodo"], "maxDepth": 1})
         mentors = [r for r in walk["relations"] if r["relationType"] == "mentors"]
         assert mentors[0]["weight"] == 0.4
         # the reference tools change what MemoryMesh wrote

@@ -44,3 +44,14 @@ async def test_tools_list_matches_readme(profile: str, neo4j_info: Neo4jInfo, na
         listed = [t.name for t in (await session.list_tools()).tools]
     assert sorted(listed) == sorted(expected)
     assert len(listed) == count
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_readme_table_is_the_profiles_table(profile: str) -> None:
+    """The README row is ``server/profiles.py``'s table (the shipped node schemas generate the rest)."""
+    from kg_neo4j.schemas import load_schemas
+    from kg_neo4j.server.profiles import GENERATED_PROFILES, built_in_tools
+
+    generated = [n for s in load_schemas() for n in s.tool_names] if profile in GENERATED_PROFILES else []
+    expected, _ = readme_profiles()[profile]
+    assert sorted([*built_in_tools(profile), *generated]) == sorted(expected)

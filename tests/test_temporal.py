@@ -569,7 +569,10 @@ async def test_mcp_default_profile_temporal_tools(transport, neo4j_info, namespa
         assert changed["createdAt"] is not None and changed["validUntil"] is None
 
         # traverse_graph
-        result = await s.call_tool("traverse_graph", {"start": "Alice", "direction": "out", "maxDepth": 2})
+        # start is an array (a lone string is a type error: no coercion, README "Input validation")
+        lone = await s.call_tool("traverse_graph", {"start": "Alice", "direction": "out", "maxDepth": 2})
+        assert lone.is_error and "start" in text_of(lone), text_of(lone)
+        result = await s.call_tool("traverse_graph", {"start": ["Alice"], "direction": "out", "maxDepth": 2})
         assert not result.is_error, text_of(result)
         tr = result.structured_content
         assert tr is not None and json.loads(text_of(result)) == tr
@@ -651,7 +654,7 @@ async def test_mcp_reference_profile_hides_temporal_tools(transport, neo4j_info,
 def test_traverse_model_rejects_depth_over_cap() -> None:
     with pytest.raises(pydantic.ValidationError):
         TraverseIn.model_validate({"start": ["A"], "maxDepth": 5})
-    assert TraverseIn.model_validate({"start": "A"}).maxDepth == 2
+    assert TraverseIn.model_validate({"start": ["A"]}).maxDepth == 2
 
 
 # --------------------------------------------------------------------------- validity bounds

@@ -41,15 +41,9 @@ log = logging.getLogger(__name__)
 SERVER_NAME = "kg-neo4j"
 
 
-
-def _also_in_all(specs: Sequence[ToolSpec]) -> list[ToolSpec]:
-    """The ``all`` profile holds every tool of ``default`` (the reference's reads keep their names)."""
-    return [s if "all" in s.profiles or "default" not in s.profiles
-            else dataclasses.replace(s, profiles=(*s.profiles, "all")) for s in specs]
-
-
-#: Every built-in tool (schema-generated tools come on top, per server).
-ALL_TOOLS: list[ToolSpec] = [*_also_in_all([*REFERENCE_TOOLS, *SEARCH_TOOLS, *TEMPORAL_TOOLS, *HISTORY_TOOLS]), *MESH_TOOLS,
+#: Every built-in tool, in listing order (schema-generated tools come on top, per server); which
+#: profile shows which is the table of ``server/profiles.py``.
+ALL_TOOLS: list[ToolSpec] = [*REFERENCE_TOOLS, *SEARCH_TOOLS, *TEMPORAL_TOOLS, *HISTORY_TOOLS, *MESH_TOOLS,
                              *KNOWLEDGE_TOOLS, *MAINTENANCE_TOOLS, *SKILL_TOOLS]
 
 #: Names a schema file may not generate.

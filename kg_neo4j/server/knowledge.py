@@ -8,7 +8,7 @@ kg_neo4j.server.maintenance and kg_neo4j.server.skills.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -28,13 +28,11 @@ from kg_neo4j.models import (
     RelationFull,
     Source,
     StoredKnowledge,
-    _In,
+    StrictInput,
 )
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, schema_of, session_id
+from kg_neo4j.server.declare import tool
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, session_id
 from kg_neo4j.store.knowledge import KnowledgeStore
-
-#: The knowledge profile, and ``all`` (which holds every tool).
-KNOWLEDGE_PROFILES = ("knowledge", "all")
 
 
 def knowledge(rt: Runtime) -> KnowledgeStore:
@@ -51,7 +49,7 @@ class _Connected(BaseModel):
     relations: list[RelationFull] = Field(description="Edges created (an edge already open is not repeated)")
 
 
-class _ForgetIn(_In):
+class _ForgetIn(StrictInput):
     names: list[Name] = Field(min_length=1, max_length=MAX_ITEMS_PER_CALL, description="Knowledge to forget")
     reason: Quote | None = Field(default=None, description="Why (kept with the history)")
 
@@ -64,7 +62,7 @@ class _Forgotten(BaseModel):
     forgotten: list[Item]
 
 
-class _ListIn(_In):
+class _ListIn(StrictInput):
     names: list[Name] | None = Field(default=None, max_length=MAX_KNOWLEDGE_LIST,
                                      description="Only these knowledge names (exact)")
     element: str | None = Field(default=None, min_length=1, max_length=255, pattern=r"^[^/]+$",
@@ -84,7 +82,7 @@ class _Listed(BaseModel):
     knowledge: list[KnowledgeItem]
 
 
-class _RecallIn(_In):
+class _RecallIn(StrictInput):
     context: Content = Field(description="The situation you are in, in your own words")
     limit: int = Field(default=5, ge=1, le=20)
 
@@ -109,101 +107,78 @@ class _Stats(BaseModel):
     experiences: int
 
 
-class _NoArgs(_In):
+class _NoArgs(StrictInput):
     pass
 
 
-# --- handlers ----------------------------------------------------------------------------
-async def store_knowledge(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    item = parse_model(args, KnowledgeIn)
+# --- the tools ----------------------------------------------------------------------------
+@tool("store_knowledge", input=KnowledgeIn, output=StoredKnowledge, description=(
+    "Store one piece of knowledge: {name, content, type (rule/procedure/observation/insight/core/preference), "
+    "trust (principle = taught by the expert, needs their exact words in quote; pattern = observed; "
+    "inference = your own idea), category (fundamental never decays; creative decays unless used), quote?, "
+    "source?, sessionId?}. It is embedded and indexed, its decay starts, and similar knowledge already "
+    "stored is suggested (connect it with connect_knowledge, or update instead of duplicating). "
+    "Never invent a quote: without the expert's words, store a pattern or an inference."))
+async def store_knowledge(rt: Runtime, item: KnowledgeIn) -> ToolOutput:
     stored = await knowledge(rt).store([item], session=session_id(rt))
     return _answer(stored[0])
 
 
-async def connect_knowledge(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    edge = parse_model(args, ConnectIn)
+@tool("connect_knowledge", input=ConnectIn, output=_Connected, idempotent=True, description=(
+    "Connect knowledge to knowledge (or to any entity) with a semantic edge: must_precede, requires_reading, "
+    "refines, contradicts, reason_for, causes, implies, aligns_to, tends_to, observed_in; with reasoning "
+    "(why) and weight (0-1). An inference cannot be the source of must_precede or reason_for."))
+async def connect_knowledge(rt: Runtime, edge: ConnectIn) -> ToolOutput:
     return _answer(_Connected(relations=await knowledge(rt).connect([edge])))
 
 
-async def update_knowledge(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    change = parse_model(args, KnowledgeUpdate)
+@tool("update_knowledge", input=KnowledgeUpdate, output=KnowledgeItem, description=(
+    "Change knowledge in place (its name, edges and history stay): content (re-embedded), type, category, "
+    "quote, source, and trust (raising it needs expertConfirmed, and a quote for principle: trust never "
+    "upgrades by itself). feedback 'applied' (used without correction) or 'corrected' (the expert corrected "
+    "it) records an access of that grade."))
+async def update_knowledge(rt: Runtime, change: KnowledgeUpdate) -> ToolOutput:
     return _answer(await knowledge(rt).update(change, session=session_id(rt)))
 
 
-async def forget_knowledge(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    req = parse_model(args, _ForgetIn)
+@tool("forget_knowledge", input=_ForgetIn, output=_Forgotten, destructive=True, idempotent=False, description=(
+    "Forget knowledge: it leaves every read, search and traversal, and its edges are closed; nothing is "
+    "erased (list_knowledge with includeExpired shows it). All or nothing."))
+async def forget_knowledge(rt: Runtime, req: _ForgetIn) -> ToolOutput:
     done = await knowledge(rt).forget(req.names, reason=req.reason)
     return _answer(_Forgotten.model_validate({"forgotten": done}))
 
 
-async def list_knowledge(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    req = parse_model(args, _ListIn)
+@tool("list_knowledge", input=_ListIn, output=_Listed, read_only=True, idempotent=True, description=(
+    "List knowledge by trust, type, category or source, sorted by time (newest first), access (most used) "
+    "or strength (retention now); with stability, memory level, access count and retention."))
+async def list_knowledge(rt: Runtime, req: _ListIn) -> ToolOutput:
     items = await knowledge(rt).list(trust=req.trust, type=req.type, category=req.category, source=req.source,
                                      names=req.names, element=req.element,
                                      include_expired=req.includeExpired, sort=req.sortBy, limit=req.limit)
     return _answer(_Listed(knowledge=items))
 
 
-async def record_experience(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    exp = parse_model(args, ExperienceIn)
+@tool("record_experience", input=ExperienceIn, output=Experience, description=(
+    "Record a workflow trace: the context, the steps taken, the decisions made, the outcome and whether it "
+    "succeeded, so a similar situation later can recall it."))
+async def record_experience(rt: Runtime, exp: ExperienceIn) -> ToolOutput:
     return _answer(await knowledge(rt).record_experience(exp, session=session_id(rt)))
 
 
-async def recall_experience(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    req = parse_model(args, _RecallIn)
+@tool("recall_experience", input=_RecallIn, output=_Recalled, read_only=True, idempotent=True, description=(
+    "Find past experiences similar to the situation described in context (best first, with steps, "
+    "decisions and outcome)."))
+async def recall_experience(rt: Runtime, req: _RecallIn) -> ToolOutput:
     return _answer(_Recalled(experiences=await knowledge(rt).recall_experience(req.context, limit=req.limit)))
 
 
-async def memory_stats(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    parse_model(args, _NoArgs)
+@tool("memory_stats", input=_NoArgs, output=_Stats, read_only=True, idempotent=True, description=(
+    "Statistics of the knowledge memory: counts by trust, type, category and memory level, fading "
+    "knowledge, expired knowledge by reason, semantic edges by type, experiences."))
+async def memory_stats(rt: Runtime, req: _NoArgs) -> ToolOutput:
     return _answer(_Stats.model_validate(await knowledge(rt).stats()))
 
 
-def _spec(name: str, description: str, handler: Any, inp: type[BaseModel], out: type[BaseModel], *,
-          read_only: bool = False, destructive: bool = False, idempotent: bool = False) -> ToolSpec:
-    return ToolSpec(name=name, description=description, input_schema=schema_of(inp), handler=handler,
-                    read_only=read_only, destructive=destructive, idempotent=idempotent,
-                    output_schema=schema_of(out), profiles=KNOWLEDGE_PROFILES)
-
-
-KNOWLEDGE_TOOLS: list[ToolSpec] = [
-    _spec("store_knowledge",
-          "Store one piece of knowledge: {name, content, type (rule/procedure/observation/insight/core/preference), "
-          "trust (principle = taught by the expert, needs their exact words in quote; pattern = observed; "
-          "inference = your own idea), category (fundamental never decays; creative decays unless used), quote?, "
-          "source?, sessionId?}. It is embedded and indexed, its decay starts, and similar knowledge already "
-          "stored is suggested (connect it with connect_knowledge, or update instead of duplicating). "
-          "Never invent a quote: without the expert's words, store a pattern or an inference.",
-          store_knowledge, KnowledgeIn, StoredKnowledge),
-    _spec("connect_knowledge",
-          "Connect knowledge to knowledge (or to any entity) with a semantic edge: must_precede, requires_reading, "
-          "refines, contradicts, reason_for, causes, implies, aligns_to, tends_to, observed_in; with reasoning "
-          "(why) and weight (0-1). An inference cannot be the source of must_precede or reason_for.",
-          connect_knowledge, ConnectIn, _Connected, idempotent=True),
-    _spec("update_knowledge",
-          "Change knowledge in place (its name, edges and history stay): content (re-embedded), type, category, "
-          "quote, source, and trust (raising it needs expertConfirmed, and a quote for principle: trust never "
-          "upgrades by itself). feedback 'applied' (used without correction) or 'corrected' (the expert corrected "
-          "it) records an access of that grade.",
-          update_knowledge, KnowledgeUpdate, KnowledgeItem),
-    _spec("forget_knowledge",
-          "Forget knowledge: it leaves every read, search and traversal, and its edges are closed; nothing is "
-          "erased (list_knowledge with includeExpired shows it). All or nothing.",
-          forget_knowledge, _ForgetIn, _Forgotten, destructive=True, idempotent=False),
-    _spec("list_knowledge",
-          "List knowledge by trust, type, category or source, sorted by time (newest first), access (most used) "
-          "or strength (retention now); with stability, memory level, access count and retention.",
-          list_knowledge, _ListIn, _Listed, read_only=True, idempotent=True),
-    _spec("record_experience",
-          "Record a workflow trace: the context, the steps taken, the decisions made, the outcome and whether it "
-          "succeeded, so a similar situation later can recall it.",
-          record_experience, ExperienceIn, Experience),
-    _spec("recall_experience",
-          "Find past experiences similar to the situation described in context (best first, with steps, "
-          "decisions and outcome).",
-          recall_experience, _RecallIn, _Recalled, read_only=True, idempotent=True),
-    _spec("memory_stats",
-          "Statistics of the knowledge memory: counts by trust, type, category and memory level, fading "
-          "knowledge, expired knowledge by reason, semantic edges by type, experiences.",
-          memory_stats, _NoArgs, _Stats, read_only=True, idempotent=True),
-]
+KNOWLEDGE_TOOLS: list[ToolSpec] = [store_knowledge, connect_knowledge, update_knowledge, forget_knowledge,
+                                   list_knowledge, record_experience, recall_experience, memory_stats]

@@ -12,21 +12,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kg_neo4j.models import _In
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, schema_of
+from kg_neo4j.models import StrictInput
+from kg_neo4j.server.declare import tool
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
 from kg_neo4j.store.maintenance import ACTIONS, MERGE_COSINE, SAMPLE, WEAK_EDGE_WEIGHT, MaintenanceStore
 
 Action = Literal["prune", "merge", "validate", "orphans"]
-
-#: The knowledge profile, and ``all`` (which holds every tool).
-MAINTENANCE_PROFILES = ("knowledge", "all")
-
 
 def _all_actions() -> list[Action]:
     return ["prune", "merge", "validate", "orphans"]
 
 
-class MaintainGraphIn(_In):
+class MaintainGraphIn(StrictInput):
     actions: list[Action] = Field(
         default_factory=_all_actions, min_length=1, max_length=len(ACTIONS),
         description="What to do (default: all four). prune: expire knowledge whose retention fell below 0.02 "
@@ -54,8 +51,17 @@ class MaintainGraphOut(BaseModel):
     summary: str = Field(description="One line per action, in words")
 
 
-async def maintain_graph(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    req = parse_model(args, MaintainGraphIn)
+@tool("maintain_graph", input=MaintainGraphIn, output=MaintainGraphOut, destructive=True, idempotent=True,
+      title="Maintain the knowledge graph", description=(
+          "Memory maintenance (spec 004's Memory Enzyme). DRY RUN BY DEFAULT: with dryRun omitted or true it "
+          "changes nothing and says exactly what it would change (counts and the first names). Actions: "
+          "prune (expire decayed knowledge: retention < 0.02 below level 3; re-level; close weak semantic "
+          "edges), merge (near-duplicate knowledge merged into the stronger node, the duplicate's content kept "
+          "as an observation and the duplicate expired as 'merged'), validate (close causal edges from "
+          "inferences and open edges of expired knowledge; report principles without a quote), orphans "
+          "(report knowledge with no open relationship). Expired knowledge and closed edges stay as history. "
+          "With dryRun false the changes are committed per batch; running it again only does what is left."))
+async def maintain_graph(rt: Runtime, req: MaintainGraphIn) -> ToolOutput:
     report = await MaintenanceStore.of(rt.store).maintain(
         list(dict.fromkeys(req.actions)), apply=not req.dryRun, batch_size=req.batchSize, sample=SAMPLE,
         min_similarity=req.minSimilarity)
@@ -63,25 +69,4 @@ async def maintain_graph(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     return dump(data), data
 
 
-MAINTENANCE_TOOLS: list[ToolSpec] = [
-    ToolSpec(
-        name="maintain_graph",
-        description=(
-            "Memory maintenance (spec 004's Memory Enzyme). DRY RUN BY DEFAULT: with dryRun omitted or true it "
-            "changes nothing and says exactly what it would change (counts and the first names). Actions: "
-            "prune (expire decayed knowledge: retention < 0.02 below level 3; re-level; close weak semantic "
-            "edges), merge (near-duplicate knowledge merged into the stronger node, the duplicate's content kept "
-            "as an observation and the duplicate expired as 'merged'), validate (close causal edges from "
-            "inferences and open edges of expired knowledge; report principles without a quote), orphans "
-            "(report knowledge with no open relationship). Expired knowledge and closed edges stay as history. "
-            "With dryRun false the changes are committed per batch; running it again only does what is left."
-        ),
-        input_schema=schema_of(MaintainGraphIn),
-        handler=maintain_graph,
-        destructive=True,
-        idempotent=True,
-        output_schema=schema_of(MaintainGraphOut),
-        title="Maintain the knowledge graph",
-        profiles=MAINTENANCE_PROFILES,
-    ),
-]
+MAINTENANCE_TOOLS: list[ToolSpec] = [maintain_graph]

@@ -11,27 +11,28 @@ reference's are exposed as ``read_nodes_graph``, ``search_nodes_graph`` and ``op
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
-from typing import Any
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
 
-from kg_neo4j.errors import ValidationError
-from kg_neo4j.models import MAX_NAME_CHARS, MAX_OBSERVATION_CHARS, MAX_QUERY_CHARS
-from kg_neo4j.schemas import NodeSchema, process_args
-from kg_neo4j.server.mesh_errors import mesh_error_text
-from kg_neo4j.server.registry import (
-    Handler,
-    Runtime,
-    ToolOutput,
-    ToolSpec,
-    dump,
-    parse_list,
-    parse_strings,
+import pydantic
+from pydantic import Field, StringConstraints
+
+from kg_neo4j.models import (
+    MAX_ITEMS_PER_CALL,
+    MAX_NAME_CHARS,
+    MAX_QUERY_CHARS,
+    Name,
+    ObservationText,
+    StrictInput,
+    not_null,
 )
+from kg_neo4j.schemas import NodeSchema, process_args
+from kg_neo4j.server.declare import M, TypedHandler, tool
+from kg_neo4j.server.mesh_errors import mesh_error_text
+from kg_neo4j.server.profiles import GENERATED_PROFILES, TOOL_PROFILES
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
 from kg_neo4j.store.memorymesh import EdgeIn, EdgeKey, EdgeUpdate, MeshGraph, MeshStore, NodeIn, NodeUpdate
-
-MESH_PROFILES = ("memorymesh",)
-ALL_PROFILES = ("all",)
-GENERATED_PROFILES = ("memorymesh", "all")
 
 #: MemoryMesh's read tools whose names the reference also uses -> their names in the ``all`` profile.
 RENAMED_IN_ALL = {"read_graph": "read_nodes_graph", "search_nodes": "search_nodes_graph",
@@ -53,98 +54,53 @@ def _names(items: Sequence[Any], attr: str = "name", limit: int = 10) -> str:
     return ", ".join(names[:limit]) + more
 
 
-def _string(args: dict[str, Any], key: str, *, max_chars: int) -> str:
-    value = args.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"missing or empty string argument '{key}'", field=key)
-    if len(value) > max_chars:
-        raise ValidationError(f"'{key}' is {len(value)} characters; the limit is {max_chars}", field=key)
-    return value
+# --- inputs (advertised by the spec 002 schemas below) -------------------------------------------
+AnyName = Annotated[str, StringConstraints(strict=True, max_length=MAX_NAME_CHARS)]
+Batch = Field(max_length=MAX_ITEMS_PER_CALL)
 
 
-# --- static tools -------------------------------------------------------------------------------
+class AddNodesIn(StrictInput):
+    nodes: list[NodeIn] = Batch
 
 
-async def add_nodes(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    nodes = parse_list(args, "nodes", NodeIn)
-    added = await mesh(rt).add_nodes(nodes)
-    return _answer(rt, {"nodes": [n.model_dump() for n in added]}, f"Added nodes: {_names(added)}")
+class UpdateNodesIn(StrictInput):
+    nodes: list[NodeUpdate] = Batch
 
 
-async def update_nodes(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    updates = parse_list(args, "nodes", NodeUpdate)
-    updated = await mesh(rt).update_nodes(updates)
-    return _answer(rt, {"nodes": [n.model_dump() for n in updated]}, f"Updated nodes: {_names(updated)}")
+class DeleteNodesIn(StrictInput):
+    nodeNames: list[Name] = Batch
 
 
-async def delete_nodes(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    names = parse_strings(args, "nodeNames", max_chars=MAX_NAME_CHARS)
-    await mesh(rt).delete_nodes(names)
-    return _answer(rt, {"nodeNames": names}, f"Deleted nodes: {', '.join(names[:10])}"
-                   + (f" and {len(names) - 10} more" if len(names) > 10 else ""))
+class AddEdgesIn(StrictInput):
+    edges: list[EdgeIn] = Batch
 
 
-async def add_edges(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    edges = parse_list(args, "edges", EdgeIn)
-    added = await mesh(rt).add_edges(edges)
-    return _answer(rt, {"edges": [e.dump() for e in added]}, f"Added {len(added)} edge(s)")
+class UpdateEdgesIn(StrictInput):
+    edges: list[EdgeUpdate] = Batch
 
 
-async def update_edges(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    updates = parse_list(args, "edges", EdgeUpdate)
-    updated = await mesh(rt).update_edges(updates)
-    return _answer(rt, {"edges": [e.dump() for e in updated]}, f"Updated {len(updated)} edge(s)")
+class DeleteEdgesIn(StrictInput):
+    edges: list[EdgeKey] = Batch
 
 
-async def delete_edges(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    keys = parse_list(args, "edges", EdgeKey)
-    await mesh(rt).delete_edges(keys)
-    data = {"edges": [{"from": k.from_, "to": k.to, "edgeType": k.edgeType} for k in keys]}
-    return _answer(rt, data, f"Deleted {len(keys)} edge(s)")
+class MetadataIn(StrictInput):
+    nodeName: Name
+    metadata: list[ObservationText] = Batch
 
 
-async def add_metadata(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    name = _string(args, "nodeName", max_chars=MAX_NAME_CHARS)
-    entries = parse_strings(args, "metadata", max_chars=MAX_OBSERVATION_CHARS, allow_empty=True)
-    added = await mesh(rt).add_metadata(name, entries)
-    return _answer(rt, {"nodeName": name, "metadata": added}, f"Added metadata to node: {name}")
+class MeshReadIn(StrictInput):
+    limit: int | None = Field(default=None, ge=1, le=MAX_ITEMS_PER_CALL)
+    cursor: str | None = None
+
+    _nn = not_null("limit", "cursor")
 
 
-async def delete_metadata(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    name = _string(args, "nodeName", max_chars=MAX_NAME_CHARS)
-    entries = parse_strings(args, "metadata", max_chars=MAX_OBSERVATION_CHARS, allow_empty=True)
-    await mesh(rt).delete_metadata(name, entries)
-    return _answer(rt, {"nodeName": name, "metadata": entries}, f"Deleted metadata from node: {name}")
+class MeshSearchIn(StrictInput):
+    query: str = Field(max_length=MAX_QUERY_CHARS)
 
 
-def _graph_answer(rt: Runtime, graph: MeshGraph, action: str) -> ToolOutput:
-    return _answer(rt, graph.dump(), action)
-
-
-async def read_graph(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    limit, cursor = args.get("limit"), args.get("cursor")
-    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
-        raise ValidationError("limit must be an integer between 1 and 10000", field="limit")
-    if cursor is not None and not isinstance(cursor, str):
-        raise ValidationError("cursor must be the string a previous read returned", field="cursor")
-    graph = await mesh(rt).read_graph(limit=limit, cursor=cursor)
-    return _graph_answer(rt, graph, "Read graph")
-
-
-async def search_nodes(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    query = args.get("query")
-    if not isinstance(query, str):
-        raise ValidationError("missing or non-string argument 'query'", field="query")
-    if len(query) > MAX_QUERY_CHARS:
-        raise ValidationError(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}", field="query")
-    graph = await mesh(rt).search_nodes(query)
-    return _graph_answer(rt, graph, f"Searched nodes for: {query}")
-
-
-async def open_nodes(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    names = parse_strings(args, "names", max_chars=MAX_NAME_CHARS, allow_empty=True)
-    graph = await mesh(rt).open_nodes(names)
-    return _graph_answer(rt, graph, f"Opened nodes: {', '.join(names[:10])}")
+class MeshOpenIn(StrictInput):
+    names: list[AnyName] = Batch
 
 
 # --- input schemas (spec 002 section 6) ----------------------------------------------------------
@@ -183,7 +139,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "add_edges": _obj({"edges": _array_of(_obj({**_EDGE_KEY, "weight": _WEIGHT}, ["from", "to", "edgeType"]),
                                           "Edges to add between existing nodes")}, ["edges"]),
     "update_edges": _obj({"edges": _array_of(_obj({**_EDGE_KEY, "weight": {
-        **_WEIGHT, "description": "New evidence in [0, 1]: the new weight is the average of the current and this"}},
+        **_WEIGHT, "description": "New evidence in [0, 1]: the new weight is the average of the current and this"},
+        "newWeight": {**_WEIGHT, "description": "The same as weight (spec 002's name for it); give one of the two"}},
         ["from", "to", "edgeType"]), "Existing edges to update")}, ["edges"]),
     "delete_edges": _obj({"edges": _array_of(_obj(copy.deepcopy(_EDGE_KEY), ["from", "to", "edgeType"]),
                                              "Edges to delete (exact from, to, edgeType)")}, ["edges"]),
@@ -222,13 +179,6 @@ _DESCRIPTIONS = {
     "open_nodes": "Open nodes by exact name, plus their immediate neighbours and the edges touching them.",
 }
 
-_HANDLERS: dict[str, Handler] = {
-    "add_nodes": add_nodes, "update_nodes": update_nodes, "delete_nodes": delete_nodes,
-    "add_edges": add_edges, "update_edges": update_edges, "delete_edges": delete_edges,
-    "add_metadata": add_metadata, "delete_metadata": delete_metadata,
-    "read_graph": read_graph, "search_nodes": search_nodes, "open_nodes": open_nodes,
-}
-
 _FLAGS: dict[str, dict[str, Any]] = {
     "delete_nodes": {"destructive": True, "idempotent": True},
     "delete_edges": {"destructive": True, "idempotent": True},
@@ -248,19 +198,99 @@ _OUTPUT = {
 }
 
 
-def _static(name: str, tool_name: str, profiles: tuple[str, ...]) -> ToolSpec:
-    desc = _DESCRIPTIONS[name]
-    if tool_name != name:
-        desc += f" (MemoryMesh's {name}, renamed here because the reference's {name} has that name.)"
-    return ToolSpec(name=tool_name, description=desc, input_schema=SCHEMAS[name], handler=_HANDLERS[name],
-                    output_schema=_OUTPUT, profiles=profiles, error_text=mesh_error_text, **_FLAGS.get(name, {}))
+def _static(name: str, input: type[M]) -> Callable[[TypedHandler[M]], ToolSpec]:
+    """A static MemoryMesh tool: spec 002's description, schema and error answers."""
+    return tool(name, key=f"mesh.{name}", description=_DESCRIPTIONS[name], input=input, schema=SCHEMAS[name],
+                output_schema=_OUTPUT, error_text=mesh_error_text, **_FLAGS.get(name, {}))
 
+
+def _renamed(spec: ToolSpec, name: str) -> ToolSpec:
+    """A MemoryMesh read under its name in ``all`` (the reference's read keeps the plain name there)."""
+    desc = spec.description + f" (MemoryMesh's {spec.name}, renamed here because the reference's {spec.name} has that name.)"
+    return dataclasses.replace(spec, name=name, description=desc, profiles=TOOL_PROFILES[f"mesh.{name}"])
+
+
+@_static("add_nodes", AddNodesIn)
+async def add_nodes(rt: Runtime, req: AddNodesIn) -> ToolOutput:
+    added = await mesh(rt).add_nodes(req.nodes)
+    return _answer(rt, {"nodes": [n.model_dump() for n in added]}, f"Added nodes: {_names(added)}")
+
+
+@_static("update_nodes", UpdateNodesIn)
+async def update_nodes(rt: Runtime, req: UpdateNodesIn) -> ToolOutput:
+    updated = await mesh(rt).update_nodes(req.nodes)
+    return _answer(rt, {"nodes": [n.model_dump() for n in updated]}, f"Updated nodes: {_names(updated)}")
+
+
+@_static("delete_nodes", DeleteNodesIn)
+async def delete_nodes(rt: Runtime, req: DeleteNodesIn) -> ToolOutput:
+    names = req.nodeNames
+    await mesh(rt).delete_nodes(names)
+    return _answer(rt, {"nodeNames": names}, f"Deleted nodes: {', '.join(names[:10])}"
+                   + (f" and {len(names) - 10} more" if len(names) > 10 else ""))
+
+
+@_static("add_edges", AddEdgesIn)
+async def add_edges(rt: Runtime, req: AddEdgesIn) -> ToolOutput:
+    added = await mesh(rt).add_edges(req.edges)
+    return _answer(rt, {"edges": [e.dump() for e in added]}, f"Added {len(added)} edge(s)")
+
+
+@_static("update_edges", UpdateEdgesIn)
+async def update_edges(rt: Runtime, req: UpdateEdgesIn) -> ToolOutput:
+    updated = await mesh(rt).update_edges(req.edges)
+    return _answer(rt, {"edges": [e.dump() for e in updated]}, f"Updated {len(updated)} edge(s)")
+
+
+@_static("delete_edges", DeleteEdgesIn)
+async def delete_edges(rt: Runtime, req: DeleteEdgesIn) -> ToolOutput:
+    keys = req.edges
+    await mesh(rt).delete_edges(keys)
+    data = {"edges": [{"from": k.from_, "to": k.to, "edgeType": k.edgeType} for k in keys]}
+    return _answer(rt, data, f"Deleted {len(keys)} edge(s)")
+
+
+@_static("add_metadata", MetadataIn)
+async def add_metadata(rt: Runtime, req: MetadataIn) -> ToolOutput:
+    added = await mesh(rt).add_metadata(req.nodeName, req.metadata)
+    return _answer(rt, {"nodeName": req.nodeName, "metadata": added}, f"Added metadata to node: {req.nodeName}")
+
+
+@_static("delete_metadata", MetadataIn)
+async def delete_metadata(rt: Runtime, req: MetadataIn) -> ToolOutput:
+    await mesh(rt).delete_metadata(req.nodeName, req.metadata)
+    return _answer(rt, {"nodeName": req.nodeName, "metadata": req.metadata},
+                   f"Deleted metadata from node: {req.nodeName}")
+
+
+def _graph_answer(rt: Runtime, graph: MeshGraph, action: str) -> ToolOutput:
+    return _answer(rt, graph.dump(), action)
+
+
+@_static("read_graph", MeshReadIn)
+async def read_graph(rt: Runtime, req: MeshReadIn) -> ToolOutput:
+    graph = await mesh(rt).read_graph(limit=req.limit, cursor=req.cursor)
+    return _graph_answer(rt, graph, "Read graph")
+
+
+@_static("search_nodes", MeshSearchIn)
+async def search_nodes(rt: Runtime, req: MeshSearchIn) -> ToolOutput:
+    graph = await mesh(rt).search_nodes(req.query)
+    return _graph_answer(rt, graph, f"Searched nodes for: {req.query}")
+
+
+@_static("open_nodes", MeshOpenIn)
+async def open_nodes(rt: Runtime, req: MeshOpenIn) -> ToolOutput:
+    graph = await mesh(rt).open_nodes(req.names)
+    return _graph_answer(rt, graph, f"Opened nodes: {', '.join(req.names[:10])}")
+
+
+_STATIC = [add_nodes, update_nodes, delete_nodes, add_edges, update_edges, delete_edges, add_metadata,
+           delete_metadata, read_graph, search_nodes, open_nodes]
 
 #: The 11 static tools (``memorymesh`` profile) and, for ``all``, the 8 writes plus the renamed reads.
-MESH_TOOLS: list[ToolSpec] = [
-    *(_static(n, n, MESH_PROFILES + (ALL_PROFILES if n not in RENAMED_IN_ALL else ())) for n in _HANDLERS),
-    *(_static(n, renamed, ALL_PROFILES) for n, renamed in RENAMED_IN_ALL.items()),
-]
+MESH_TOOLS: list[ToolSpec] = [*_STATIC, *(_renamed(s, RENAMED_IN_ALL[s.name]) for s in _STATIC
+                                          if s.name in RENAMED_IN_ALL)]
 
 #: Tool names a schema may not generate (every static MemoryMesh tool name, renamed ones included).
 MESH_TOOL_NAMES = frozenset(s.name for s in MESH_TOOLS)
@@ -277,49 +307,51 @@ def generated_tools(schemas: Sequence[NodeSchema], profiles: tuple[str, ...] = G
     return specs
 
 
+class _Named(StrictInput):
+    name: Name
+
+
+def _wrapper(tool_name: str, node_type: str, inner: Any) -> type[StrictInput]:
+    """The input model of a generated tool: ``{<type>: {...}}`` and nothing else beside it.  The inside is
+    checked by ``schemas.process_args`` against the same node schema that builds the advertised one."""
+    model: type[StrictInput] = pydantic.create_model(f"{tool_name}_input", __base__=StrictInput, value=(inner, Field(alias=node_type)))
+    return model
+
+
 def _tools_for(schema: NodeSchema, profiles: tuple[str, ...]) -> list[ToolSpec]:
     t = schema.node_type
     add_name, update_name, delete_name = schema.tool_names
+    AddIn, UpdateIn = _wrapper(add_name, t, dict[str, Any]), _wrapper(update_name, t, dict[str, Any])
+    DeleteIn = _wrapper(delete_name, t, _Named)
+    common: dict[str, Any] = {"output_schema": _OUTPUT, "profiles": profiles, "error_text": mesh_error_text}
+    rel_note = "".join(
+        f" Setting {prop} links it by a {r.edge_type} edge" + (f" to a {r.node_type}" if r.node_type else "") + "."
+        for prop, r in schema.relationships.items())
 
-    def wrapped(args: dict[str, Any]) -> Any:
-        if t not in args:
-            raise ValidationError(f"missing required argument '{t}' (the {t}'s properties go inside it: "
-                                  f"{{\"{t}\": {{\"name\": ...}}}})", field=t)
-        return args[t]
-
-    async def add(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-        p = process_args(schema, wrapped(args), partial=False)
+    @tool(add_name, description=schema.description + rel_note, input=AddIn, schema=schema.add_input_schema(),
+          **common)
+    async def add(rt: Runtime, req: Any) -> ToolOutput:
+        p = process_args(schema, req.value, partial=False)
         result = await mesh(rt).add_typed(schema, p)
         data = {"nodes": [result.node.model_dump()], "edges": [e.dump() for e in result.edges]}
         return _answer(rt, data, f"Created {t}: {p.name}")
 
-    async def update(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-        p = process_args(schema, wrapped(args), partial=True)
+    @tool(update_name, description=f"Change an existing {t}: only name is required; each property given overwrites "
+                                   f"its value (a changed relationship closes the old edge, kept as history, and "
+                                   f"creates the new one; null removes a property).",
+          input=UpdateIn, schema=schema.update_input_schema(), destructive=True, **common)
+    async def update(rt: Runtime, req: Any) -> ToolOutput:
+        p = process_args(schema, req.value, partial=True)
         result = await mesh(rt).update_typed(schema, p)
         data = {"nodes": [result.node.model_dump()], "edges": [e.dump() for e in result.edges],
                 "closedEdges": [e.dump() for e in result.closed]}
         return _answer(rt, data, f"Updated {t}: {p.name}")
 
-    async def delete(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-        inner = wrapped(args)
-        if not isinstance(inner, dict) or not isinstance(inner.get("name"), str) or not inner["name"].strip():
-            raise ValidationError(f"{t}.name is required and must be a non-empty string", field=f"{t}.name")
-        await mesh(rt).delete_typed(schema, inner["name"])
-        return _answer(rt, {"name": inner["name"], "nodeType": t}, f"Deleted {t}: {inner['name']}")
+    @tool(delete_name, description=f"Delete a {t} by name, with its metadata and every edge touching it.",
+          input=DeleteIn, schema=schema.delete_input_schema(), destructive=True, idempotent=False, **common)
+    async def delete(rt: Runtime, req: Any) -> ToolOutput:
+        name = req.value.name
+        await mesh(rt).delete_typed(schema, name)
+        return _answer(rt, {"name": name, "nodeType": t}, f"Deleted {t}: {name}")
 
-    rel_note = "".join(
-        f" Setting {prop} links it by a {r.edge_type} edge" + (f" to a {r.node_type}" if r.node_type else "") + "."
-        for prop, r in schema.relationships.items())
-    return [
-        ToolSpec(name=add_name, description=schema.description + rel_note, input_schema=schema.add_input_schema(),
-                 handler=add, output_schema=_OUTPUT, profiles=profiles, error_text=mesh_error_text),
-        ToolSpec(name=update_name,
-                 description=f"Change an existing {t}: only name is required; each property given overwrites its "
-                             f"value (a changed relationship closes the old edge, kept as history, and creates the "
-                             f"new one; null removes a property).",
-                 input_schema=schema.update_input_schema(), handler=update, output_schema=_OUTPUT,
-                 profiles=profiles, destructive=True, error_text=mesh_error_text),
-        ToolSpec(name=delete_name, description=f"Delete a {t} by name, with its metadata and every edge touching it.",
-                 input_schema=schema.delete_input_schema(), handler=delete, output_schema=_OUTPUT,
-                 profiles=profiles, destructive=True, idempotent=False, error_text=mesh_error_text),
-    ]
+    return [add, update, delete]

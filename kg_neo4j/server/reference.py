@@ -5,30 +5,85 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import datetime
+from collections.abc import Callable, Sequence
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any, cast
 
-from pydantic import BaseModel
+from pydantic import AwareDatetime, BaseModel, Field, StringConstraints
 
-from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import (
+    MAX_ITEMS_PER_CALL,
     MAX_NAME_CHARS,
     MAX_QUERY_CHARS,
     Entity,
     EntityIn,
+    Name,
     ObservationAdd,
     ObservationDelete,
     ObservationResult,
     Relation,
     RelationIn,
+    RelationKey,
+    StrictInput,
+    not_null,
 )
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_list, parse_strings, schema_of
+from kg_neo4j.server.declare import M, TypedHandler, tool
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
 from kg_neo4j.server.search import record_access
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
     t["name"]: t for t in json.loads(resources.files("kg_neo4j.server").joinpath("reference_tools.json").read_text())
 }
+
+AnyName = Annotated[str, StringConstraints(strict=True, max_length=MAX_NAME_CHARS)]
+Batch = Field(max_length=MAX_ITEMS_PER_CALL)
+
+
+# --- inputs (advertised by spec 001's JSON below, extended outside ``reference``) -------------
+class CreateEntitiesIn(StrictInput):
+    entities: list[EntityIn] = Batch
+
+
+class CreateRelationsIn(StrictInput):
+    relations: list[RelationIn] = Batch
+
+
+class AddObservationsIn(StrictInput):
+    observations: list[ObservationAdd] = Batch
+
+
+class DeleteEntitiesIn(StrictInput):
+    entityNames: list[Name] = Batch
+
+
+class DeleteObservationsIn(StrictInput):
+    deletions: list[ObservationDelete] = Batch
+
+
+class DeleteRelationsIn(StrictInput):
+    relations: list[RelationKey] = Batch
+
+
+class ReadGraphIn(StrictInput):
+    limit: int | None = Field(default=None, ge=1, le=MAX_ITEMS_PER_CALL)
+    cursor: str | None = None
+    asOf: AwareDatetime | None = None
+
+    _nn = not_null("limit", "cursor", "asOf")
+
+
+class SearchNodesIn(StrictInput):
+    query: str = Field(max_length=MAX_QUERY_CHARS)
+    asOf: AwareDatetime | None = None
+
+    _nn = not_null("asOf")
+
+
+class OpenNodesIn(StrictInput):
+    names: list[AnyName] = Batch
+    asOf: AwareDatetime | None = None
+
+    _nn = not_null("asOf")
 
 
 # --- structured output shapes ---------------------------------------------------
@@ -55,112 +110,12 @@ class _Done(BaseModel):
     message: str
 
 
-# --- handlers --------------------------------------------------------------------
-async def create_entities(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    entities = parse_list(args, "entities", EntityIn)
-    created = await rt.store.create_entities(entities)
-    data = [e.model_dump() for e in created]
-    return dump(data), {"entities": data}
-
-
-async def create_relations(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    relations = parse_list(args, "relations", RelationIn)
-    created = await rt.store.create_relations(relations)
-    data = [r.reference() for r in created]
-    return dump(data), {"relations": data}
-
-
-async def add_observations(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    additions = parse_list(args, "observations", ObservationAdd)
-    results = await rt.store.add_observations(additions)
-    data = [r.model_dump() for r in results]
-    return dump(data), {"results": data}
-
-
-async def delete_entities(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    names = parse_strings(args, "entityNames", max_chars=MAX_NAME_CHARS)
-    await rt.store.delete_entities(names)
-    return _done("Entities deleted successfully")
-
-
-async def delete_observations(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    deletions = parse_list(args, "deletions", ObservationDelete)
-    await rt.store.delete_observations(deletions)
-    return _done("Observations deleted successfully")
-
-
-async def delete_relations(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    relations = parse_list(args, "relations", RelationIn)
-    await rt.store.delete_relations(relations)
-    return _done("Relations deleted successfully")
-
-
-def _done(message: str) -> ToolOutput:
-    return message, {"success": True, "message": message}
-
-
 _AS_OF = {
     "type": "string",
     "format": "date-time",
     "description": "Optional ISO 8601 timestamp with timezone: answer with the graph as it was at that moment "
     "(default: now)",
 }
-
-
-def _as_of(rt: Runtime, args: dict[str, Any]) -> datetime | None:
-    if rt.profile == "reference" or args.get("asOf") is None:
-        return None
-    value = args["asOf"]
-    try:
-        when = datetime.fromisoformat(value) if isinstance(value, str) else None
-    except ValueError:
-        when = None
-    if when is None or when.tzinfo is None:
-        raise ValidationError("asOf must be an ISO 8601 timestamp with a timezone, e.g. 2026-03-01T00:00:00Z",
-                              field="asOf")
-    return when
-
-
-async def read_graph(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    limit = cursor = None
-    as_of = _as_of(rt, args)
-    if rt.profile != "reference":
-        limit = args.get("limit")
-        cursor = args.get("cursor")
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
-            raise ValidationError("limit must be an integer between 1 and 10000", field="limit")
-        if cursor is not None and not isinstance(cursor, str):
-            raise ValidationError("cursor must be the string a previous read_graph returned", field="cursor")
-    if limit is None and cursor is None:
-        # the whole graph: its text is built once from flat rows (the answers stay byte-identical)
-        return await rt.store.read_graph_answer(as_of=as_of)
-    graph = await rt.store.read_graph(limit=limit, cursor=cursor, as_of=as_of)
-    data = graph.reference()
-    structured = dict(data)
-    data["nextCursor"] = structured["nextCursor"] = graph.nextCursor
-    return dump(data), structured
-
-
-async def search_nodes(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    query = args.get("query")
-    if not isinstance(query, str):
-        raise ValidationError("missing or non-string argument 'query'", field="query")
-    if len(query) > MAX_QUERY_CHARS:
-        raise ValidationError(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}", field="query")
-    graph = await rt.store.search_nodes(query, as_of=_as_of(rt, args))
-    data = graph.reference()
-    return dump(data), data
-
-
-async def open_nodes(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    names = parse_strings(args, "names", max_chars=MAX_NAME_CHARS, allow_empty=True)
-    as_of = _as_of(rt, args)
-    graph = await rt.store.open_nodes(names, as_of=as_of)
-    data = graph.reference()
-    text = dump(data)
-    if as_of is None:
-        record_access(rt, [e.name for e in graph.entities], text)
-    return text, data
 
 
 def _read_graph_extended() -> dict[str, Any]:
@@ -199,23 +154,90 @@ def _with_as_of(name: str) -> dict[str, Any]:
     return schema
 
 
-def _spec(name: str, handler: Any, output: type[BaseModel], **kw: Any) -> ToolSpec:
+def _reference(name: str, input: type[M], output: type[BaseModel], *, schema: dict[str, Any] | None = None,
+               **flags: Any) -> Callable[[TypedHandler[M]], ToolSpec]:
+    """A reference tool: spec 001's description and exact schema in ``reference``; elsewhere that schema
+    (or its extension), closed."""
     s = _SCHEMAS[name]
-    return ToolSpec(name=name, description=s["description"], input_schema=s["inputSchema"], handler=handler,
-                    output_schema=schema_of(output), **kw)
+    return tool(name, description=s["description"], input=input, output=output,
+                schema=schema if schema is not None else s["inputSchema"], reference_schema=s["inputSchema"],
+                **flags)
 
 
-REFERENCE_TOOLS: list[ToolSpec] = [
-    _spec("create_entities", create_entities, _Created, idempotent=True),
-    _spec("create_relations", create_relations, _CreatedRelations, idempotent=True,
-          extended_schema=_create_relations_extended()),
-    _spec("add_observations", add_observations, _Added, idempotent=True),
-    _spec("delete_entities", delete_entities, _Done, destructive=True, idempotent=True),
-    _spec("delete_observations", delete_observations, _Done, destructive=True, idempotent=True),
-    _spec("delete_relations", delete_relations, _Done, destructive=True, idempotent=True),
-    _spec("read_graph", read_graph, _Graph, read_only=True, idempotent=True, extended_schema=_read_graph_extended()),
-    _spec("search_nodes", search_nodes, _Graph, read_only=True, idempotent=True,
-          extended_schema=_with_as_of("search_nodes")),
-    _spec("open_nodes", open_nodes, _Graph, read_only=True, idempotent=True,
-          extended_schema=_with_as_of("open_nodes")),
-]
+@_reference("create_entities", CreateEntitiesIn, _Created, idempotent=True)
+async def create_entities(rt: Runtime, req: CreateEntitiesIn) -> ToolOutput:
+    created = await rt.store.create_entities(req.entities)
+    data = [e.model_dump() for e in created]
+    return dump(data), {"entities": data}
+
+
+@_reference("create_relations", CreateRelationsIn, _CreatedRelations, idempotent=True,
+            schema=_create_relations_extended())
+async def create_relations(rt: Runtime, req: CreateRelationsIn) -> ToolOutput:
+    created = await rt.store.create_relations(req.relations)
+    data = [r.reference() for r in created]
+    return dump(data), {"relations": data}
+
+
+@_reference("add_observations", AddObservationsIn, _Added, idempotent=True)
+async def add_observations(rt: Runtime, req: AddObservationsIn) -> ToolOutput:
+    results = await rt.store.add_observations(req.observations)
+    data = [r.model_dump() for r in results]
+    return dump(data), {"results": data}
+
+
+@_reference("delete_entities", DeleteEntitiesIn, _Done, destructive=True, idempotent=True)
+async def delete_entities(rt: Runtime, req: DeleteEntitiesIn) -> ToolOutput:
+    await rt.store.delete_entities(req.entityNames)
+    return _done("Entities deleted successfully")
+
+
+@_reference("delete_observations", DeleteObservationsIn, _Done, destructive=True, idempotent=True)
+async def delete_observations(rt: Runtime, req: DeleteObservationsIn) -> ToolOutput:
+    await rt.store.delete_observations(req.deletions)
+    return _done("Observations deleted successfully")
+
+
+@_reference("delete_relations", DeleteRelationsIn, _Done, destructive=True, idempotent=True)
+async def delete_relations(rt: Runtime, req: DeleteRelationsIn) -> ToolOutput:
+    # a RelationKey has the (from_, to, relationType) the store reads from a Relation
+    await rt.store.delete_relations(cast(Sequence[Relation], req.relations))
+    return _done("Relations deleted successfully")
+
+
+def _done(message: str) -> ToolOutput:
+    return message, {"success": True, "message": message}
+
+
+@_reference("read_graph", ReadGraphIn, _Graph, read_only=True, idempotent=True, schema=_read_graph_extended())
+async def read_graph(rt: Runtime, req: ReadGraphIn) -> ToolOutput:
+    if req.limit is None and req.cursor is None:
+        # the whole graph: its text is built once from flat rows (the answers stay byte-identical)
+        return await rt.store.read_graph_answer(as_of=req.asOf)
+    graph = await rt.store.read_graph(limit=req.limit, cursor=req.cursor, as_of=req.asOf)
+    data = graph.reference()
+    structured = dict(data)
+    data["nextCursor"] = structured["nextCursor"] = graph.nextCursor
+    return dump(data), structured
+
+
+@_reference("search_nodes", SearchNodesIn, _Graph, read_only=True, idempotent=True,
+            schema=_with_as_of("search_nodes"))
+async def search_nodes(rt: Runtime, req: SearchNodesIn) -> ToolOutput:
+    graph = await rt.store.search_nodes(req.query, as_of=req.asOf)
+    data = graph.reference()
+    return dump(data), data
+
+
+@_reference("open_nodes", OpenNodesIn, _Graph, read_only=True, idempotent=True, schema=_with_as_of("open_nodes"))
+async def open_nodes(rt: Runtime, req: OpenNodesIn) -> ToolOutput:
+    graph = await rt.store.open_nodes(req.names, as_of=req.asOf)
+    data = graph.reference()
+    text = dump(data)
+    if req.asOf is None:
+        record_access(rt, [e.name for e in graph.entities], text)
+    return text, data
+
+
+REFERENCE_TOOLS: list[ToolSpec] = [create_entities, create_relations, add_observations, delete_entities,
+                                   delete_observations, delete_relations, read_graph, search_nodes, open_nodes]

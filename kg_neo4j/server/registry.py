@@ -8,14 +8,13 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import mcp.types as types
 import neo4j
 import pydantic
 
-from kg_neo4j.errors import KgError, TooLargeError, ValidationError
-from kg_neo4j.models import MAX_ITEMS_PER_CALL
+from kg_neo4j.errors import KgError, TooLargeError
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore
 
@@ -88,6 +87,8 @@ class ToolSpec:
     profiles: tuple[str, ...] = field(default=("reference", "default"))
     #: the error's text in this tool's dialect (default: the plain message)
     error_text: ErrorText | None = None
+    #: the model that checks the arguments (``declare.tool``); None for the schema-generated tools
+    input_model: type[pydantic.BaseModel] | None = None
 
     def __post_init__(self) -> None:
         if self.output_schema is not None:
@@ -162,75 +163,6 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 def dump(obj: Any) -> str:
     """JSON text exactly as the reference server writes it (``JSON.stringify(x, null, 2)``)."""
     return json.dumps(obj, indent=2, ensure_ascii=False)
-
-
-M = TypeVar("M", bound=pydantic.BaseModel)
-
-
-def parse_list(args: dict[str, Any], key: str, model: type[M]) -> list[M]:
-    """Validate ``args[key]`` as a list of ``model``; a clear ValidationError names the bad item."""
-    if key not in args:
-        raise ValidationError(f"missing required argument '{key}'", field=key)
-    value = args[key]
-    if not isinstance(value, list):
-        raise ValidationError(f"'{key}' must be an array, got {type(value).__name__}", field=key)
-    if len(value) > MAX_ITEMS_PER_CALL:
-        raise ValidationError(
-            f"'{key}' has {len(value)} items; at most {MAX_ITEMS_PER_CALL} are accepted in one call "
-            "(split the batch)", field=key)
-    adapter = _list_adapter(model)
-    try:
-        return adapter.validate_python(value)  # one pass in pydantic-core, not one call per item
-    except pydantic.ValidationError as exc:
-        errors = exc.errors()
-        first = min(int(e["loc"][0]) for e in errors)  # a list's errors start with the item's index
-        parts = [f"{'.'.join(str(x) for x in e['loc'][1:]) or 'value'}: {e['msg']}"
-                 for e in errors if e["loc"][0] == first]
-        raise ValidationError(f"{key}[{first}]: {'; '.join(parts)}; nothing was written", field=key) from exc
-
-
-_ADAPTERS: dict[type[pydantic.BaseModel], pydantic.TypeAdapter[Any]] = {}
-
-
-def _list_adapter(model: type[M]) -> pydantic.TypeAdapter[list[M]]:
-    adapter = _ADAPTERS.get(model)
-    if adapter is None:
-        adapter = _ADAPTERS[model] = pydantic.TypeAdapter(list[model])  # type: ignore[valid-type]
-    return adapter
-
-
-def parse_model(args: dict[str, Any], model: type[M]) -> M:
-    """Validate the whole argument object as ``model`` (clear message naming the field)."""
-    try:
-        return model.model_validate(args)
-    except pydantic.ValidationError as exc:
-        raise ValidationError(f"{describe(exc)}; nothing was done") from exc
-
-
-def parse_strings(args: dict[str, Any], key: str, *, max_chars: int, allow_empty: bool = False) -> list[str]:
-    if key not in args:
-        raise ValidationError(f"missing required argument '{key}'", field=key)
-    value = args[key]
-    if not isinstance(value, list):
-        raise ValidationError(f"'{key}' must be an array of strings", field=key)
-    if len(value) > MAX_ITEMS_PER_CALL:
-        raise ValidationError(f"'{key}' has {len(value)} items; at most {MAX_ITEMS_PER_CALL} in one call", field=key)
-    for i, v in enumerate(value):
-        if not isinstance(v, str):
-            raise ValidationError(f"{key}[{i}] must be a string, got {type(v).__name__}", field=key)
-        if not allow_empty and not v.strip():
-            raise ValidationError(f"{key}[{i}] must not be empty", field=key)
-        if len(v) > max_chars:
-            raise ValidationError(f"{key}[{i}] is {len(v)} characters; the limit is {max_chars}", field=key)
-    return list(value)
-
-
-def describe(exc: pydantic.ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(x) for x in err["loc"]) or "value"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts)
 
 
 async def call(spec: ToolSpec, runtime: Runtime, args: dict[str, Any]) -> types.CallToolResult:

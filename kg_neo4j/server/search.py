@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from kg_neo4j.models import SearchMemoryIn, SearchResult
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, schema_of, session_id
+from kg_neo4j.server.declare import tool
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, session_id
 from kg_neo4j.store.knowledge import KnowledgeStore
 
 #: Profiles with the knowledge tools: there, what search_memory and open_nodes return counts as an access.
@@ -38,8 +38,15 @@ def mark_search(rt: Runtime) -> None:
     rt.after_answer(write(), "marking the search for the hooks")
 
 
-async def search_memory(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
-    req = parse_model(args, SearchMemoryIn)
+@tool("search_memory", input=SearchMemoryIn, output=SearchResult, read_only=True, idempotent=True, description=(
+    "Recall what the memory knows about a question asked in your own words. Combines semantic "
+    "(embedding) similarity, keyword (BM25) matches and the graph (entities named in the question, "
+    "neighbours of strong hits, relation weights) into one ranking. Returns `hits` best first (one "
+    "observation each, or an entity matched by name/type with observation null), then the hits' "
+    "entities and the relations among them; a knowledge entity carries `knowledge` (trust, level, quote, "
+    "retention, fading: check fading or inference knowledge before relying on it). Optional: limit "
+    "(default 10), entityTypes, asOf."))
+async def search_memory(rt: Runtime, req: SearchMemoryIn) -> ToolOutput:
     result = await rt.store.search_memory(req.query, limit=req.limit, entity_types=req.entityTypes, as_of=req.asOf)
     data = result.model_dump(by_alias=True)
     text = dump(data)
@@ -49,23 +56,4 @@ async def search_memory(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
     return text, data
 
 
-SEARCH_TOOLS: list[ToolSpec] = [
-    ToolSpec(
-        name="search_memory",
-        description=(
-            "Recall what the memory knows about a question asked in your own words. Combines semantic "
-            "(embedding) similarity, keyword (BM25) matches and the graph (entities named in the question, "
-            "neighbours of strong hits, relation weights) into one ranking. Returns `hits` best first (one "
-            "observation each, or an entity matched by name/type with observation null), then the hits' "
-            "entities and the relations among them; a knowledge entity carries `knowledge` (trust, level, quote, "
-            "retention, fading: check fading or inference knowledge before relying on it). Optional: limit "
-            "(default 10), entityTypes, asOf."
-        ),
-        input_schema=schema_of(SearchMemoryIn),
-        handler=search_memory,
-        read_only=True,
-        idempotent=True,
-        output_schema=schema_of(SearchResult),
-        profiles=("default", "knowledge"),
-    ),
-]
+SEARCH_TOOLS: list[ToolSpec] = [search_memory]

@@ -5,13 +5,14 @@ are read only under the configured skills directory (``KG_NEO4J_SKILLS_DIR`` /
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AliasChoices, Field, StringConstraints
 
 from kg_neo4j.errors import ConfigError
-from kg_neo4j.models import MAX_QUERY_CHARS
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, parse_model, schema_of
+from kg_neo4j.models import MAX_QUERY_CHARS, NotBlank, StrictInput
+from kg_neo4j.server.declare import tool
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
 from kg_neo4j.skills import (
     DEFAULT_CRYSTALLIZE_LIMIT,
     LEXICAL_THRESHOLD,
@@ -23,14 +24,11 @@ from kg_neo4j.skills import (
     crystallize,
 )
 
-SKILL_PROFILES = ("knowledge", "all")
 SkillPath = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_PATH_CHARS)]
 
 
-class CrystallizeIn(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-    topic: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
+class CrystallizeIn(StrictInput):
+    topic: Annotated[str, NotBlank] = Field(min_length=1, max_length=MAX_QUERY_CHARS,
                        description="What the knowledge should be about, e.g. 'authentication'")
     skill_paths: list[SkillPath] = Field(
         min_length=1, max_length=MAX_SKILL_PATHS,
@@ -42,36 +40,24 @@ class CrystallizeIn(BaseModel):
                        f"(default {DEFAULT_CRYSTALLIZE_LIMIT})")
 
 
-async def crystallize_skill(rt: Runtime, args: dict[str, Any]) -> ToolOutput:
+@tool("crystallize_skill", input=CrystallizeIn, output_schema=CrystallizeResult.model_json_schema(), read_only=True,
+      idempotent=True, title="Crystallize knowledge into skill files", description=(
+          "Check KG-to-skill-file sync: find the knowledge relevant to `topic` (as search_memory would) and "
+          "report which of it the given skill markdown files do not reflect yet (`unsynced`, most relevant "
+          "first, each with the section that comes closest) and which they already do (`reflected`). "
+          f"Knowledge counts as reflected when one section of the files holds at least {LEXICAL_THRESHOLD:.0%} "
+          f"of its content words, or (with an embedding model) is at least {SEMANTIC_THRESHOLD} cosine-"
+          "similar to it. Paths are relative to the server's skills directory (KG_NEO4J_SKILLS_DIR); only "
+          ".md files inside it are read. Read-only: update the skill files yourself with what is unsynced."))
+async def crystallize_skill(rt: Runtime, req: CrystallizeIn) -> ToolOutput:
     root = rt.settings.skills_dir
     if root is None:
         raise ConfigError("crystallize_skill needs a skills directory and this server has none: set "
                           "KG_NEO4J_SKILLS_DIR or start it with --skills-dir DIR; skill paths are read only "
                           "under that directory")
-    req = parse_model(args, CrystallizeIn)
     result = await crystallize(rt.store, root, req.topic, req.skill_paths, limit=req.limit)
     data = result.model_dump()
     return dump(data), data
 
 
-SKILL_TOOLS: list[ToolSpec] = [
-    ToolSpec(
-        name="crystallize_skill",
-        description=(
-            "Check KG-to-skill-file sync: find the knowledge relevant to `topic` (as search_memory would) and "
-            "report which of it the given skill markdown files do not reflect yet (`unsynced`, most relevant "
-            "first, each with the section that comes closest) and which they already do (`reflected`). "
-            f"Knowledge counts as reflected when one section of the files holds at least {LEXICAL_THRESHOLD:.0%} "
-            f"of its content words, or (with an embedding model) is at least {SEMANTIC_THRESHOLD} cosine-"
-            "similar to it. Paths are relative to the server's skills directory (KG_NEO4J_SKILLS_DIR); only "
-            ".md files inside it are read. Read-only: update the skill files yourself with what is unsynced."
-        ),
-        input_schema=schema_of(CrystallizeIn),
-        handler=crystallize_skill,
-        read_only=True,
-        idempotent=True,
-        output_schema=CrystallizeResult.model_json_schema(),
-        title="Crystallize knowledge into skill files",
-        profiles=SKILL_PROFILES,
-    ),
-]
+SKILL_TOOLS: list[ToolSpec] = [crystallize_skill]

@@ -17,7 +17,7 @@ from pydantic import AwareDatetime, BaseModel, Field, field_validator, model_val
 
 from kg_neo4j.errors import NotFoundError, ValidationError
 from kg_neo4j.knowledge.decay import MEMORY_SCORE_MAX, elapsed_days, memory_score, retention
-from kg_neo4j.models import MAX_OBSERVATIONS_PER_ITEM, Name, ObservationText, RelationKey, _In
+from kg_neo4j.models import MAX_OBSERVATIONS_PER_ITEM, Name, ObservationText, RelationKey, StrictInput
 
 if TYPE_CHECKING:
     from kg_neo4j.store.core import StoreCore
@@ -27,7 +27,7 @@ DEFAULT_HISTORY_LIMIT = 100
 MAX_HISTORY_LIMIT = 1000
 
 
-class ObservationInvalidate(_In):
+class ObservationInvalidate(StrictInput):
     entityName: Name
     observations: list[ObservationText] = Field(min_length=1, max_length=MAX_OBSERVATIONS_PER_ITEM)
     validUntil: AwareDatetime | None = None
@@ -40,7 +40,7 @@ class RetiredObservation(BaseModel):
     validUntil: str | None
 
 
-class HistoryIn(_In):
+class HistoryIn(StrictInput):
     name: Name | None = None
     relation: RelationKey | None = None
     limit: int = Field(default=DEFAULT_HISTORY_LIMIT, ge=1, le=MAX_HISTORY_LIMIT)

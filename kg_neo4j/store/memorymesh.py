@@ -14,21 +14,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from neo4j import AsyncManagedTransaction
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kg_neo4j.events import EventBus
 from kg_neo4j.events import bus as default_bus
 from kg_neo4j.models import (
-    MAX_OBSERVATIONS_PER_ITEM,
-    EntityType,
     KnowledgeGraph,
-    Name,
-    ObservationText,
     RelationIn,
-    RelationType,
 )
 from kg_neo4j.schemas import NodeSchema, Processed, format_entry, replace_entries
 from kg_neo4j.store.graph import GraphStore
+from kg_neo4j.store.mesh_inputs import EdgeIn, EdgeKey, EdgeUpdate, NodeIn, NodeUpdate
 from kg_neo4j.store.mesh_records import Edge, MeshGraph, Node, NodeState, TypedResult, mesh_graph, rel_in
 from kg_neo4j.store.mesh_tx import MeshTx
 from kg_neo4j.store.records import dedupe
@@ -37,62 +32,6 @@ __all__ = ["Edge", "EdgeIn", "EdgeKey", "EdgeUpdate", "MeshGraph", "MeshStore", 
            "NodeState", "NodeUpdate", "TypedResult"]
 
 T = TypeVar("T")
-
-
-
-# --- shapes ---------------------------------------------------------------------------------
-
-
-class _In(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-def _not_blank(v: str, what: str) -> str:
-    if not v.strip():
-        raise ValueError(f"{what} must not be empty or only whitespace")
-    return v
-
-
-class NodeIn(_In):
-    name: Name
-    nodeType: EntityType
-    metadata: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
-
-    _check_name = field_validator("name")(lambda v: _not_blank(v, "name"))
-    _check_type = field_validator("nodeType")(lambda v: _not_blank(v, "nodeType"))
-
-
-class NodeUpdate(_In):
-    name: Name
-    metadata: list[ObservationText] | None = Field(default=None, max_length=MAX_OBSERVATIONS_PER_ITEM)
-    nodeType: EntityType | None = None
-
-    @field_validator("nodeType")
-    @classmethod
-    def _check_type(cls, v: str | None) -> str | None:
-        return None if v is None else _not_blank(v, "nodeType")
-
-
-class EdgeKey(_In):
-    from_: Name = Field(alias="from")
-    to: Name
-    edgeType: RelationType
-
-    _check_from = field_validator("from_")(lambda v: _not_blank(v, "from"))
-    _check_to = field_validator("to")(lambda v: _not_blank(v, "to"))
-    _check_type = field_validator("edgeType")(lambda v: _not_blank(v, "edgeType"))
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.from_, self.to, self.edgeType)
-
-
-class EdgeIn(EdgeKey):
-    weight: float = Field(default=1.0, ge=0.0, le=1.0, strict=True)
-
-
-class EdgeUpdate(EdgeKey):
-    weight: float | None = Field(default=None, ge=0.0, le=1.0, strict=True)
 
 
 

@@ -5,7 +5,7 @@ transaction and fires the after-events once it commits."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kg_neo4j.errors import ConflictError, NotFoundError, ValidationError
 from kg_neo4j.events import EventBus
@@ -20,12 +20,10 @@ from kg_neo4j.models import (
     RelationUpdate,
 )
 from kg_neo4j.store.graph import GraphStore
+from kg_neo4j.store.mesh_inputs import EdgeIn, EdgeKey, EdgeUpdate, NodeIn, NodeUpdate
 from kg_neo4j.store.mesh_records import NODE_EXISTS, Edge, Node, NodeState, edge, key_text, rel_in
 from kg_neo4j.store.records import dedupe, entity_text
 from kg_neo4j.store.type_labels import type_labels
-
-if TYPE_CHECKING:  # the input models live beside MeshStore, which imports this module
-    from kg_neo4j.store.memorymesh import EdgeIn, EdgeKey, EdgeUpdate, NodeIn, NodeUpdate
 
 
 class MeshTx:

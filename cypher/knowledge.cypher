@@ -1,4 +1,4 @@
-// The knowledge layer (spec 004): knowledge nodes, semantic edges, access, experiences.
+// The knowledge layer (docs/knowledge-model.md): knowledge nodes, semantic edges, access, experiences.
 // Layout: docs/knowledge-model.md.  Knowledge is (:KgNode:Entity:Knowledge), found by the
 // (namespace, name) key; forgotten knowledge becomes (:ExpiredKnowledge) and keeps its history.
 // Decay constants arrive as parameters from kg_neo4j.knowledge.decay.cypher_params():

@@ -1,4 +1,4 @@
-// Maintenance of the knowledge layer (spec 004, "Session-Start Auto-Maintenance", maintain_graph):
+// Maintenance of the knowledge layer (docs/knowledge-model.md#maintenance, maintain_graph):
 // the decay sweep, maintain_graph's prune / merge / validate / orphans, and the hooks' reads.
 // Layout: docs/knowledge-model.md.  Decay constants arrive as parameters from
 // kg_neo4j.knowledge.decay.cypher_params(); R and the level are computed exactly as

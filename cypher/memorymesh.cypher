@@ -1,4 +1,4 @@
-// MemoryMesh dialect (spec 002) over the same graph: a node is an entity (nodeType =
+// MemoryMesh dialect (docs/memorymesh.md) over the same graph: a node is an entity (nodeType =
 // entityType, metadata = its observations in order), an edge is a relation.  Most MemoryMesh
 // operations reuse the reference statements; these are the few it needs of its own.
 

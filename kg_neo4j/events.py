@@ -1,4 +1,4 @@
-"""Before/after events of the MemoryMesh operations (spec 002 section 8), as a small pub-sub API.
+"""Before/after events of the MemoryMesh operations (docs/memorymesh.md#events), as a small pub-sub API.
 
     from kg_neo4j import events
 
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 Listener = Callable[[dict[str, Any]], Any]
 
-#: Every event name, with the data it carries (spec 002 section 8.2, plus the update/delete/metadata pairs).
+#: Every event name, with the data it carries (docs/memorymesh.md#events, plus update/delete/metadata pairs).
 EVENTS: dict[str, str] = {
     "beforeAddNodes": "{nodes}",
     "afterAddNodes": "{nodes}",
@@ -85,7 +85,7 @@ class EventBus:
 
         return self.subscribe(event, wrapper)
 
-    # spec 002's EventEmitter names
+    # MemoryMesh's EventEmitter names (docs/memorymesh.md#events)
     on = subscribe
     off = unsubscribe
 

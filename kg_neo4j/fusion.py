@@ -27,9 +27,10 @@ Graph signals on top:
 - proximity: neighbours of the strongest entities get a share, times relation weight,
   and neighbours no channel found become entity hits;
 - prior: an optional per-entity score in [0, 1] (the knowledge layer's memory score,
-  spec 004: memoryScore = R x 0.1 + levelBonus, divided by its maximum).  It is ADDITIVE:
+  docs/knowledge-model.md#search-score: memoryScore = R x 0.1 + levelBonus, divided by its
+  maximum).  It is ADDITIVE:
   ``score += weights.prior x top x prior[name]``, with ``top`` the best relevance score of
-  the question.  A choice: spec 004 adds memoryScore (at most 0.2) to relevance (at most
+  the question.  A choice: the source adds memoryScore (at most 0.2) to relevance (at most
   0.9); here the prior is a share of the top score (default 0.1), so it lifts relevant,
   well-remembered knowledge over a near-equal match but cannot outrank a clearly better
   one, and it does not depend on how large this question's raw scores happen to be.

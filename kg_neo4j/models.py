@@ -262,7 +262,7 @@ class SearchResult(BaseModel):
     mode: str = Field(description="'hybrid' (vector + fulltext + graph) or 'fulltext+graph' (no embedding model)")
 
 
-# --- the knowledge layer (spec 004) -------------------------------------------------
+# --- the knowledge layer (docs/knowledge-model.md) -------------------------------------------------
 # Vocabulary and rules: kg_neo4j.knowledge; the graph layout: docs/knowledge-model.md.
 
 MAX_KNOWLEDGE_LIST = 500

@@ -104,7 +104,7 @@ class Settings(BaseSettings):
     #: directory of MemoryMesh ``*.schema.json`` files (None: the 11 examples shipped with the package)
     schemas_dir: Path | None = None
 
-    # --- the knowledge layer (spec 004) ---
+    # --- the knowledge layer (docs/knowledge-model.md) ---
     #: the only directory crystallize_skill and import-skills read skill markdown from (None: crystallize_skill
     #: refuses; import-skills takes its directory argument and reads only under it)
     skills_dir: Path | None = None

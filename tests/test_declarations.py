@@ -1,7 +1,7 @@
 """One declaration per tool (server/declare.py): what a tool advertises is what checks its input.
 
 Most tools advertise their input model's own JSON schema.  Where a hand-written schema is advertised
-instead (spec 001's reference schemas and their extensions, MemoryMesh's spec 002 schemas, the schemas a
+instead (the reference schemas of docs/reference-schemas.md and their extensions, MemoryMesh's schemas (docs/memorymesh.md), the schemas a
 node-schema file generates), these tests hold it to the model that validates the call: the same fields at
 every level, the same required ones, and every object closed outside the documented open ones.
 """

@@ -1,4 +1,4 @@
-"""Agent lifecycle hooks (spec 004, "Hooks (Automation)"): ``kg-neo4j hook NAME`` (docs/hooks.md).
+"""Agent lifecycle hooks (docs/knowledge-model.md#hooks): ``kg-neo4j hook NAME`` (docs/hooks.md).
 
 Each reads the hook's JSON on stdin (Claude Code's hook input: ``session_id``, ``transcript_path``,
 ``hook_event_name``, ``prompt``, ``tool_name``, ``tool_input``, ``stop_hook_active``, ...) and prints

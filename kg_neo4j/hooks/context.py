@@ -71,7 +71,8 @@ class HookContext:
         return [dict(r) for r in await self.ms.write(statement, **params)]
 
     async def record(self, names: list[str], grade: int) -> None:
-        """One access of the named knowledge with ``grade`` (spec 004's grades), for this agent session."""
+        """One access of the named knowledge with ``grade`` (docs/knowledge-model.md#access-grades),
+        for this agent session."""
         if not names:
             return
         from kg_neo4j.store import GraphStore

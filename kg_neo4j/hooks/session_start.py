@@ -26,7 +26,8 @@ SWEEP_BATCH = 1000
 #: How many of the newest knowledge nodes are checked for duplicates, and names listed per finding.
 DUPLICATE_CHECK = 20
 REPORT_LINES = 5
-#: Orphans (knowledge with no open relationship) are a warning above this many (spec 004: "> 5").
+#: Orphans (knowledge with no open relationship) are a warning above this many
+#: (docs/knowledge-model.md#maintenance: "> 5").
 ORPHAN_WARN = 5
 #: Edges created this recently are listed for review.
 RECENT_EDGES = timedelta(hours=24)

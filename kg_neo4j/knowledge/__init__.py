@@ -1,4 +1,4 @@
-"""The knowledge layer's pure rules (spec 004): no database, no clock, no I/O.
+"""The knowledge layer's pure rules (docs/knowledge-model.md): no database, no clock, no I/O.
 
 - ``vocabulary``: knowledge types, trust, category, semantic edge types, access grades,
   memory levels, and parsing of user-given labels into them;

@@ -1,6 +1,6 @@
-"""Decay and growth of knowledge: spec 004, "Memory Decay & Growth System", with
-expiry from "Session-Start Auto-Maintenance" (step 4) and the memory score from
-"Search System".
+"""Decay and growth of knowledge (docs/knowledge-model.md#decay-and-retention, #access-grades,
+#memory-levels), with expiry from the session-start maintenance (#maintenance, step 4) and
+the memory score from #search-score.
 
 Everything here is a pure function of numbers and datetimes.  ``now`` is always a
 parameter (the store passes its clock's time); nothing here reads the clock.
@@ -9,8 +9,8 @@ Units: time in days, stability ``S`` in days.  ``t`` is the time since the last 
 or since creation for knowledge never accessed ("newly learned things are easily
 forgotten").
 
-Constants the spec does not give are marked "choice" with the reason; every other
-constant quotes the spec line it comes from.
+Constants the source does not give are marked "choice" with the reason; every other
+constant quotes the source line it comes from.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from kg_neo4j.knowledge.vocabulary import AccessGrade, Category, MemoryLevel, Tr
 # "R = W_fast × e^(-λ_fast × t) + W_slow × e^(-λ_slow × t)"
 # "Fast decay (half-life = S days)" / "Slow decay (half-life = S×10 days)"
 SLOW_HALF_LIFE_FACTOR = 10.0
-# Choice: the spec gives no weights.  It credits CortexGraph for "Two-component decay
+# Choice: the source gives no weights.  It credits CortexGraph for "Two-component decay
 # (fast + slow exponential ...)"; CortexGraph (formerly Mnemex) sets the fast
 # component's weight to 0.7 by default (MNEMEX_TC_WEIGHT_FAST=0.7,
 # https://mnemex.dev/configuration), the slow one takes the rest.  The weights sum to 1
@@ -56,12 +56,12 @@ MIN_STABILITY_DAYS = 1.0 / 24.0
 
 # --- growth on access -------------------------------------------------------------------
 # "stabilityGain = e^(1 - R) × gradeMultiplier"
-# m(3) = 1 makes the spec's figures hold: "R = 0.9 ... → 1.11× growth" (e^0.1 = 1.105),
+# m(3) = 1 makes the source's figures hold: "R = 0.9 ... → 1.11× growth" (e^0.1 = 1.105),
 # "R = 0.3 ... → 2.01× growth" (e^0.7 = 2.014).
-# Choice m(4) = 1.3: the spec gives none; 1.3 is the "easy bonus" of the SM-2 family it
+# Choice m(4) = 1.3: the source gives none; 1.3 is the "easy bonus" of the SM-2 family it
 # cites (Anki's default easy bonus, 130%).  Knowledge applied without correction earns a
 # bit more than knowledge merely read.
-# Choice m(1) = 0.3: the spec gives none; chosen below 1/e so that a correction never
+# Choice m(1) = 0.3: the source gives none; chosen below 1/e so that a correction never
 # raises stability whatever R is (0.3 × e^(1-R) <= 0.3e = 0.82), as in FSRS, where a
 # lapse never yields more stability than before.
 GRADE_MULTIPLIER: Mapping[AccessGrade, float] = MappingProxyType(
@@ -88,10 +88,10 @@ FADING_BELOW_RETENTION = 0.3
 # --- memory score ---------------------------------------------------------------------------
 # "memoryScore | R × 0.1 + levelBonus" ("More used = more important")
 MEMORY_SCORE_RETENTION_WEIGHT = 0.1
-# Choice: the spec names levelBonus but gives no values.  Linear in level, from 0 for a
+# Choice: the source names levelBonus but gives no values.  Linear in level, from 0 for a
 # new node up to 0.1 for core knowledge: durability weighs at most as much as freshness
 # (R × 0.1 <= 0.1), and the whole memory score (<= 0.2) never exceeds the smallest
-# relevance weight of the spec's fusion ("0.2 × keyword"), so it lifts relevant hits but
+# relevance weight of the source's fusion ("0.2 × keyword"), so it lifts relevant hits but
 # cannot outrank a real match on its own.
 LEVEL_BONUS: Mapping[MemoryLevel, float] = MappingProxyType(
     {level: (int(level) - 1) / 30 for level in MemoryLevel}  # 0, 1/30, 2/30, 0.1
@@ -137,9 +137,9 @@ class HalfLives(NamedTuple):
 
 
 def half_lives(stability: float) -> HalfLives:
-    """The spec's half-lives for stability ``S``: fast = S, slow = 10 S.
+    """The source's half-lives for stability ``S``: fast = S, slow = 10 S.
 
-    A half-life here is the spec's: the time over which that component halves, i.e.
+    A half-life here is the source's: the time over which that component halves, i.e.
     ``retention_components(t + h)[i] == retention_components(t)[i] / 2`` for every t.
     R as a whole halves at neither (at t = S it is 0.35 + 0.3 · 2^-0.1 ≈ 0.63).
     """
@@ -192,8 +192,8 @@ def days_until_retention(target: float, stability: float) -> float:
 
 
 def initial_stability(trust: Trust | str, category: Category | str) -> float:
-    """Initial S (spec 004's table): 365 days for any fundamental, else 30 / 7 / 3 days
-    for a principle / pattern / inference."""
+    """Initial S (docs/knowledge-model.md#decay-and-retention): 365 days for any fundamental,
+    else 30 / 7 / 3 days for a principle / pattern / inference."""
     t = parse(Trust, trust, field="trust")
     if parse(Category, category, field="category") is Category.FUNDAMENTAL:
         return FUNDAMENTAL_STABILITY_DAYS
@@ -227,7 +227,7 @@ def grow_stability(stability: float, retention: float, grade: AccessGrade | int)
 
 def memory_level(*, category: Category | str, access_count: int, session_count: int,
                  age_days: float) -> MemoryLevel:
-    """The Benna-Fusi level (spec 004, "Growth Path"), the highest whose condition holds:
+    """The Benna-Fusi level (docs/knowledge-model.md#memory-levels), the highest whose condition holds:
 
     4 Core: fundamental, or access >= 50;  3 Consolidated: age >= 14 days and access >= 5;
     2 Verifying: accessed in >= 3 distinct sessions;  1 New: otherwise.

@@ -1,4 +1,4 @@
-"""Anti-fabrication rules: spec 004, "Anti-Fabrication".
+"""Anti-fabrication rules: docs/knowledge-model.md#trust-and-anti-fabrication.
 
 | Rule                                 | Mechanism                                               |
 | Principle requires quote             | No expert's exact words → rejected                      |

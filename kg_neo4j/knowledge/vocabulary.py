@@ -1,6 +1,6 @@
-"""The knowledge layer's words (spec 004, "Data Model"), as enums.
+"""The knowledge layer's words (docs/knowledge-model.md#knowledge-types-and-categories), as enums.
 
-Values are exactly the spec's spelling, so they can be stored and sent as they are.
+Values are exactly the source's spelling, so they can be stored and sent as they are.
 ``parse`` turns user input into one of them or raises ``ValidationError`` that lists
 the allowed values.
 """
@@ -34,7 +34,7 @@ class Trust(StrEnum):
 
     @property
     def rank(self) -> int:
-        """The spec's order "principle (expert-taught) > pattern (observed) > inference
+        """The source's order "principle (expert-taught) > pattern (observed) > inference
         (AI-guessed)": a higher rank is an upgrade."""
         return _TRUST_RANK[self]
 
@@ -66,8 +66,7 @@ class EdgeType(StrEnum):
 
 
 class AccessGrade(IntEnum):
-    """How an access went (spec 004, "Reinforcement: FSRS Desirable Difficulty",
-    "Grade sources")."""
+    """How an access went (docs/knowledge-model.md#access-grades)."""
 
     APPLIED = 4  # "Successfully applied (Auto-Capture detects no correction)"
     ACCESSED = 3  # "Normal access"
@@ -75,7 +74,7 @@ class AccessGrade(IntEnum):
 
 
 class MemoryLevel(IntEnum):
-    """Benna-Fusi durability (spec 004, "Growth Path: Benna-Fusi Memory Cascade")."""
+    """Benna-Fusi durability (docs/knowledge-model.md#memory-levels)."""
 
     NEW = 1
     VERIFYING = 2

@@ -1,4 +1,4 @@
-"""Schema files (spec 002 section 3): ``*.schema.json`` describing one node type each.
+"""Schema files (docs/memorymesh.md#schema-files): ``*.schema.json`` describing one node type each.
 
 A file looks like::
 

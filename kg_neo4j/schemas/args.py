@@ -1,4 +1,4 @@
-"""A generated tool's arguments turned into metadata entries and edge targets (spec 002 sections 3.7
+"""A generated tool's arguments turned into metadata entries and edge targets (docs/memorymesh.md#creating-a-node-from-a-schema
 and 9), checked against the node schema that also built the advertised input schema."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import MAX_NAME_CHARS, MAX_OBSERVATION_CHARS
 from kg_neo4j.schemas.model import NodeSchema, Property, display_name
 
-# --- metadata helpers (spec 002 sections 3.7 and 9) ----------------------------------
+# --- metadata helpers (docs/memorymesh.md#creating-a-node-from-a-schema, #metadata) ---
 
 
 def parse_entry(entry: str) -> tuple[str, str] | None:
@@ -64,7 +64,8 @@ def _value_text(value: Any) -> str:
 
 
 def process_args(schema: NodeSchema, args: Any, *, partial: bool) -> Processed:
-    """Check one tool call's ``{<type>: {...}}`` object against ``schema`` (spec 002 section 3.7).
+    """Check one tool call's ``{<type>: {...}}`` object against ``schema``
+    (docs/memorymesh.md#creating-a-node-from-a-schema).
 
     ``partial`` (update): only ``name`` is required, and a property given as null removes it.
     Raises :class:`ValidationError` naming the field; nothing is written.

@@ -1,4 +1,4 @@
-"""A loaded node schema (spec 002 section 5): its properties, relationships and the input schemas
+"""A loaded node schema (docs/memorymesh.md#generated-tools): its properties, relationships and the input schemas
 of the three tools it generates.  Read from files by ``schemas.loading``."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class Property:
         return display_name(self.name)
 
     def json_schema(self, *, nullable: bool = False) -> dict[str, Any]:
-        """The property as JSON Schema (spec 002 section 5.2); ``nullable`` for update, where null removes it."""
+        """The property as JSON Schema (docs/memorymesh.md#generated-input-schemas); ``nullable`` for update, where null removes it."""
         out: dict[str, Any] = {"type": [self.type, "null"] if nullable else self.type}
         if self.type == "array":
             items: dict[str, Any] = {"type": "string"}
@@ -90,7 +90,7 @@ class NodeSchema:
     def relationships(self) -> dict[str, Relationship]:
         return {p.name: p.relationship for p in self.properties.values() if p.relationship is not None}
 
-    # -- generated input schemas (spec 002 section 5.2) ------------------------------
+    # -- generated input schemas (docs/memorymesh.md#generated-input-schemas) ---
     def _wrapped(self, inner: dict[str, Any]) -> dict[str, Any]:
         return {"type": "object", "properties": {self.node_type: inner}, "required": [self.node_type]}
 

@@ -11,9 +11,9 @@ pass (lists included), with no coercion between JSON types, no NaN or Infinity, 
 an error naming them, except in the ``reference`` profile, where they are stripped as the reference
 server does.
 
-Two explicit overrides of the advertised schema exist: ``reference_schema`` (spec 001's exact JSON,
+Two explicit overrides of the advertised schema exist: ``reference_schema`` (the reference's exact JSON (docs/reference-schemas.md),
 ``reference_tools.json``, advertised in the ``reference`` profile) and ``schema`` (a hand-written
-schema, e.g. MemoryMesh's spec 002 schemas); tests/test_declarations.py checks that such a schema
+schema, e.g. MemoryMesh's schemas (docs/memorymesh.md)); tests/test_declarations.py checks that such a schema
 names the same fields as the model that checks it.
 """
 
@@ -132,7 +132,7 @@ def tool(name: str, *, description: str, input: type[M], output: type[pydantic.B
 
     ``key``: the entry of ``profiles.TOOL_PROFILES`` (default ``name``).  ``schema``: a hand-written
     advertised schema instead of the model's.  ``reference_schema``: what the ``reference`` profile
-    advertises (spec 001, unclosed: there unknown fields are stripped, not refused).  ``profiles``:
+    advertises (docs/reference-schemas.md, unclosed: there unknown fields are stripped, not refused).  ``profiles``:
     only for tools made at runtime (the schema-generated ones: ``profiles.GENERATED_PROFILES``)."""
     key = key or name
     if profiles is None and tool_name(key) != name:

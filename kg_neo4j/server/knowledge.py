@@ -1,4 +1,4 @@
-"""The knowledge layer's tools (spec 004): store, connect, update, forget and list
+"""The knowledge layer's tools (docs/knowledge-model.md): store, connect, update, forget and list
 knowledge; record and recall experiences; memory statistics.
 
 ``search_memory`` and ``traverse_graph`` are the same tools as in the default profile

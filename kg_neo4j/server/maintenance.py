@@ -1,4 +1,5 @@
-"""maintain_graph: spec 004's "Memory Enzyme" (prune / merge / validate / orphans).
+"""maintain_graph: the "Memory Enzyme" of docs/knowledge-model.md#maintenance
+(prune / merge / validate / orphans).
 
 A dry run by default: it changes nothing and says exactly what it would change (counts and
 the first names).  Applied, each action commits per batch (the statements of

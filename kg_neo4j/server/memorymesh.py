@@ -1,7 +1,7 @@
-"""MemoryMesh's tools (spec 002) over the graph the reference tools use: the 11 static tools
+"""MemoryMesh's tools (docs/memorymesh.md) over the graph the reference tools use: the 11 static tools
 and the three tools each schema file generates (``add_<type>``, ``update_<type>``, ``delete_<type>``).
 
-Answers follow spec 002 section 7.2: one text block holding
+Answers follow docs/memorymesh.md#answers-and-errors: one text block holding
 ``{"data": ..., "actionTaken": "...", "timestamp": "..."}`` (also the structured output);
 reads put ``{"nodes": [...], "edges": [...]}`` in ``data``.  Errors go through the one error
 mapper of ``registry.call`` and answer as ``{"error", "context", "suggestions"}`` (``mesh_errors``).  In the ``all`` profile the three reads that collide with the
@@ -54,7 +54,7 @@ def _names(items: Sequence[Any], attr: str = "name", limit: int = 10) -> str:
     return ", ".join(names[:limit]) + more
 
 
-# --- inputs (advertised by the spec 002 schemas below) -------------------------------------------
+# --- inputs (advertised by the docs/memorymesh.md schemas below) -------------------------------------------
 AnyName = Annotated[str, StringConstraints(strict=True, max_length=MAX_NAME_CHARS)]
 Batch = Field(max_length=MAX_ITEMS_PER_CALL)
 
@@ -103,7 +103,7 @@ class MeshOpenIn(StrictInput):
     names: list[AnyName] = Batch
 
 
-# --- input schemas (spec 002 section 6) ----------------------------------------------------------
+# --- input schemas (docs/memorymesh.md#static-tools) ---------------------------------------------------
 
 _STR = {"type": "string"}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
@@ -140,7 +140,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                                           "Edges to add between existing nodes")}, ["edges"]),
     "update_edges": _obj({"edges": _array_of(_obj({**_EDGE_KEY, "weight": {
         **_WEIGHT, "description": "New evidence in [0, 1]: the new weight is the average of the current and this"},
-        "newWeight": {**_WEIGHT, "description": "The same as weight (spec 002's name for it); give one of the two"}},
+        "newWeight": {**_WEIGHT, "description": "The same as weight (MemoryMesh's name for it); give one of the two"}},
         ["from", "to", "edgeType"]), "Existing edges to update")}, ["edges"]),
     "delete_edges": _obj({"edges": _array_of(_obj(copy.deepcopy(_EDGE_KEY), ["from", "to", "edgeType"]),
                                              "Edges to delete (exact from, to, edgeType)")}, ["edges"]),
@@ -199,7 +199,7 @@ _OUTPUT = {
 
 
 def _static(name: str, input: type[M]) -> Callable[[TypedHandler[M]], ToolSpec]:
-    """A static MemoryMesh tool: spec 002's description, schema and error answers."""
+    """A static MemoryMesh tool: MemoryMesh's description, schema and error answers."""
     return tool(name, key=f"mesh.{name}", description=_DESCRIPTIONS[name], input=input, schema=SCHEMAS[name],
                 output_schema=_OUTPUT, error_text=mesh_error_text, **_FLAGS.get(name, {}))
 
@@ -300,7 +300,8 @@ MESH_TOOL_NAMES = frozenset(s.name for s in MESH_TOOLS)
 
 
 def generated_tools(schemas: Sequence[NodeSchema], profiles: tuple[str, ...] = GENERATED_PROFILES) -> list[ToolSpec]:
-    """``add_<type>``, ``update_<type>``, ``delete_<type>`` for each schema (spec 002 section 5)."""
+    """``add_<type>``, ``update_<type>``, ``delete_<type>`` for each schema
+    (docs/memorymesh.md#generated-tools)."""
     specs: list[ToolSpec] = []
     for schema in schemas:
         specs.extend(_tools_for(schema, profiles))

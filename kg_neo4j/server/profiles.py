@@ -10,7 +10,7 @@ from __future__ import annotations
 R, D, M, K, A = "reference", "default", "memorymesh", "knowledge", "all"
 
 TOOL_PROFILES: dict[str, tuple[str, ...]] = {
-    # the reference memory server's 9 tools (spec 001)
+    # the reference memory server's 9 tools (docs/reference-schemas.md)
     "create_entities": (R, D, A),
     "create_relations": (R, D, A),
     "add_observations": (R, D, A),
@@ -27,7 +27,7 @@ TOOL_PROFILES: dict[str, tuple[str, ...]] = {
     "invalidate_relations": (D, A),
     "invalidate_observations": (D, A),
     "entity_history": (D, A),
-    # MemoryMesh's static tools (spec 002): the 8 writes everywhere MemoryMesh is, its reads renamed in all
+    # MemoryMesh's static tools (docs/memorymesh.md): the 8 writes everywhere MemoryMesh is, its reads renamed in all
     "mesh.add_nodes": (M, A),
     "mesh.update_nodes": (M, A),
     "mesh.delete_nodes": (M, A),
@@ -42,7 +42,7 @@ TOOL_PROFILES: dict[str, tuple[str, ...]] = {
     "mesh.read_nodes_graph": (A,),
     "mesh.search_nodes_graph": (A,),
     "mesh.open_nodes_graph": (A,),
-    # the knowledge layer (spec 004)
+    # the knowledge layer (docs/knowledge-model.md)
     "store_knowledge": (K, A),
     "connect_knowledge": (K, A),
     "update_knowledge": (K, A),

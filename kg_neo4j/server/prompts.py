@@ -1,4 +1,5 @@
-"""The reference's recommended system prompt (spec 000 section 9), offered as an MCP prompt."""
+"""The reference's recommended system prompt, offered as an MCP prompt
+(docs/reference-server.md#system-prompt)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The reference memory server's 9 tools: spec 001's names and input schemas, spec 000's
-behaviour, and the exact JSON text the reference answers with."""
+"""The reference memory server's 9 tools: names and input schemas (docs/reference-schemas.md),
+behaviour (docs/reference-server.md), and the exact JSON text the reference answers with."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ AnyName = Annotated[str, StringConstraints(strict=True, max_length=MAX_NAME_CHAR
 Batch = Field(max_length=MAX_ITEMS_PER_CALL)
 
 
-# --- inputs (advertised by spec 001's JSON below, extended outside ``reference``) -------------
+# --- inputs (advertised by the reference's JSON below, docs/reference-schemas.md, extended outside ``reference``) ---
 class CreateEntitiesIn(StrictInput):
     entities: list[EntityIn] = Batch
 
@@ -156,7 +156,7 @@ def _with_as_of(name: str) -> dict[str, Any]:
 
 def _reference(name: str, input: type[M], output: type[BaseModel], *, schema: dict[str, Any] | None = None,
                **flags: Any) -> Callable[[TypedHandler[M]], ToolSpec]:
-    """A reference tool: spec 001's description and exact schema in ``reference``; elsewhere that schema
+    """A reference tool: the reference's description and exact schema (docs/reference-schemas.md) in ``reference``; elsewhere that schema
     (or its extension), closed."""
     s = _SCHEMAS[name]
     return tool(name, description=s["description"], input=input, output=output,

@@ -14,8 +14,9 @@ ACCESS_PROFILES = frozenset({"knowledge", "all"})
 
 
 def record_access(rt: Runtime, names: list[str], answer: str) -> None:
-    """Record an access (spec 004 grade 3) of the knowledge among ``names``, as a separate write
-    started once the read has its answer, so reads stay reads.  An answer over the size cap is
+    """Record an access (grade 3, docs/knowledge-model.md#access-grades) of the knowledge among
+    ``names``, as a separate write started once the read has its answer, so reads stay reads.
+    An answer over the size cap is
     refused, so it records nothing."""
     if rt.profile not in ACCESS_PROFILES or not names or len(answer.encode()) > rt.max_answer_bytes:
         return

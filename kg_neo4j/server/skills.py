@@ -1,5 +1,5 @@
-"""crystallize_skill: which knowledge the skill files do not reflect yet (spec 004,
-"KG-Skill Synchronization").  The work is ``kg_neo4j.skills.crystallize``; skill files
+"""crystallize_skill: which knowledge the skill files do not reflect yet
+(docs/knowledge-model.md#skill-files).  The work is ``kg_neo4j.skills.crystallize``; skill files
 are read only under the configured skills directory (``KG_NEO4J_SKILLS_DIR`` /
 ``--skills-dir``), never from a path the caller makes up."""
 

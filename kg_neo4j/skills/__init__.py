@@ -1,5 +1,4 @@
-"""Skill markdown and the knowledge graph (spec 004, "Import Existing Knowledge",
-"Integration", "KG-Skill Synchronization").
+"""Skill markdown and the knowledge graph (docs/knowledge-model.md#skill-files).
 
 Four modules, one job each: ``paths`` (safe paths: the only way a skill file is found and read),
 ``markdown`` (a file cut into sections and sections into knowledge items), ``importer`` (a skill tree

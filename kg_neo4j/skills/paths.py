@@ -4,7 +4,7 @@ regular ``.md`` file of at most ``MAX_SKILL_FILE_BYTES`` whose real path (symlin
 resolved) lies inside the real ``root``.  Anything else is a ``ValidationError`` naming
 the path as given (never where a link points).  ``read_skill_file`` opens the resolved
 file without following a link in its last component and reads at most the cap, so
-nothing outside the root is ever read.  As in spec 004's example
+nothing outside the root is ever read.  As in the example of docs/knowledge-model.md#skill-files
 (``skill_paths=["skills/coding/..."]``), a path that starts with the root directory's own
 name (``skills/...`` for a root called ``skills``) is also tried without that first part.
 """
@@ -66,7 +66,7 @@ def resolve_skill_path(root: Path, rel: str) -> Path:
     parts = _relative_parts(rel)
     shown = rel if len(rel) <= 200 else rel[:200] + "..."
     candidates = [parts]
-    if len(parts) > 1 and parts[0] == base.name:  # spec 004 writes skill_paths=["skills/coding/..."]
+    if len(parts) > 1 and parts[0] == base.name:  # the docs' example writes skill_paths=["skills/coding/..."]
         candidates.append(parts[1:])
     found: Path | None = None
     for cand in candidates:

@@ -93,7 +93,8 @@ async def search_memory(
     read each, run concurrently), fused in Python, then the graph around the few entities the answer
     can hold (one more small read).
 
-    Knowledge entities (``:Knowledge``) get their memory score (spec 004) as the fusion prior;
+    Knowledge entities (``:Knowledge``) get their memory score
+        (docs/knowledge-model.md#search-score) as the fusion prior;
     ``prior`` (entity name -> [0, 1]) given by the caller overrides it per name.
     """
     diagnostics = SearchDiagnostics()

@@ -1,4 +1,4 @@
-"""KnowledgeStore: spec 004's knowledge layer on the graph the other tools use.
+"""KnowledgeStore: the knowledge layer (docs/knowledge-model.md) on the graph the other tools use.
 
 Knowledge nodes are entities with the extra label ``:Knowledge`` (docs/knowledge-model.md),
 so the reference tools, ``search_memory`` and ``traverse_graph`` see them.  Each method is

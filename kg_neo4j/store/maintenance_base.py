@@ -22,10 +22,10 @@ CHUNK_BATCHES = 10
 #: How many names a report lists per finding.
 SAMPLE = 10
 #: prune: semantic edges between knowledge nodes weaker than this are closed
-#: (spec 004, "Weak edge cleanup — weight < 0.3 → expire").
+#: (docs/knowledge-model.md#maintenance: edges weaker than 0.3 expire).
 WEAK_EDGE_WEIGHT = 0.3
-#: Session-start's duplicate report: spec 004's "Consolidation detection — vector similarity
-#: < 0.25 node pairs" is a cosine *distance* below 0.25, i.e. cosine above 0.75.
+#: Session-start's duplicate report: the source's "vector similarity < 0.25"
+#: (docs/knowledge-model.md#maintenance) is a cosine *distance* below 0.25, i.e. cosine above 0.75.
 DUPLICATE_REPORT_COSINE = 0.75
 #: merge: only pairs at least this close are merged (choice: a near-duplicate, not merely a
 #: related idea; the dry run lists the pairs so the threshold can be lowered knowingly).
@@ -33,7 +33,8 @@ MERGE_COSINE = 0.9
 #: merge: neighbours asked of the vector index per node (the index is database-wide, so it
 #: over-fetches and the statement keeps the namespace's own).
 MERGE_NEIGHBOURS = 20
-#: Spec 004's semantic edge types (the only relationships prune and validate look at).
+#: The semantic edge types, docs/knowledge-model.md#semantic-edges (the only relationships prune and
+#: validate look at).
 SEMANTIC_TYPES = sorted(t.value for t in EdgeType)
 CAUSAL_TYPES = sorted(t.value for t in CAUSAL_EDGE_TYPES)
 

@@ -1,4 +1,4 @@
-"""The MemoryMesh dialect (spec 002) on the graph the reference tools use.
+"""The MemoryMesh dialect (docs/memorymesh.md) on the graph the reference tools use.
 
 A MemoryMesh node is an entity (``nodeType`` = ``entityType``, ``metadata`` = its observations
 in order) and an edge is a relation (``edgeType`` = ``relationType``, with its ``weight``).
@@ -35,7 +35,7 @@ T = TypeVar("T")
 
 
 
-# --- schema-generated operations (spec 002 sections 3.7 and 5.3), inside one transaction ----------
+# --- schema-generated operations (docs/memorymesh.md#generated-tools), inside one transaction ----------
 
 
 async def add_typed(mtx: MeshTx, schema: NodeSchema, p: Processed) -> TypedResult:
@@ -87,8 +87,9 @@ class MeshStore:
         self.bus = bus if bus is not None else default_bus
 
     async def transaction(self, work: Callable[[MeshTx], Awaitable[T]]) -> T:
-        """Run ``work`` in one write transaction (spec 002's ``withTransaction``): it commits when
-        ``work`` returns and rolls back, writing nothing, when it raises (the error propagates)."""
+        """Run ``work`` in one write transaction (``withTransaction``,
+        docs/memorymesh.md#transactions): it commits when ``work`` returns and rolls back,
+        writing nothing, when it raises (the error propagates)."""
         holder: dict[str, MeshTx] = {}
 
         async def unit(tx: AsyncManagedTransaction) -> T:
@@ -145,7 +146,7 @@ class MeshStore:
     async def delete_typed(self, schema: NodeSchema, name: str) -> None:
         await self.transaction(lambda t: delete_typed(t, schema, name))
 
-    # -- reads (spec 002 section 4.5) ---------------------------------------------------------
+    # -- reads (docs/memorymesh.md#neighbour-inclusive-reads) ------------------------------
     async def read_graph(self, *, limit: int | None = None, cursor: str | None = None) -> MeshGraph:
         return mesh_graph(await self.store.read_graph(limit=limit, cursor=cursor))
 

@@ -61,7 +61,7 @@ class EdgeIn(EdgeKey):
 
 class EdgeUpdate(EdgeKey):
     weight: float | None = Field(default=None, ge=0.0, le=1.0, strict=True)
-    #: spec 002 section 4.3's name for the new evidence; the same as ``weight`` (never both)
+    #: docs/memorymesh.md#static-tools's name for the new evidence; the same as ``weight`` (never both)
     newWeight: float | None = Field(default=None, ge=0.0, le=1.0, strict=True)
 
     _nn = not_null("weight", "newWeight")

@@ -1,4 +1,4 @@
-"""The MemoryMesh answer shapes (spec 002; docs on the dialect in store/memorymesh.py) and the
+"""The MemoryMesh answer shapes (docs/memorymesh.md; docs on the dialect in store/memorymesh.py) and the
 conversions from the reference graph's entities and relations."""
 
 from __future__ import annotations

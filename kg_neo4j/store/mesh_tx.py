@@ -1,4 +1,4 @@
-"""MemoryMesh's operations inside one open transaction (spec 002's ``withTransaction``): nodes, edges
+"""MemoryMesh's operations inside one open transaction (MemoryMesh's ``withTransaction``: docs/memorymesh.md#transactions): nodes, edges
 and metadata on the graph the reference tools use; ``MeshStore`` (store/memorymesh.py) opens the
 transaction and fires the after-events once it commits."""
 
@@ -71,7 +71,8 @@ class MeshTx:
 
     # -- nodes -----------------------------------------------------------------------------
     async def add_nodes(self, nodes: Sequence[NodeIn]) -> list[Node]:
-        """Create nodes; a name that exists as a node (entity) fails the call (spec 002 section 4.2)."""
+        """Create nodes; a name that exists as a node (entity) fails the call
+        (docs/memorymesh.md#static-tools)."""
         if not nodes:
             return []
         seen: set[str] = set()
@@ -99,7 +100,7 @@ class MeshTx:
         return out
 
     async def update_nodes(self, updates: Sequence[NodeUpdate]) -> list[Node]:
-        """Replace metadata and/or nodeType of existing nodes (spec 002 section 4.2)."""
+        """Replace metadata and/or nodeType of existing nodes (docs/memorymesh.md#static-tools)."""
         if not updates:
             return []
         seen: set[str] = set()
@@ -119,7 +120,7 @@ class MeshTx:
         out: list[Node] = []
         texts: list[str] = []
         for st, _, _ in changes:
-            if st.knowledge:  # its type and content observation are the knowledge layer's (spec 004)
+            if st.knowledge:  # its type and content observation are the knowledge layer's
                 raise ValidationError(f"'{st.name}' is knowledge: change its type or content with update_knowledge; "
                                       "nothing was written", field="name")
         for st, node_type, metadata in changes:
@@ -163,7 +164,8 @@ class MeshTx:
         return out
 
     async def delete_nodes(self, names: Sequence[str]) -> int:
-        """Delete nodes and every edge touching them (unknown names are ignored, as spec 002 filters)."""
+        """Delete nodes and every edge touching them (unknown names are ignored,
+        as MemoryMesh's filter does: docs/memorymesh.md#static-tools)."""
         names = dedupe(names)
         if not names:
             return 0
@@ -208,7 +210,8 @@ class MeshTx:
         return out
 
     async def update_edges(self, updates: Sequence[EdgeUpdate]) -> list[Edge]:
-        """New weight = (current + given) / 2 (spec 002 section 10); an unknown edge fails the call."""
+        """New weight = (current + given) / 2
+        (docs/memorymesh.md#edge-weights); an unknown edge fails the call."""
         if not updates:
             return []
         items = [RelationUpdate.model_validate({"from": u.from_, "to": u.to, "relationType": u.edgeType,
@@ -260,4 +263,4 @@ class MeshTx:
         await self.g.delete_observations([ObservationDelete(entityName=node_name, observations=list(metadata))])
         self._after("afterDeleteMetadata", data)
 
-    # -- schema-generated operations (spec 002 sections 3.7 and 5.3) -------------------------
+    # -- schema-generated operations (docs/memorymesh.md#what-the-generated-tools-do) ----

@@ -65,7 +65,8 @@ class RelationWrites(StoreCore):
         return [relation(r) for r in records[0]["changed"]]
 
     async def update_relations(self, items: Sequence[RelationUpdate]) -> list[RelationFull]:
-        """Update currently valid relations; new weight = mean of current and given (spec 002 §10)."""
+        """Update currently valid relations; new weight = mean of current and given
+        (docs/memorymesh.md#edge-weights)."""
         rows = []
         seen: set[tuple[str, str, str]] = set()
         for it in items:

@@ -41,7 +41,8 @@ def r_in(a: str, b: str, rtype: str = "next", **kw: Any) -> RelationIn:
 
 
 def req(start: str | list[str], **kw: Any) -> TraverseIn:
-    return TraverseIn.model_validate({"start": start, **kw})
+    """A traversal request; a lone start name is the one-item list the tool's schema asks for."""
+    return TraverseIn.model_validate({"start": [start] if isinstance(start, str) else start, **kw})
 
 
 def depths(tr: Traversal) -> dict[str, int]:

@@ -26,7 +26,7 @@ from test_input_sweep import NON_FINITE, fingerprint, held, names_field, wire_se
 
 from conftest import KG, Neo4jInfo, server_env
 
-NAN, INF = NON_FINITE["nan"][0], NON_FINITE["+inf"][0]
+NAN, INF = NON_FINITE["nan"][0], NON_FINITE["inf"][0]
 
 # README "Tool profiles" (checked there against `serve --tools X` by test_profiles.py); each case runs in
 # every one of these that lists its tool, and the test asserts the session does list it.
@@ -194,7 +194,7 @@ async def test_bad_input_is_refused_and_writes_nothing(served: dict[str, Served]
 
 
 def edge_weights(answer: dict[str, Any]) -> dict[str, float]:
-    return {e["edgeType"]: e["weight"] for e in answer["edges"] if e["from"] == "A" and e["to"] == "B"}
+    return {e["edgeType"]: e["weight"] for e in answer["data"]["edges"] if e["from"] == "A" and e["to"] == "B"}
 
 
 @pytest.mark.parametrize("profile", ["memorymesh", "all"])

@@ -8,7 +8,8 @@ session, the shipped example node schemas), one pytest id per case, e.g.
 - ``unknown``: an unknown field at the top and in every closed object (array items, nested objects);
   the documented open objects of schema-generated tools (``additionalProperties: true``) take any field;
 - ``string`` / ``number`` / ``boolean`` / ``object`` / ``array``: each JSON type the field does not allow;
-- ``nan`` / ``+inf`` / ``-inf`` for numbers and integers, sent as the JSON texts NaN / Infinity / -Infinity;
+- ``nan`` / ``inf`` / ``neginf`` for numbers and integers, sent as the JSON texts NaN / Infinity / -Infinity,
+  and as the value of an extra field of an open object (open to any field, not to numbers JSON lacks);
 - ``null`` where the field's schema does not allow null;
 - ``blank``: whitespace-only text in free-text fields with ``minLength >= 1``.
 
@@ -46,8 +47,8 @@ UNKNOWN = "kgSweepUnknown"
 
 # The three numbers JSON has no text for.  The SDK's client serialises float('nan') as null (pydantic's
 # default), so they travel as marker strings that the wire filter below swaps for the bare JSON texts.
-NON_FINITE = {"nan": ("__kg_sweep_NaN__", "NaN"), "+inf": ("__kg_sweep_PosInf__", "Infinity"),
-              "-inf": ("__kg_sweep_NegInf__", "-Infinity")}
+NON_FINITE = {"nan": ("__kg_sweep_NaN__", "NaN"), "inf": ("__kg_sweep_PosInf__", "Infinity"),
+              "neginf": ("__kg_sweep_NegInf__", "-Infinity")}
 
 # Keys that name things rather than hold free text: their whitespace rule is the README's "Limits" table
 # (entity names "not only whitespace", relationType/entityType as the reference has them), tested in
@@ -141,7 +142,8 @@ def mesh_base(tool: str, schema: dict[str, Any]) -> dict[str, Any] | None:
     wrapper = schema["properties"].get(node_type)
     if wrapper is None:
         return None
-    obj = {key: sample(resolve(sub, schema), schema) for key, sub in wrapper.get("properties", {}).items()}
+    obj = {key: sample(resolve(sub, schema), schema) for key, sub in wrapper.get("properties", {}).items()
+           if isinstance(sub, dict)}  # a boolean schema (true: anything, false: nothing) has no sample
     obj["name"] = {"add": f"SwNew {node_type}", "update": f"SwUpd {node_type}", "delete": f"SwDel {node_type}"}[verb]
     if verb == "delete":
         obj = {"name": obj["name"]}
@@ -304,7 +306,12 @@ def object_cases(tool: str, path: Path_, obj: dict[str, Any], root: dict[str, An
     obj = resolve(obj, root)
     if obj.get("additionalProperties") is not True:  # open objects of schema-generated tools take any field
         yield Case(tool, (*path, UNKNOWN), "unknown", "sweep", UNKNOWN)
+    else:  # ... but no number JSON has no text for: "NaN and Infinity rejected" holds there too
+        for kind, (marker, _) in NON_FINITE.items():
+            yield Case(tool, (*path, UNKNOWN), kind, marker, UNKNOWN)
     for key, sub in obj.get("properties", {}).items():
+        if not isinstance(sub, dict):  # a boolean schema (true: anything, false: nothing) has no wrong type
+            continue
         yield from field_cases(tool, (*path, key), key, sub, root, base.get(key))
 
 
@@ -604,7 +611,7 @@ async def test_non_finite_numbers_reach_the_wire_as_json_text() -> None:
 
     msg = types.JSONRPCRequest(jsonrpc="2.0", id=1, method="tools/call",
                                params={"name": "read_graph", "arguments": {"limit": NON_FINITE["nan"][0],
-                                                                           "x": NON_FINITE["-inf"][0]}})
+                                                                           "x": NON_FINITE["neginf"][0]}})
     await NonFiniteWire(Sink()).send(SessionMessage(message=msg))
     text = sent[0].message.model_dump_json()
     assert '"limit":NaN' in text and '"x":-Infinity' in text

@@ -62,6 +62,11 @@ BAD = [
     Bad("create_relations-misspelt-weigth-and-valid_until", "create_relations",
         {"relations": [{"from": "A", "to": "B", "relationType": "r", "weigth": 0.2,
                         "valid_until": "2020-01-01T00:00:00Z"}]}, ("weigth", "valid_until")),
+    # ... in the other families' profiles too (every profile but reference refuses them)
+    Bad("add_nodes-unknown-field-in-item", "add_nodes",
+        {"nodes": [{"name": "N9", "nodeType": "thing", "metadata": [], "colour": "red"}]}, ("colour",)),
+    Bad("store_knowledge-unknown-field", "store_knowledge",
+        {"name": "K9", "content": "new", "type": "rule", "trust": "pattern", "colour": "red"}, ("colour",)),
     # loose coercion
     Bad("update_knowledge-expertConfirmed-string-yes", "update_knowledge",
         {"name": "K", "trust": "pattern", "expertConfirmed": "yes"}, ("expertConfirmed",)),

@@ -579,6 +579,37 @@ async def test_bad_input_is_refused_naming_the_field(sweep: Sweep, case: Case) -
     assert not wrote, f"{case.id}: refused, but the namespace changed"
 
 
+def incoherences(sub: Any, where: str) -> Iterator[str]:
+    """Spots in an advertised schema that say something other than what the sweep (and any JSON Schema
+    validator) reads there: a ``properties`` entry that is not a schema object (``"additionalProperties":
+    false`` put among the properties declares a field of that name that may never be sent), and a nullable
+    ``type`` whose ``enum`` lacks null (``enum`` alone then refuses the null that ``type`` admits)."""
+    if not isinstance(sub, dict):
+        return
+    for key, prop in sub.get("properties", {}).items():
+        if not isinstance(prop, dict):
+            yield f"{where}.properties.{key} is {prop!r}, not a schema"
+        yield from incoherences(prop, f"{where}.{key}")
+    kinds = sub.get("type")
+    if "enum" in sub and (kinds == "null" or (isinstance(kinds, list) and "null" in kinds)) \
+            and None not in sub["enum"]:
+        yield f"{where}: type admits null, enum {sub['enum']} does not"
+    for key in ("items", "additionalProperties"):
+        yield from incoherences(sub.get(key), f"{where}.{key}")
+    for key in ("anyOf", "oneOf", "allOf"):
+        for i, alt in enumerate(sub.get(key, [])):
+            yield from incoherences(alt, f"{where}.{key}[{i}]")
+    for name, d in sub.get("$defs", {}).items():
+        yield from incoherences(d, f"$defs.{name}")
+
+
+def test_advertised_schema_says_what_it_means(tool: str) -> None:
+    """The schemas the sweep is built from are read the same way by any client."""
+    schema = next(t["inputSchema"] for t in advertised() if t["name"] == tool)
+    found = list(incoherences(schema, "$"))
+    assert not found, "; ".join(found)
+
+
 async def test_valid_base_succeeds(sweep: Sweep, tool: str) -> None:
     """The control: each tool's unchanged base call succeeds (run after the cases; bases write only on
     targets of their own)."""

@@ -32,7 +32,7 @@ import re
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -515,7 +515,6 @@ class Sweep:
     database: str
     tools: dict[str, dict[str, Any]]
     last: Any = None
-    reseeds: int = field(default=0)
 
     def fingerprint(self) -> list[str]:
         return fingerprint(self.driver, self.database, NAMESPACE)
@@ -611,8 +610,9 @@ def test_advertised_schema_says_what_it_means(tool: str) -> None:
 
 
 async def test_valid_base_succeeds(sweep: Sweep, tool: str) -> None:
-    """The control: each tool's unchanged base call succeeds (run after the cases; bases write only on
-    targets of their own)."""
+    """The control: each tool's unchanged base call succeeds.  It runs after the cases (file order) because
+    the write bases do write; each writes only on targets of its own, so the controls do not depend on
+    each other's order."""
     base = base_of(sweep.tools[tool])
     assert base is not None
     result = await sweep.session.call_tool(tool, base)

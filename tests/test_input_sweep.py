@@ -129,6 +129,12 @@ BASES: dict[str, dict[str, Any]] = {
     "crystallize_skill": {"topic": "sweep", "skill_paths": [SKILL_FILE], "limit": 5},
 }
 
+#: Second valid calls, for nested objects the base above leaves out (entity_history takes a name or a
+#: relation): only the cases inside that object come from them.
+NESTED_BASES: dict[str, dict[str, Any]] = {
+    "entity_history": {"relation": {"from": "SwA", "to": "SwB", "relationType": "knows"}, "limit": 5},
+}
+
 MESH_VERBS = ("add_", "update_", "delete_")
 
 
@@ -251,6 +257,7 @@ class Case:
     kind: str
     value: Any
     names: str  # what the error must name
+    nested: bool = False  # mutates NESTED_BASES[tool] instead of the tool's base
 
     @property
     def id(self) -> str:
@@ -470,14 +477,28 @@ def all_cases() -> list[Case]:
         base = base_of(tool)
         assert base is not None, f"{tool['name']}: no valid base call; add one to BASES"
         cases.extend(tool_cases(tool["name"], tool["inputSchema"], base))
+        nested = NESTED_BASES.get(tool["name"])
+        if nested is not None:
+            cases.extend(Case(c.tool, c.path, c.kind, c.value, c.names, nested=True)
+                         for c in tool_cases(tool["name"], tool["inputSchema"], nested)
+                         if len(c.path) > 1 and c.path[0] not in base)
     return cases
+
+
+def controls() -> list[Any]:
+    """(tool, valid call) for every base, nested ones included."""
+    out = [pytest.param(t["name"], base_of(t), id=t["name"]) for t in advertised()]
+    out += [pytest.param(name, base, id=f"{name}-{'-'.join(base)}") for name, base in NESTED_BASES.items()]
+    return out
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "case" in metafunc.fixturenames:
         cases = all_cases()
         metafunc.parametrize("case", cases, ids=[c.id for c in cases])
-    if "tool" in metafunc.fixturenames:
+    if "control" in metafunc.fixturenames:
+        metafunc.parametrize(("tool", "control"), controls())
+    elif "tool" in metafunc.fixturenames:
         tools = [t["name"] for t in advertised()]
         metafunc.parametrize("tool", tools, ids=tools)
 
@@ -561,7 +582,7 @@ async def sweep(neo4j_info: Neo4jInfo, sync_driver: Any, skills_dir: Path) -> As
 
 
 async def test_bad_input_is_refused_naming_the_field(sweep: Sweep, case: Case) -> None:
-    base = base_of(sweep.tools[case.tool])
+    base = NESTED_BASES[case.tool] if case.nested else base_of(sweep.tools[case.tool])
     assert base is not None
     args = mutate(base, case.path, case.value)
     try:
@@ -609,16 +630,15 @@ def test_advertised_schema_says_what_it_means(tool: str) -> None:
     assert not found, "; ".join(found)
 
 
-async def test_valid_base_succeeds(sweep: Sweep, tool: str) -> None:
+async def test_valid_base_succeeds(sweep: Sweep, tool: str, control: dict[str, Any]) -> None:
     """The control: each tool's unchanged base call succeeds.  It runs after the cases (file order) because
     the write bases do write; each writes only on targets of its own, so the controls do not depend on
     each other's order."""
-    base = base_of(sweep.tools[tool])
-    assert base is not None
-    result = await sweep.session.call_tool(tool, base)
+    assert control is not None, f"{tool}: no valid base call; add one to BASES"
+    result = await sweep.session.call_tool(tool, control)
     text = " ".join(getattr(block, "text", "") for block in result.content)
     sweep.last = sweep.fingerprint()
-    assert not result.is_error, f"{tool}({base}) failed: {text[:300]}"
+    assert not result.is_error, f"{tool}({control}) failed: {text[:300]}"
 
 
 async def test_whole_namespace_is_what_the_fingerprint_reads(sweep: Sweep) -> None:

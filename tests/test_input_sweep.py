@@ -603,9 +603,13 @@ def incoherences(sub: Any, where: str) -> Iterator[str]:
     """Spots in an advertised schema that say something other than what the sweep (and any JSON Schema
     validator) reads there: a ``properties`` entry that is not a schema object (``"additionalProperties":
     false`` put among the properties declares a field of that name that may never be sent), and a nullable
-    ``type`` whose ``enum`` lacks null (``enum`` alone then refuses the null that ``type`` admits)."""
+    ``type`` whose ``enum`` lacks null (``enum`` alone then refuses the null that ``type`` admits); and an
+    object that does not say whether it takes unknown fields (issue #11: ``additionalProperties: false``
+    wherever they are refused, ``true`` on the documented open objects)."""
     if not isinstance(sub, dict):
         return
+    if (sub.get("type") == "object" or "properties" in sub) and "additionalProperties" not in sub:
+        yield f"{where}: an object without additionalProperties"
     for key, prop in sub.get("properties", {}).items():
         if not isinstance(prop, dict):
             yield f"{where}.properties.{key} is {prop!r}, not a schema"

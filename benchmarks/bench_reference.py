@@ -62,6 +62,7 @@ UNWIND $rows AS row
 CREATE (n:KgNode:Entity {namespace: $ns, name: row.name, entityType: row.entityType,
                          name_lower: row.name_lower, type_lower: row.type_lower,
                          created_at: $now, obs_next: size(row.observations)})
+SET n:$(row.type_labels), n.type_labels = row.type_labels
 WITH n, row
 UNWIND range(0, size(row.observations) - 1) AS i
 CREATE (n)-[:HAS_OBSERVATION]->(:Observation {namespace: $ns, text: row.observations[i],
@@ -96,8 +97,12 @@ def _check(result: Any, what: str) -> Any:
 
 
 def _row_of(e: dict[str, Any]) -> dict[str, Any]:
-    """The floor's row for an MCP entity item (the same fields GraphStore.create_entities sends)."""
+    """The floor's row for an MCP entity item (the same fields GraphStore.create_entities sends, the
+    type label included: it is part of the data model, README "Neo4j Browser")."""
+    from kg_neo4j.store.type_labels import type_labels
+
     return {"name": e["name"], "entityType": e["entityType"], "name_lower": e["name"].lower(),
+            "type_labels": type_labels(e["entityType"]),
             "type_lower": e["entityType"].lower(), "observations": e["observations"],
             "observations_lower": [o.lower() for o in e["observations"]]}
 

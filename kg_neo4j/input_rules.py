@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 # --- limits -----------------------------------------------------------------
 MAX_NAME_CHARS = 1024  # entity names: with a 255-char namespace stays under Neo4j's 8 KB index key limit
@@ -34,6 +34,10 @@ EntityType = Annotated[str, StringConstraints(strict=True, max_length=MAX_TYPE_C
 RelationType = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_RELATION_TYPE_CHARS),
                          NotBlank]
 ObservationText = Annotated[str, StringConstraints(strict=True, max_length=MAX_OBSERVATION_CHARS)]
+#: A name to look up (open_nodes): any string within the name limit; the reference accepts even "".
+LookupName = Annotated[str, StringConstraints(strict=True, max_length=MAX_NAME_CHARS)]
+#: The field default of a tool's batch: at most MAX_ITEMS_PER_CALL items in one call.
+Batch = Field(max_length=MAX_ITEMS_PER_CALL)
 
 
 def _reject_null(v: object) -> object:

@@ -205,7 +205,8 @@ def test_generated_input_schemas_wrap_the_properties_in_an_object_named_for_the_
     assert update["properties"]["npc"]["required"] == ["name"]
     # update takes null to remove a property (its description says so), and its schema says so too
     assert update["properties"]["npc"]["properties"] == {
-        k: v if k == "name" else {**v, "type": [v["type"], "null"]} for k, v in inner["properties"].items()}
+        k: v if k == "name" else {**v, "type": [v["type"], "null"], **({"enum": [*v["enum"], None]} if "enum" in v else {})}
+        for k, v in inner["properties"].items()}
     assert schema.delete_input_schema() == {
         "type": "object",
         "properties": {"npc": {"type": "object",

@@ -52,7 +52,8 @@ class Property:
         return display_name(self.name)
 
     def json_schema(self, *, nullable: bool = False) -> dict[str, Any]:
-        """The property as JSON Schema (docs/memorymesh.md#generated-input-schemas); ``nullable`` for update, where null removes it."""
+        """The property as JSON Schema (docs/memorymesh.md#generated-input-schemas); ``nullable`` for
+        update, where null removes it (an ``enum`` is checked on its own, so it lists null too)."""
         out: dict[str, Any] = {"type": [self.type, "null"] if nullable else self.type}
         if self.type == "array":
             items: dict[str, Any] = {"type": "string"}
@@ -60,7 +61,7 @@ class Property:
                 items["enum"] = list(self.enum)
             out["items"] = items
         elif self.enum is not None:
-            out["enum"] = list(self.enum)
+            out["enum"] = [*self.enum, None] if nullable else list(self.enum)
         out["description"] = self.description
         return out
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import Any
 
 import pydantic
-from pydantic import Field, StringConstraints
+from pydantic import Field
 
+from kg_neo4j.input_rules import Batch, LookupName
 from kg_neo4j.models import (
     MAX_ITEMS_PER_CALL,
-    MAX_NAME_CHARS,
     MAX_QUERY_CHARS,
     Name,
     ObservationText,
@@ -55,8 +55,6 @@ def _names(items: Sequence[Any], attr: str = "name", limit: int = 10) -> str:
 
 
 # --- inputs (advertised by the docs/memorymesh.md schemas below) -------------------------------------------
-AnyName = Annotated[str, StringConstraints(strict=True, max_length=MAX_NAME_CHARS)]
-Batch = Field(max_length=MAX_ITEMS_PER_CALL)
 
 
 class AddNodesIn(StrictInput):
@@ -100,7 +98,7 @@ class MeshSearchIn(StrictInput):
 
 
 class MeshOpenIn(StrictInput):
-    names: list[AnyName] = Batch
+    names: list[LookupName] = Batch
 
 
 # --- input schemas (docs/memorymesh.md#static-tools) ---------------------------------------------------

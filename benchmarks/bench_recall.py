@@ -70,6 +70,15 @@ def _rank(hits: list[tuple[str, str | None]], evidence: set[tuple[str, str]]) ->
     return next((i for i, (name, obs) in enumerate(hits, 1) if obs is not None and (name, obs) in evidence), None)
 
 
+async def write_conversation(session: Any, conv: dict[str, Any]) -> None:
+    """The protocol's writes: one entity per speaker, then each session's turns as observations, in order."""
+    _ok(await session.call_tool("create_entities", {"entities": [
+        {"name": s, "entityType": "person", "observations": []} for s in conv["speakers"]]}), "create_entities")
+    for sess in conv["sessions"]:
+        _ok(await session.call_tool("add_observations", {"observations": [
+            {"entityName": t["speaker"], "contents": [t["text"]]} for t in sess["turns"]]}), "add_observations")
+
+
 async def run_conversation(conv: dict[str, Any], ns: str, conn: Any, channels: list[str], store: GraphStore | None,
                            bar: tqdm) -> list[dict[str, Any]]:
     """Write one conversation through MCP, ask its questions; one row per question."""
@@ -82,13 +91,9 @@ async def run_conversation(conv: dict[str, Any], ns: str, conn: Any, channels: l
     rows: list[dict[str, Any]] = []
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        _ok(await session.call_tool("create_entities", {"entities": [
-            {"name": s, "entityType": "person", "observations": []} for s in conv["speakers"]]}), "create_entities")
+        bar.set_postfix_str(f"{conv['id']} writing")
         t0 = time.perf_counter()
-        for sess in conv["sessions"]:
-            _ok(await session.call_tool("add_observations", {"observations": [
-                {"entityName": t["speaker"], "contents": [t["text"]]} for t in sess["turns"]]}), "add_observations")
-            bar.set_postfix_str(f"{conv['id']} writing {sess['id']}")
+        await write_conversation(session, conv)
         ingest_s = time.perf_counter() - t0
         bar.set_postfix_str(f"{conv['id']} asking")
         for q in conv["questions"]:

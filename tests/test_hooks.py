@@ -285,3 +285,16 @@ async def test_recall_records_an_access_and_what_it_showed(driver: AsyncDriver, 
     assert coffee["access_count"] == 0  # not shown, not touched
     state = HookState(tmp_path, namespace).session("sess-1")
     assert [t["names"] for t in state["turns"]] == [["Deploy checklist"]] and state["searched_at"]
+
+
+def test_search_marks_from_many_threads_of_one_process_never_collide(tmp_path: Path) -> None:
+    """The server marks each search_memory from a worker thread: writers of one process share a pid,
+    and each still replaces the marker with a file of its own (no lost temporary file, no error)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    state = HookState(tmp_path, "ns")
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda i: state.mark_search(f"mcp-{i}"), range(400)))
+    marker = json.loads(state.last_search_path.read_text(encoding="utf-8"))
+    assert marker["session"].startswith("mcp-")
+    assert [p.name for p in state.last_search_path.parent.iterdir() if p.name.endswith(".tmp")] == []

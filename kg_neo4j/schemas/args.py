@@ -1,5 +1,5 @@
-"""A generated tool's arguments turned into metadata entries and edge targets (docs/memorymesh.md#creating-a-node-from-a-schema
-and 9), checked against the node schema that also built the advertised input schema."""
+"""A generated tool's arguments turned into metadata entries and edge targets
+(docs/memorymesh.md#creating-a-node-from-a-schema, #metadata), checked against the node schema that also built the advertised input schema."""
 
 from __future__ import annotations
 

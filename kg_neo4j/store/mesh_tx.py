@@ -26,6 +26,15 @@ from kg_neo4j.store.records import dedupe, entity_text
 from kg_neo4j.store.type_labels import type_labels
 
 
+def _each_once(names: Sequence[str], message: str) -> None:
+    """A node named twice in one call is an error (``message`` with the name), before anything is read."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValidationError(message.format(name), field="nodes")
+        seen.add(name)
+
+
 class MeshTx:
     """The MemoryMesh operations inside one open transaction (see :meth:`MeshStore.transaction`)."""
 
@@ -75,11 +84,7 @@ class MeshTx:
         (docs/memorymesh.md#static-tools)."""
         if not nodes:
             return []
-        seen: set[str] = set()
-        for n in nodes:
-            if n.name in seen:
-                raise ValidationError(f"Node '{n.name}' appears twice in one call; nothing was written", field="nodes")
-            seen.add(n.name)
+        _each_once([n.name for n in nodes], "Node '{}' appears twice in one call; nothing was written")
         if sum(len(n.metadata) for n in nodes) > MAX_OBSERVATIONS_PER_CALL:
             raise ValidationError(f"more than {MAX_OBSERVATIONS_PER_CALL} metadata entries in one call; "
                                   "nothing was written", field="nodes")
@@ -103,11 +108,7 @@ class MeshTx:
         """Replace metadata and/or nodeType of existing nodes (docs/memorymesh.md#static-tools)."""
         if not updates:
             return []
-        seen: set[str] = set()
-        for u in updates:
-            if u.name in seen:
-                raise ValidationError(f"Node '{u.name}' appears twice in one update; send it once", field="nodes")
-            seen.add(u.name)
+        _each_once([u.name for u in updates], "Node '{}' appears twice in one update; send it once")
         state = await self.nodes([u.name for u in updates])
         for u in updates:
             if not state[u.name].entity:

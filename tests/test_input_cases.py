@@ -204,7 +204,8 @@ def edge_weights(answer: dict[str, Any]) -> dict[str, float]:
 
 @pytest.mark.parametrize("profile", ["memorymesh", "all"])
 async def test_update_edges_takes_new_weight_as_weight(served: dict[str, Served], profile: str) -> None:
-    """spec 002's ``newWeight`` does what ``weight`` does: the new weight is the mean of current and given."""
+    """MemoryMesh's ``newWeight`` (docs/memorymesh.md#edge-weights) does what ``weight`` does: the new weight is the mean
+    of current and given."""
     s = served[profile]
     by_weight = await s.session.call_tool("update_edges", {"edges": [edge(edgeType="w1", weight=0.5)]})
     by_new_weight = await s.session.call_tool("update_edges", {"edges": [edge(edgeType="w2", newWeight=0.5)]})

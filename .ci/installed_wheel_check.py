@@ -141,7 +141,7 @@ async def first_session(namespace: str, clone: Path) -> dict[str, Any]:
         assert top["name"] == "Ada" and "greyhound" in (top["observation"] or ""), found["hits"]
         say(f"search_memory: top hit {top['name']}: {top['observation']!r}")
 
-        walk = await call(session, "traverse_graph", {"start": "Bob", "direction": "out", "maxDepth": 2})
+        walk = await call(session, "traverse_graph", {"start": ["Bob"], "direction": "out", "maxDepth": 2})
         depths = {e["name"]: e["depth"] for e in walk["entities"]}
         assert depths == {"Bob": 0, "Ada": 1, "Lyon": 2}, walk
         assert ["Bob", "Ada", "Lyon"] in [p["nodes"] for p in walk["paths"]], walk["paths"]

@@ -36,7 +36,6 @@ class StoreCore:
         self.database = database
         self.namespace = namespace
         self.clock = clock or SystemClock()
-        self.max_answer_bytes = max_answer_bytes
         self.cap = AnswerCap(max_answer_bytes)
         self.embedder = embedder
         self.fusion = fusion or FusionWeights()

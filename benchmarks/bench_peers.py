@@ -277,6 +277,34 @@ async def run_system(sys_: System, n: int, calls: int, read_calls: int, ingest_c
     return out
 
 
+async def echo_floor(calls: int) -> dict[str, list[float]]:
+    """The MCP round trip without any work: ``calls`` create_entities of 100 and of 1 entity (after 10
+    warm-ups each) through the same client against ``mcp_echo_server.py`` (same schemas, no database)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    rng = random.Random(11)
+    out: dict[str, list[float]] = {"100": [], "1": []}
+    params = StdioServerParameters(command=sys.executable, args=[str(Path(__file__).with_name("mcp_echo_server.py"))],
+                                   env=dict(os.environ))
+    async with stdio_client(params, errlog=sys.stderr) as (r, w), ClientSession(r, w) as s:
+        await s.initialize()
+        await s.list_tools()  # the client validates every answer against the advertised output schema
+        k = 0
+        for size, key in ((BATCH, "100"), (1, "1")):
+            for i in range(calls + 10):
+                items = [entity_arg(k + j, rng) for j in range(size)]
+                k += size
+                t0 = time.perf_counter()
+                res = await s.call_tool("create_entities", {"entities": items})
+                dt = time.perf_counter() - t0
+                if res.is_error or res.structured_content != {"entities": items}:
+                    raise RuntimeError(f"mcp-echo: unexpected answer {_text(res)[:300]}")
+                if i >= 10:
+                    out[key].append(dt)
+    return out
+
+
 async def paged_read(sys_: System, page: int) -> tuple[float, int, int]:
     """kg-neo4j's whole graph read in pages of ``page`` (the default profile's read_graph paging)."""
     from mcp import ClientSession, StdioServerParameters
@@ -374,6 +402,8 @@ async def run_size(n: int, systems: list[str], a: argparse.Namespace) -> dict[st
                                    a.encode_every if name == "kg-embed" else 1)
             if name == "kg" and not res["read_graph"]:
                 res["paged"] = await paged_read(sys_, 10_000)
+            if name == "kg":
+                res["echo"] = await echo_floor(a.calls)
             results[name] = res
         finally:
             for c in cleanup:
@@ -402,6 +432,14 @@ def report(n: int, res: dict[str, dict[str, Any]]) -> str:
     if "kg" in res and res["kg"]["extra"]:
         line("  raw-driver floor, 100 entities", {"kg": _p50(res["kg"]["extra"])}, ratios=False)
         line("  raw-driver floor, 1 entity", {"kg": _p50(res["kg"]["extra_single"])}, ratios=False)
+    if "kg" in res and "echo" in res["kg"]:
+        echo = res["kg"]["echo"]
+        line("  MCP round trip alone (echo server), 100 entities", {"kg": _p50(echo["100"])}, ratios=False)
+        line("  MCP round trip alone (echo server), 1 entity", {"kg": _p50(echo["1"])}, ratios=False)
+        if res["kg"]["extra"]:
+            for size, row, floor in (("100", "create_entities (100)", "extra"), ("1", "create_entities (1)", "extra_single")):
+                both = _p50(res["kg"][floor]) + _p50(echo[size])
+                line(f"  kg {row} / (raw floor + MCP round trip)", {"kg": _p50(res["kg"][row]) / both}, ratios=False)
     if "kg-embed" in res and res["kg-embed"]["extra"]:
         line("  bare encode, a batch's texts", {"kg-embed": _p50([t for t, _ in res["kg-embed"]["extra"]])}, ratios=False)
         line("  bare encode, 1 entity's texts", {"kg-embed": _p50([t for t, _ in res["kg-embed"]["extra_single"]])},

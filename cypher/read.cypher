@@ -105,26 +105,38 @@ RETURN collect([a.name, b.name, type(r)]) AS relations
 // name: read_graph_horizon
 // The first moment after $at at which read_graph's answer changes without a write: an entity, observation or
 // relation created, opened or closed later than $at (null: none).  It bounds how long a kept answer stays exact
-// (kg_neo4j/store/answer_cache.py).
+// (kg_neo4j/store/answer_cache.py).  Every part starts from the namespace's nodes through their indexes
+// (`name IS NOT NULL` lets the (namespace, name) key seek), so its cost is the namespace's size, not the
+// database's: a scan of every :Observation made it the slowest of read_graph's reads (benchmarks/README.md).
 CALL () {
   // knowledge forgotten later than $at still shows at $at; a type changed later shows its earlier type
-  MATCH (n:KgNode|ExpiredKnowledge)
-  WHERE n.namespace = $ns
-    AND (n.created_at > $at OR n.expired_at > $at OR any(u IN coalesce(n.type_until, []) WHERE u > $at))
+  CALL () {
+    MATCH (n:KgNode) WHERE n.namespace = $ns AND n.name IS NOT NULL RETURN n
+    UNION ALL
+    MATCH (n:ExpiredKnowledge) WHERE n.namespace = $ns RETURN n
+  }
+  WITH n WHERE n.created_at > $at OR n.expired_at > $at OR any(u IN coalesce(n.type_until, []) WHERE u > $at)
   UNWIND [n.created_at, n.expired_at] + coalesce(n.type_until, []) AS t
   WITH t WHERE t > $at
   RETURN min(t) AS nodes
 }
 CALL () {
-  MATCH (o:Observation)
-  WHERE o.namespace = $ns AND (o.created_at > $at OR o.valid_until > $at)
+  // only observations of the namespace's nodes can show in the answer
+  CALL () {
+    MATCH (n:KgNode) WHERE n.namespace = $ns AND n.name IS NOT NULL RETURN n
+    UNION ALL
+    MATCH (n:ExpiredKnowledge) WHERE n.namespace = $ns RETURN n
+  }
+  MATCH (n)-[:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
+  WHERE o.created_at > $at OR o.valid_until > $at
   UNWIND [o.created_at, o.valid_until] AS t
   WITH t WHERE t > $at
   RETURN min(t) AS observations
 }
 CALL () {
   MATCH (a:KgNode)-[r]->(:KgNode)
-  WHERE a.namespace = $ns AND (r.created_at > $at OR r.valid_from > $at OR r.valid_until > $at)
+  WHERE a.namespace = $ns AND a.name IS NOT NULL
+    AND (r.created_at > $at OR r.valid_from > $at OR r.valid_until > $at)
   UNWIND [r.created_at, r.valid_from, r.valid_until] AS t
   WITH t WHERE t > $at
   RETURN min(t) AS relations

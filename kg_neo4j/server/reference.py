@@ -26,9 +26,10 @@ from kg_neo4j.models import (
     RelationKey,
     StrictInput,
     not_null,
+    reference_text,
 )
 from kg_neo4j.server.declare import M, TypedHandler, tool
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
+from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec
 from kg_neo4j.server.search import record_access
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
@@ -166,7 +167,7 @@ def _reference(name: str, input: type[M], output: type[BaseModel], *, schema: di
 async def create_entities(rt: Runtime, req: CreateEntitiesIn) -> ToolOutput:
     created = await rt.store.create_entities(req.entities)
     data = [e.model_dump() for e in created]
-    return dump(data), {"entities": data}
+    return reference_text(data), {"entities": data}
 
 
 @_reference("create_relations", CreateRelationsIn, _CreatedRelations, idempotent=True,
@@ -174,14 +175,14 @@ async def create_entities(rt: Runtime, req: CreateEntitiesIn) -> ToolOutput:
 async def create_relations(rt: Runtime, req: CreateRelationsIn) -> ToolOutput:
     created = await rt.store.create_relations(req.relations)
     data = [r.reference() for r in created]
-    return dump(data), {"relations": data}
+    return reference_text(data), {"relations": data}
 
 
 @_reference("add_observations", AddObservationsIn, _Added, idempotent=True)
 async def add_observations(rt: Runtime, req: AddObservationsIn) -> ToolOutput:
     results = await rt.store.add_observations(req.observations)
     data = [r.model_dump() for r in results]
-    return dump(data), {"results": data}
+    return reference_text(data), {"results": data}
 
 
 @_reference("delete_entities", DeleteEntitiesIn, _Done, destructive=True, idempotent=True)
@@ -216,7 +217,7 @@ async def read_graph(rt: Runtime, req: ReadGraphIn) -> ToolOutput:
     data = graph.reference()
     structured = dict(data)
     data["nextCursor"] = structured["nextCursor"] = graph.nextCursor
-    return dump(data), structured
+    return reference_text(data), structured
 
 
 @_reference("search_nodes", SearchNodesIn, _Graph, read_only=True, idempotent=True,
@@ -224,14 +225,14 @@ async def read_graph(rt: Runtime, req: ReadGraphIn) -> ToolOutput:
 async def search_nodes(rt: Runtime, req: SearchNodesIn) -> ToolOutput:
     graph = await rt.store.search_nodes(req.query, as_of=req.asOf)
     data = graph.reference()
-    return dump(data), data
+    return reference_text(data), data
 
 
 @_reference("open_nodes", OpenNodesIn, _Graph, read_only=True, idempotent=True, schema=_with_as_of("open_nodes"))
 async def open_nodes(rt: Runtime, req: OpenNodesIn) -> ToolOutput:
     graph = await rt.store.open_nodes(req.names, as_of=req.asOf)
     data = graph.reference()
-    text = dump(data)
+    text = reference_text(data)
     if req.asOf is None:
         record_access(rt, [e.name for e in graph.entities], text)
     return text, data

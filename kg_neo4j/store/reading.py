@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from kg_neo4j.errors import ValidationError
-from kg_neo4j.models import KnowledgeGraph, reference_graph_text
+from kg_neo4j.models import KnowledgeGraph, reference_text
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.executor import concurrently
 from kg_neo4j.store.records import decode_cursor, dedupe, encode_cursor, graph_of
@@ -85,12 +85,12 @@ class Reading(StoreCore):
             results = await concurrently(reads, sequential=self.in_transaction)
             entities, relations = results[0][0]["entities"], results[1][0]["relations"]
             self.cap.check("read_graph", rows=(len(entities), len(relations)))
-            text = reference_graph_text(entities, relations)
-            self.cap.check("read_graph", text=text)
             structured = {
                 "entities": [{"name": n, "entityType": t, "observations": o} for n, t, o in entities],
                 "relations": [{"from": a, "to": b, "relationType": t} for a, b, t in relations],
             }
+            text = reference_text(structured)
+            self.cap.check("read_graph", text=text)
             until = results[2][0]["horizon"] if horizon else None
             return (text, structured), (None if until is None else until.to_native())
 

@@ -1,0 +1,113 @@
+"""The stdio transport reads and writes on the event loop when stdin and stdout are pipes (what every
+MCP client gives it) and through worker threads otherwise (a regular file, a terminal); both serve
+the same session (README "Performance": no thread hand-off per message on pipes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import KG, Neo4jInfo, server_env
+from kg_neo4j.server.stdio import LineSplitter
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+#: longer than the pipe's 64 KiB and the reader's chunk, so one message spans several reads and writes
+BIG_OBSERVATIONS = [f"observation {i}: " + "long text " * 390 for i in range(20)]
+
+
+def _call(rid: int, name: str, arguments: dict[str, Any]) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                       "params": {"name": name, "arguments": arguments}})
+
+
+def _session_lines() -> list[str]:
+    return [
+        json.dumps(INIT),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        "not json",
+        _call(3, "create_entities", {"entities": [{"name": "Ada", "entityType": "person",
+                                                   "observations": BIG_OBSERVATIONS}]}),
+        "",  # a blank line is skipped
+        _call(4, "read_graph", {}) + "\r",  # a CRLF line ending
+    ]
+
+
+def _answers(read: Callable[[], bytes], want: int, timeout: float = 60) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = read().splitlines()
+        if len(lines) >= want:
+            return [json.loads(line) for line in lines]
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {want} answers within {timeout} s: {read()[:500]!r}")
+
+
+@pytest.mark.parametrize("stdout_kind", ["pipe", "file"])
+def test_one_session_through_pipes_and_files(neo4j_info: Neo4jInfo, tmp_path: Path, stdout_kind: str) -> None:
+    """The same messages give the same answers whether stdout is a pipe (event loop) or a regular
+    file (threads); messages and answers larger than a pipe's buffer; the server ends at end of input."""
+    namespace = f"test-stdio-transport-{uuid.uuid4().hex[:8]}"
+    args = [KG, "serve", "--tools", "reference", "--embedding-model", "none", "--namespace", namespace]
+    out_path = tmp_path / "out.jsonl"
+    with out_path.open("wb") as fout:
+        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env(neo4j_info),
+                                stdout=subprocess.PIPE if stdout_kind == "pipe" else fout)
+        assert proc.stdin is not None
+        received = bytearray()
+
+        def read() -> bytes:
+            if stdout_kind == "file":
+                return out_path.read_bytes()
+            assert proc.stdout is not None
+            while select.select([proc.stdout], [], [], 0.05)[0]:
+                chunk = os.read(proc.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    break
+                received.extend(chunk)
+            return bytes(received)
+
+        try:
+            lines = _session_lines()
+            for want, batch in ((4, lines[:-1]), (5, lines[-1:])):  # read_graph once the create has answered
+                for line in batch:
+                    proc.stdin.write(line.encode() + b"\n")
+                    proc.stdin.flush()
+                answers = _answers(read, want)
+        finally:
+            proc.stdin.close()  # end of input: the server stops
+            code = proc.wait(timeout=60)
+            err = proc.stderr.read() if proc.stderr else b""
+    assert code == 0, err.decode(errors="replace")[-2000:]
+    by_id = {a.get("id"): a for a in answers}
+    # a refused line is answered by the transport itself, so it may overtake the answer before it
+    assert sorted(by_id, key=lambda i: i or 0) == [None, 1, 2, 3, 4], answers
+    assert len(by_id[2]["result"]["tools"]) == 9
+    assert by_id[None]["error"]["code"] == -32700
+    assert "result" in by_id[3] and not by_id[3]["result"].get("isError"), by_id[3]
+    graph = json.loads(by_id[4]["result"]["content"][0]["text"])
+    assert [(e["name"], e["observations"]) for e in graph["entities"]] == [("Ada", BIG_OBSERVATIONS)]
+    assert graph["relations"] == []
+
+
+@pytest.mark.parametrize(("chunks", "lines", "rest"), [
+    ([b"a\nb\n"], [b"a", b"b"], b""),
+    ([b"a", b"b\nc"], [b"ab"], b"c"),
+    ([b"", b"\n", b"x\n\n"], [b"", b"x", b""], b""),
+    ([b"{" * 70_000, b"}\n"], [b"{" * 70_000 + b"}"], b""),
+])
+def test_lines_split_across_chunks(chunks: list[bytes], lines: list[bytes], rest: bytes) -> None:
+    split = LineSplitter()
+    got = [line for chunk in chunks for line in split.feed(chunk)]
+    assert got == lines
+    assert split.rest() == rest

@@ -41,8 +41,7 @@ async def _kept(store: GraphStore) -> tuple[str, dict]:
 
 
 async def _fresh(store: GraphStore) -> tuple[str, dict]:
-    answer, _ = await store._graph_answer(store.clock.now(), horizon=False)
-    return answer
+    return await store._graph_answer(store.clock.now())
 
 
 async def test_unchanged_database_reuses_the_answer(store: GraphStore) -> None:

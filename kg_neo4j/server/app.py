@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import logging
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -85,10 +86,19 @@ async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncI
                  opened.model.name if opened.model else "none", len(schemas))
         runtime = ServerRuntime(store=opened.graph_store(), profile=settings.tools,
                                 max_answer_bytes=settings.max_answer_bytes, settings=settings, schemas=schemas)
+        _freeze_startup_heap()
         try:
             yield runtime
         finally:
             await runtime.drain()  # access records still being written
+
+
+def _freeze_startup_heap() -> None:
+    """Move what start-up made (modules, models, schemas: ~110k objects) out of the cyclic garbage
+    collector's sight: they live as long as the process, and every full collection walked them
+    again, ~75 ms each time a whole-graph answer had just been built (README "Performance")."""
+    gc.collect()
+    gc.freeze()
 
 
 def build_server(runtime: Runtime) -> Server[Any]:

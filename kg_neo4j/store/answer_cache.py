@@ -14,7 +14,10 @@ Two more conditions keep it exact:
   that landed while it was being read may or may not be in it, so such an answer is not kept.
 * An answer also depends on the clock (items created, opened or closed after the read's moment
   are not shown yet), so it is kept only until the first such moment in the namespace (its
-  *horizon*) and only for moments not earlier than the one it was read at.
+  *horizon*) and only for moments not earlier than the one it was read at.  The horizon is read
+  beside the answer but not waited for: the answer goes out, and the next call waits for the
+  horizon (long finished by then) before it may reuse the answer.  A horizon that could not be read
+  means the answer is not reused.
 
 The position is only comparable on one server: with a routing driver (``neo4j://``, clusters,
 Aura) the reads may go to different members, so the cache is off there and every call reads.
@@ -22,6 +25,7 @@ Aura) the reads may go to different members, so the cache is off there and every
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,12 +37,30 @@ from neo4j import AsyncDriver
 Answer = tuple[str, dict[str, Any]]
 
 
+#: What a build returns: the answer and its horizon, still being read (None: no moment after the read's).
+Built = tuple[Answer, Awaitable[datetime | None]]
+
+
 @dataclass(frozen=True)
 class _Kept:
     position: frozenset[str]
     read_at: datetime
-    horizon: datetime | None  # the first moment after read_at that changes the answer (None: none known)
+    #: the first moment after read_at that changes the answer (None: none known), once read
+    horizon: asyncio.Future[datetime | None]
     answer: Answer
+
+    async def valid_at(self, at: datetime) -> bool:
+        try:
+            horizon = await asyncio.shield(self.horizon)
+        except Exception:  # noqa: BLE001 - an unknown horizon: the answer is read again instead
+            return False
+        return horizon is None or at < horizon
+
+
+def _quiet(task: asyncio.Future[datetime | None]) -> None:
+    """A horizon that failed after nobody waited for it is not an unretrieved error; it is just unknown."""
+    if not task.cancelled():
+        task.exception()
 
 
 def cache_applies(driver: AsyncDriver) -> bool:
@@ -65,26 +87,35 @@ class AnswerCache:
         self.hits = 0
         self.misses = 0
 
-    async def get_or_build(self, kind: str, at: datetime,
-                           build: Callable[[], Awaitable[tuple[Answer, datetime | None]]]) -> Answer:
+    async def get_or_build(self, kind: str, at: datetime, build: Callable[[], Awaitable[Built]]) -> Answer:
         """The answer of ``kind`` at moment ``at``: kept if still exact, else ``build()`` (which
-        returns the answer and its horizon) and keep it when it can be kept."""
+        returns the answer and the read of its horizon) and keep it when it can be kept."""
         if not self.enabled:
-            answer, _ = await build()
+            answer, horizon = await build()
+            if asyncio.iscoroutine(horizon):
+                horizon.close()  # not wanted: never started
             return answer
         before = await database_position(self.driver, self.database)
         kept = self._kept.get(kind)
         if (kept is not None and kept.position == before and kept.read_at <= at
-                and (kept.horizon is None or at < kept.horizon)):
+                and await kept.valid_at(at)):
             self.hits += 1
             return kept.answer
         self.misses += 1
-        self._kept.pop(kind, None)  # never hold two whole graphs at once
+        old = self._kept.pop(kind, None)  # never hold two whole graphs at once
+        if old is not None:
+            old.horizon.cancel()
         answer, horizon = await build()
+        task = asyncio.ensure_future(horizon)
+        task.add_done_callback(_quiet)
         after = await database_position(self.driver, self.database)
         if after == before:
-            self._kept[kind] = _Kept(before, at, horizon, answer)
+            self._kept[kind] = _Kept(before, at, task, answer)
+        else:
+            task.cancel()
         return answer
 
     def clear(self) -> None:
+        for kept in self._kept.values():
+            kept.horizon.cancel()
         self._kept.clear()

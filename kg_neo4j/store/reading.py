@@ -4,19 +4,28 @@ search_nodes, open_nodes; each one read (``cypher/read.cypher``), every answer u
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import KnowledgeGraph, reference_text
+from kg_neo4j.store.answer_cache import Built
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.executor import concurrently
 from kg_neo4j.store.records import decode_cursor, dedupe, encode_cursor, graph_of
 
 _gc_pauses = [0, False]  # overlapping pauses, and whether the collector ran before the first one
+
+
+async def _horizon_of(read: Awaitable[Any]) -> datetime | None:
+    """The moment read_graph_horizon returned (None: nothing changes by itself after the read)."""
+    records = await read
+    until = records[0]["horizon"] if records else None
+    return None if until is None else until.to_native()
 
 
 @contextlib.contextmanager
@@ -69,17 +78,14 @@ class Reading(StoreCore):
         itself.  The same graph as ``read_graph()``, which keeps the full relations for other callers.
         A read of now is kept while the database has not changed (store/answer_cache.py)."""
         if as_of is not None or self.in_transaction:
-            answer, _ = await self._graph_answer(as_of or self.clock.now(), horizon=False)
-            return answer
+            return await self._graph_answer(as_of or self.clock.now())
         at = self.clock.now()
-        return await self._answers.get_or_build("read_graph", at, lambda: self._graph_answer(at, horizon=True))
+        return await self._answers.get_or_build("read_graph", at, lambda: self._kept_graph_answer(at))
 
-    async def _graph_answer(self, at: datetime, *, horizon: bool) -> tuple[tuple[str, dict[str, Any]], datetime | None]:
+    async def _graph_answer(self, at: datetime) -> tuple[str, dict[str, Any]]:
         cap = self.cap.max_rows
         reads = [self.x.read("read_graph_entities", max_entities=cap + 1, at=at),
                  self.x.read("read_graph_relations", max_relations=cap + 1, at=at)]
-        if horizon:
-            reads.append(self.x.read("read_graph_horizon", at=at))
         with _gc_paused():
             # the reads run concurrently: Neo4j works on them at once and each is decoded as it arrives
             results = await concurrently(reads, sequential=self.in_transaction)
@@ -91,8 +97,18 @@ class Reading(StoreCore):
             }
             text = reference_text(structured)
             self.cap.check("read_graph", text=text)
-            until = results[2][0]["horizon"] if horizon else None
-            return (text, structured), (None if until is None else until.to_native())
+            return text, structured
+
+    async def _kept_graph_answer(self, at: datetime) -> Built:
+        """The answer of ``at`` and, for the answer cache, the read of its horizon: started with the
+        answer's reads, awaited by the cache only when the answer is asked for again."""
+        horizon = asyncio.ensure_future(self.x.read("read_graph_horizon", at=at))
+        try:
+            answer = await self._graph_answer(at)
+        except BaseException:
+            horizon.cancel()
+            raise
+        return answer, _horizon_of(horizon)
 
     async def search_nodes(self, query: str, *, as_of: datetime | None = None) -> KnowledgeGraph:
         cap = self.cap.max_rows

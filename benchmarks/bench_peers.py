@@ -65,7 +65,7 @@ REFERENCE_VERSION = "2026.8.31"
 NEO4J_MEMORY_VERSION = "0.4.5"
 CACHE = Path.home() / ".cache" / "kg-neo4j-bench"
 PEER_HOME = CACHE / "neo4j-peer"
-PEER_BOLT, PEER_HTTP = 7697, 7484
+PEER_BOLT, PEER_HTTP, PEER_GUIDE = 7697, 7484, 7488
 BATCH = 100
 DEFAULT_MODEL = "all-MiniLM-L6-v2"  # the product's default (Settings.embedding_model), packaged
 SYSTEMS = ("kg", "kg-embed", "reference", "neo4j-memory")
@@ -101,7 +101,8 @@ def peer_neo4j(command: str) -> dict[str, str]:
     """``kg-neo4j neo4j start|stop|env`` for the peer's own local Neo4j (never the project's)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "KG_NEO4J_"))}
     env.update(KG_NEO4J_HOME=str(PEER_HOME), KG_NEO4J_LOCAL_BOLT_PORT=str(PEER_BOLT),
-               KG_NEO4J_LOCAL_HTTP_PORT=str(PEER_HTTP), KG_NEO4J_LOCAL_HEAP="1g", KG_NEO4J_LOCAL_PAGECACHE="512m")
+               KG_NEO4J_LOCAL_HTTP_PORT=str(PEER_HTTP), KG_NEO4J_LOCAL_GUIDE_PORT=str(PEER_GUIDE),
+               KG_NEO4J_LOCAL_HEAP="1g", KG_NEO4J_LOCAL_PAGECACHE="512m")
     out = subprocess.run([KG, "neo4j", command], env=env, check=True, capture_output=True, text=True)
     sys.stderr.write(out.stderr)
     return dict(line.removeprefix("export ").split("=", 1) for line in out.stdout.splitlines()

@@ -1,44 +1,16 @@
-"""Entity and observation writes: create_entities (embedded, pipelined when large), add_observations,
+"""Entity and observation writes: create_entities (embedded in one encode call), add_observations,
 delete_entities, delete_observations; each one transaction (``cypher/entities.cypher``)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
-
-from neo4j import AsyncManagedTransaction
 
 from kg_neo4j.errors import NotFoundError, ValidationError
 from kg_neo4j.models import Entity, EntityIn, ObservationAdd, ObservationDelete, ObservationResult
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.records import check_observation_total, dedupe, entity_text
 from kg_neo4j.store.type_labels import type_labels
-
-#: A create_entities batch with at least this many texts to embed (observations plus one per entity)
-#: is written in PIPELINE_CHUNKS chunks inside its one transaction, each chunk's statement running
-#: while the next chunk is embedded.
-PIPELINE_MIN_TEXTS = 256
-PIPELINE_CHUNKS = 4
-
-
-def _chunks_by_texts(rows: list[dict[str, Any]], n: int) -> list[list[dict[str, Any]]]:
-    """``rows`` in at most ``n`` consecutive chunks of about the same number of texts to embed."""
-    total = sum(_texts_to_embed(r) for r in rows)
-    chunks: list[list[dict[str, Any]]] = [[]]
-    done = 0
-    for row in rows:
-        # chunk j closes once the texts so far reach j/n of the total
-        if chunks[-1] and len(chunks) < n and done >= len(chunks) * total / n:
-            chunks.append([])
-        chunks[-1].append(row)
-        done += _texts_to_embed(row)
-    return chunks
-
-
-def _texts_to_embed(row: dict[str, Any]) -> int:
-    """Texts create_entities embeds for one row: its observations and the entity's name/type."""
-    return len(row["observations"]) + 1
 
 
 class EntityWrites(StoreCore):
@@ -61,45 +33,17 @@ class EntityWrites(StoreCore):
             })
         if not rows:
             return []
-        n_texts = sum(_texts_to_embed(r) for r in rows)
-        if self.embedder is None or self.in_transaction or n_texts < PIPELINE_MIN_TEXTS:
-            await self._attach_vectors(rows, "observations")
-            records = await self.x.write("create_entities", rows=rows)
-            created = set(records[0]["created"]) if records else set()
-        else:
-            created = await self._create_entities_pipelined(rows)
+        # One encode call for the whole batch, then one statement.  Writing a chunk while the next was
+        # encoded gained nothing on two cores (the encoder uses both) and split the encoder's passes
+        # unevenly: 67% of bare encode throughput against 87% (benchmarks/README.md, bench_peers).
+        await self._attach_vectors(rows, "observations")
+        records = await self.x.write("create_entities", rows=rows)
+        created = set(records[0]["created"]) if records else set()
         return [
             Entity(name=row["name"], entityType=row["entityType"], observations=row["observations"])
             for row in rows
             if row["name"] in created
         ]
-
-    async def _create_entities_pipelined(self, rows: list[dict[str, Any]]) -> set[str]:
-        """One transaction, written in chunks: each chunk's statement runs while the next chunk is
-        embedded, so Neo4j's share of the write overlaps the encoding (the commit cannot).  All chunks
-        share one ``now``; a retried transaction reuses the vectors already made."""
-        now = self.clock.now()
-        chunks = _chunks_by_texts(rows, PIPELINE_CHUNKS)
-        await self._attach_vectors(chunks[0], "observations")  # before the transaction opens: none sits idle
-
-        async def work(tx: AsyncManagedTransaction) -> list[str]:
-            x = self.x.bound(tx)
-            created: list[str] = []
-            pending: asyncio.Future[None] | None = None  # the next chunk's encode
-            try:
-                for i, chunk in enumerate(chunks):
-                    if pending is not None:
-                        await pending
-                    pending = (asyncio.ensure_future(self._attach_vectors(chunks[i + 1], "observations"))
-                               if i + 1 < len(chunks) else None)
-                    records = await x.write("create_entities", rows=chunk, now=now)
-                    created.extend(records[0]["created"] if records else [])
-            finally:
-                if pending is not None:
-                    await asyncio.gather(pending, return_exceptions=True)  # never leave an encode behind
-            return created
-
-        return set(await self.x.transaction(work))
 
     async def _attach_vectors(self, rows: list[dict[str, Any]], field: str) -> None:
         """Embed every text of the batch in one encode call and hang the vectors on the rows

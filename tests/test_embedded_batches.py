@@ -1,5 +1,5 @@
-"""create_entities with embeddings, written in chunks inside one transaction while the next chunk is
-embedded (GraphStore._create_entities_pipelined), against the real Neo4j and the real MiniLM."""
+"""create_entities with embeddings: the whole batch encoded in one call, then written in one
+transaction with one time and every vector, against the real Neo4j and the real MiniLM."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 
 from kg_neo4j.models import EntityIn
 from kg_neo4j.store import GraphStore
-from kg_neo4j.store.entities import PIPELINE_CHUNKS, PIPELINE_MIN_TEXTS, _chunks_by_texts
 from kg_neo4j.store.records import entity_text
 
 
@@ -38,26 +37,15 @@ class CountingEmbedder:
         return self.inner.encode(texts)
 
 
-def test_chunks_split_by_texts_in_order() -> None:
-    rows = [{"name": f"n{i}", "observations": ["x"] * (i % 5)} for i in range(50)]
-    chunks = _chunks_by_texts(rows, 4)
-    assert len(chunks) == 4
-    assert [r["name"] for c in chunks for r in c] == [r["name"] for r in rows]
-    assert _chunks_by_texts(rows[:2], 4) == [[rows[0]], [rows[1]]]  # never an empty chunk
-    sizes = [sum(len(r["observations"]) + 1 for r in c) for c in chunks]
-    assert max(sizes) - min(sizes) <= 2 * 5  # about even: each within one row of a quarter
-
-
-async def test_pipelined_batch_lands_whole_with_one_time_and_every_vector(
+async def test_batch_lands_whole_with_one_time_and_every_vector(
         semantic_store: GraphStore, embedder: Any, sync_driver: Any, namespace: str) -> None:
     entities = batch(100)
-    assert sum(len(e.observations) + 1 for e in entities) >= PIPELINE_MIN_TEXTS
     counting = CountingEmbedder(embedder)
     semantic_store.embedder = counting
     created = await semantic_store.create_entities(entities)
 
     assert [e.name for e in created] == [e.name for e in entities]
-    assert counting.calls == PIPELINE_CHUNKS  # one encode per chunk
+    assert counting.calls == 1  # one encode for the batch: observations and entity texts
     records, _, _ = sync_driver.execute_query(
         """MATCH (e:Entity {namespace: $ns})-[:HAS_OBSERVATION]->(o:Observation)
            RETURN e.name AS name, e.created_at AS e_at, e.embedding AS ev, o.seq AS seq, o.text AS text,
@@ -70,7 +58,7 @@ async def test_pipelined_batch_lands_whole_with_one_time_and_every_vector(
         assert r["ov"] is not None and len(r["ov"]) == embedder.dimension
         assert r["ev"] is not None and len(r["ev"]) == embedder.dimension
     assert by_name == {e.name: e.observations for e in entities}  # insertion order kept
-    # the vectors are the model's own for those texts (spot check, first and last chunk)
+    # the vectors are the model's own for those texts (spot check, first and last)
     for r in (records[0], records[-1]):
         expected = embedder.encode([r["text"]])[0]
         assert math.isclose(sum(a * b for a, b in zip(r["ov"], expected, strict=True)), 1.0, abs_tol=1e-4)
@@ -79,11 +67,9 @@ async def test_pipelined_batch_lands_whole_with_one_time_and_every_vector(
     assert math.isclose(sum(a * b for a, b in zip(first["ev"], expected_entity, strict=True)), 1.0, abs_tol=1e-4)
 
 
-@pytest.mark.parametrize("fail_on", [2, PIPELINE_CHUNKS])
-async def test_pipelined_batch_failing_late_writes_nothing(
-        semantic_store: GraphStore, embedder: Any, sync_driver: Any, namespace: str, fail_on: int) -> None:
-    # Chunks before the failure were already sent to Neo4j: the one transaction rolls them back.
-    semantic_store.embedder = CountingEmbedder(embedder, fail_on=fail_on)
+async def test_failing_encode_writes_nothing(
+        semantic_store: GraphStore, embedder: Any, sync_driver: Any, namespace: str) -> None:
+    semantic_store.embedder = CountingEmbedder(embedder, fail_on=1)
     with pytest.raises(RuntimeError, match="on purpose"):
         await semantic_store.create_entities(batch(100))
     records, _, _ = sync_driver.execute_query(
@@ -91,8 +77,8 @@ async def test_pipelined_batch_failing_late_writes_nothing(
     assert records[0]["c"] == 0
 
 
-async def test_pipelined_batch_skips_existing_names(semantic_store: GraphStore, embedder: Any,
-                                                    sync_driver: Any, namespace: str) -> None:
+async def test_batch_skips_existing_names(semantic_store: GraphStore, embedder: Any,
+                                         sync_driver: Any, namespace: str) -> None:
     await semantic_store.create_entities(batch(100)[40:60])
     created = await semantic_store.create_entities(batch(100))
     assert [e.name for e in created] == [e.name for e in batch(100) if not 40 <= int(e.name[-3:]) < 60]

@@ -51,6 +51,20 @@ async def test_unchanged_database_reuses_the_answer(store: GraphStore) -> None:
     assert kept == await _fresh(store)
 
 
+async def test_unknown_horizon_is_never_reused(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The horizon is read after the answer goes out; if that read fails, the answer is built again."""
+    await store.create_entities([_ent("a", "x")])
+
+    async def failing(at: object) -> None:
+        raise RuntimeError("horizon read failed on purpose")
+
+    monkeypatch.setattr(store, "_horizon", failing)
+    first = await store.read_graph_answer()
+    second = await store.read_graph_answer()
+    assert second is not first and second == first == await _fresh(store)
+    assert store._answers.hits == 0
+
+
 async def test_any_commit_rebuilds(store: GraphStore, driver, neo4j_info, clock) -> None:
     await store.create_entities([_ent("a", "x")])
     await store.read_graph_answer()

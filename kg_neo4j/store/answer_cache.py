@@ -15,9 +15,9 @@ Two more conditions keep it exact:
 * An answer also depends on the clock (items created, opened or closed after the read's moment
   are not shown yet), so it is kept only until the first such moment in the namespace (its
   *horizon*) and only for moments not earlier than the one it was read at.  The horizon is read
-  beside the answer but not waited for: the answer goes out, and the next call waits for the
-  horizon (long finished by then) before it may reuse the answer.  A horizon that could not be read
-  means the answer is not reused.
+  after the answer is built and not waited for: the answer goes out while it is read, and the next
+  call waits for it (long finished by then) before it may reuse the answer.  A horizon that could
+  not be read means the answer is not reused.
 
 The position is only comparable on one server: with a routing driver (``neo4j://``, clusters,
 Aura) the reads may go to different members, so the cache is off there and every call reads.

@@ -4,10 +4,9 @@ search_nodes, open_nodes; each one read (``cypher/read.cypher``), every answer u
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
-from collections.abc import Awaitable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -19,13 +18,6 @@ from kg_neo4j.store.executor import concurrently
 from kg_neo4j.store.records import decode_cursor, dedupe, encode_cursor, graph_of
 
 _gc_pauses = [0, False]  # overlapping pauses, and whether the collector ran before the first one
-
-
-async def _horizon_of(read: Awaitable[Any]) -> datetime | None:
-    """The moment read_graph_horizon returned (None: nothing changes by itself after the read)."""
-    records = await read
-    until = records[0]["horizon"] if records else None
-    return None if until is None else until.to_native()
 
 
 @contextlib.contextmanager
@@ -100,15 +92,16 @@ class Reading(StoreCore):
             return text, structured
 
     async def _kept_graph_answer(self, at: datetime) -> Built:
-        """The answer of ``at`` and, for the answer cache, the read of its horizon: started with the
-        answer's reads, awaited by the cache only when the answer is asked for again."""
-        horizon = asyncio.ensure_future(self.x.read("read_graph_horizon", at=at))
-        try:
-            answer = await self._graph_answer(at)
-        except BaseException:
-            horizon.cancel()
-            raise
-        return answer, _horizon_of(horizon)
+        """The answer of ``at`` and, for the answer cache, the read of its horizon: started once the
+        answer is built (so it does not compete with the answer's reads), awaited by the cache only
+        when the answer is asked for again."""
+        return await self._graph_answer(at), self._horizon(at)
+
+    async def _horizon(self, at: datetime) -> datetime | None:
+        """The first moment after ``at`` that changes read_graph's answer without a write (None: none)."""
+        records = await self.x.read("read_graph_horizon", at=at)
+        until = records[0]["horizon"] if records else None
+        return None if until is None else until.to_native()
 
     async def search_nodes(self, query: str, *, as_of: datetime | None = None) -> KnowledgeGraph:
         cap = self.cap.max_rows

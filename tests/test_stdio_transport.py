@@ -111,3 +111,16 @@ def test_lines_split_across_chunks(chunks: list[bytes], lines: list[bytes], rest
     got = [line for chunk in chunks for line in split.feed(chunk)]
     assert got == lines
     assert split.rest() == rest
+
+
+@pytest.mark.parametrize("stdout_kind", ["pipe", "file"])
+def test_empty_input_ends_cleanly(neo4j_info: Neo4jInfo, tmp_path: Path, stdout_kind: str) -> None:
+    """Input that ends before any message (the pipe may already be closed as it is connected): exit 0,
+    nothing written."""
+    args = [KG, "serve", "--embedding-model", "none", "--namespace", f"test-stdio-empty-{uuid.uuid4().hex[:8]}"]
+    out_path = tmp_path / "out.jsonl"
+    with out_path.open("wb") as fout:
+        proc = subprocess.run(args, input=b"", stderr=subprocess.PIPE, env=server_env(neo4j_info), timeout=120,
+                              stdout=subprocess.PIPE if stdout_kind == "pipe" else fout)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
+    assert (proc.stdout if stdout_kind == "pipe" else out_path.read_bytes()) == b""

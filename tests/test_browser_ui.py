@@ -20,7 +20,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +120,22 @@ def frame_for(d: Any, command: str) -> Any:
     raise AssertionError(f"no frame of {command!r} among {frame_commands(d)}")
 
 
+def click(wait: Any, find: Callable[[], Any]) -> None:
+    """Click what ``find`` returns once nothing lies over it: the Browser's forms and frames animate in,
+    and a click that lands while another element still covers the target is refused, so it is tried
+    again until the wait's timeout."""
+    from selenium.common.exceptions import ElementClickInterceptedException, StaleElementReferenceException
+
+    def attempt(_: Any) -> bool:
+        try:
+            find().click()
+        except (ElementClickInterceptedException, StaleElementReferenceException):
+            return False
+        return True
+
+    wait.until(attempt)
+
+
 async def test_browser_shows_the_memory_in_our_style(own_neo4j: tuple[Neo4jInfo, dict[str, str]],
                                                      tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
@@ -137,7 +153,7 @@ async def test_browser_shows_the_memory_in_our_style(own_neo4j: tuple[Neo4jInfo,
         wait = WebDriverWait(d, TIMEOUT)
         password = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, '[data-testid="password"]')))
         password.send_keys(info.password)
-        d.find_element(By.CSS_SELECTOR, '[data-testid="connect"]').click()
+        click(wait, lambda: d.find_element(By.CSS_SELECTOR, '[data-testid="connect"]'))
 
         # on connect: the style is loaded and the guide played (browser.post_connect_cmd)
         wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, 'pre[data-query="param_ns"] i')))
@@ -149,11 +165,11 @@ async def test_browser_shows_the_memory_in_our_style(own_neo4j: tuple[Neo4jInfo,
 
         # the first slide sets the parameters, the second runs the whole memory
         for name in ("param_ns", "param_name"):
-            d.find_element(By.CSS_SELECTOR, f'pre[data-query="{name}"] i').click()
+            click(wait, lambda name=name: d.find_element(By.CSS_SELECTOR, f'pre[data-query="{name}"] i'))
         wait.until(lambda drv: ":param name => 'Alice'" in frame_commands(drv))
         guide_frame = frame_for(d, f":play {guide}/guide.html")
-        guide_frame.find_element(By.CSS_SELECTOR, "button.next-slide").click()
-        wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, 'pre[data-query="guide_whole_memory"] i'))).click()
+        click(wait, lambda: guide_frame.find_element(By.CSS_SELECTOR, "button.next-slide"))
+        click(wait, lambda: d.find_element(By.CSS_SELECTOR, 'pre[data-query="guide_whole_memory"] i'))
         wait.until(lambda drv: len(drv.find_elements(By.CSS_SELECTOR, "svg.neod3viz g.node")) == 5)
         time.sleep(3)  # let the force layout settle for the screenshot
 

@@ -24,6 +24,11 @@ CREATE TEXT INDEX kg_entity_type_lower IF NOT EXISTS FOR (n:Entity) ON (n.type_l
 // Text index behind search_nodes' case-insensitive substring match on observations.
 CREATE TEXT INDEX kg_observation_text_lower IF NOT EXISTS FOR (o:Observation) ON (o.text_lower)
 
+// name: schema_observation_ns_turn
+// Range index over each observation's place in its namespace's write order (search_memory_context finds the
+// turn written just before a candidate: README "search_memory", context re-rank).
+CREATE INDEX kg_observation_ns_turn IF NOT EXISTS FOR (o:Observation) ON (o.namespace, o.turn)
+
 // name: schema_knowledge_ns
 // Range index that lists the knowledge nodes of one namespace (list_knowledge, decay sweeps, stats).
 CREATE INDEX kg_knowledge_ns IF NOT EXISTS FOR (k:Knowledge) ON (k.namespace)

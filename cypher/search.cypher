@@ -18,7 +18,7 @@ CALL (raw) {
   WHERE o.namespace = $ns AND o.created_at <= $at
   MATCH (e:Entity)-[:HAS_OBSERVATION]->(o)
   WHERE e.created_at <= $at AND ($types IS NULL OR e.entityType IN $types)
-  RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score,
+  RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, oid: elementId(o), score: score,
                   memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
                                                       level: e.memory_level,
                                                       since: coalesce(e.last_access, e.created_at)} END}) AS hits
@@ -55,7 +55,7 @@ CALL (raw) {
   OPTIONAL MATCH (owner:Entity)-[:HAS_OBSERVATION]->(n:Observation)
   WITH coalesce(owner, n) AS e, CASE WHEN owner IS NULL THEN null ELSE n END AS o, score
   WHERE e:Entity AND e.created_at <= $at AND ($types IS NULL OR e.entityType IN $types)
-  RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score,
+  RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, oid: elementId(o), score: score,
                   memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
                                                       level: e.memory_level,
                                                       since: coalesce(e.last_access, e.created_at)} END}) AS hits
@@ -77,7 +77,7 @@ CALL () {
     WITH e, o, vector.similarity.cosine(o.embedding, $vector) AS score
     ORDER BY score DESC
     LIMIT $k_vector
-    RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score,
+    RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, oid: elementId(o), score: score,
                     memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
                                                         level: e.memory_level,
                                                         since: coalesce(e.last_access, e.created_at)} END}) AS vhits
@@ -105,6 +105,24 @@ CALL () {
   RETURN small AS entities_small, ventities
 }
 RETURN obs_small, vhits, entities_small, ventities
+
+// name: search_memory_context
+// For the best fused observation candidates ($ids): the question's cosine with each and with the turn written just before it in this namespace, and theirs.
+// A turn is an observation's place in the namespace's write order (cypher/entities.cypher); the previous
+// one is found through the (namespace, turn) index, whoever wrote it.  Cosines as Neo4j gives them, in [0, 1].
+UNWIND $ids AS id
+MATCH (o:Observation)
+WHERE elementId(o) = id AND o.namespace = $ns AND o.embedding IS NOT NULL
+CALL (o) {
+  MATCH (p:Observation)
+  WHERE p.namespace = $ns AND p.turn < o.turn AND p.created_at <= $at
+  WITH p ORDER BY p.turn DESC LIMIT 1
+  RETURN collect(p) AS before
+}
+WITH id, o, CASE WHEN before[0].embedding IS NULL THEN null ELSE before[0] END AS p
+RETURN id, vector.similarity.cosine(o.embedding, $vector) AS own,
+       CASE WHEN p IS NULL THEN null ELSE vector.similarity.cosine(p.embedding, $vector) END AS prev,
+       CASE WHEN p IS NULL THEN null ELSE vector.similarity.cosine(o.embedding, p.embedding) END AS pair
 
 // name: search_memory_around
 // For the named entities only: type, observation count, strongest current relations, and for knowledge its trust, level, quote and decay state.
@@ -160,7 +178,7 @@ CALL (raw) {
   WITH h.node AS o, h.score AS score
   MATCH (e:Entity)-[:HAS_OBSERVATION]->(o)
   WHERE e.created_at <= $at AND ($types IS NULL OR e.entityType IN $types)
-  RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, score: score,
+  RETURN collect({name: e.name, entityType: e.entityType, observation: o.text, seq: o.seq, oid: elementId(o), score: score,
                   memory: CASE WHEN e:Knowledge THEN {category: e.category, stability: e.stability,
                                                       level: e.memory_level,
                                                       since: coalesce(e.last_access, e.created_at)} END}) AS hits

@@ -106,6 +106,11 @@ CALL (n, row) {
 }
 RETURN row.name AS name
 
+// name: transfer_full_import_turns
+// Imported observations keep their place in the write order (turn): the namespace's counter moves past them ($next).
+MERGE (m:KgMeta {key: 'turns:' + $ns})
+SET m.turn_next = CASE WHEN coalesce(m.turn_next, 0) > $next THEN m.turn_next ELSE $next END
+
 // name: transfer_full_import_relationships
 // Create the relationships of one full-export batch as stored; one with the same ends, type and properties is skipped.
 UNWIND $rows AS row

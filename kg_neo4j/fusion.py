@@ -24,6 +24,14 @@ Graph signals on top:
   nothing the question asks about ("Lena went to look at the flat on Mill Road" ...
   "She said it was way too far"); with the mention change, dev hit@10 0.741, MRR 0.520.
   Candidates only: no extra read;
+- turn context (a re-rank, issue 15): the best ``rerank_depth`` (50) candidates get a share
+  (``turn_context``, 0.5 of the top score, times the min-max over those observations) of the
+  question's cosine with the candidate's vector averaged with the vector of the turn written just
+  before it in the namespace, whoever wrote it (``store/hybrid_search.py`` reads those cosines; the
+  order is the namespace's write order, README "search_memory").  Where the ``context`` signal
+  above needs the setup among the candidates and by the same entity, this one reads the other
+  speaker's question the answer replies to.  Dev split of benchmarks/recall_eval/v2: hit@10
+  0.738 -> 0.795, MRR 0.513 -> 0.527 (benchmarks/results/recall_experiments_dev.md);
 - proximity: neighbours of the strongest entities get a share, times relation weight,
   and neighbours no channel found become entity hits;
 - prior: an optional per-entity score in [0, 1] (the knowledge layer's memory score,
@@ -60,6 +68,8 @@ class FusionWeights:
     proximity: float = 0.05  # share of the top score, times relation weight, for neighbours of strong entities
     prior: float = 0.1  # share of the top score, times the [0, 1] prior (memory score), added
     strong_entities: int = 3
+    turn_context: float = 0.5  # share of the top score, times the min-max turn-context cosine (re-rank)
+    rerank_depth: int = 50  # how many of the best candidates the turn-context re-rank re-scores
 
 
 @dataclass
@@ -70,6 +80,7 @@ class Hit:
     seq: int | None
     score: float = 0.0
     channels: dict[str, float] = field(default_factory=dict)  # channel -> normalised score
+    oid: str | None = None  # the observation's element id (the turn-context re-rank reads by it)
 
     @property
     def key(self) -> tuple[str, int | None]:
@@ -119,7 +130,8 @@ def score_channels(
             norm = (float(h["score"]) - lo) / span
             hit = hits.get(key)
             if hit is None:
-                hit = hits[key] = Hit(h["name"], h["entityType"], h.get("observation"), h.get("seq"))
+                hit = hits[key] = Hit(h["name"], h["entityType"], h.get("observation"), h.get("seq"),
+                                      oid=h.get("oid"))
             hit.channels[channel] = round(norm, 6)
             hit.score += w * norm
 
@@ -147,6 +159,46 @@ def score_channels(
                 hit.score += weights.context * prev
                 hit.channels["context"] = round(prev / top, 6)
     return hits, top
+
+
+def rerank_head(hits: Hits, weights: FusionWeights) -> list[Hit]:
+    """The observation hits among the best ``rerank_depth`` candidates: those the turn-context
+    re-rank re-scores (entity hits in that head keep their score)."""
+    if not weights.turn_context or weights.rerank_depth <= 0:
+        return []
+    head = sorted(hits.values(), key=lambda h: (-h.score, h.name, h.seq if h.seq is not None else -1))
+    return [h for h in head[: weights.rerank_depth] if h.oid is not None]
+
+
+def turn_context(own: float, prev: float | None, pair: float | None) -> float:
+    """The cosine of the question with the candidate's vector averaged with the previous turn's.
+
+    ``own``, ``prev``: the question's cosine with the candidate and with the previous turn; ``pair``:
+    the two vectors' cosine.  For unit vectors v, p and question q, cos(q, v + p) =
+    (q.v + q.p) / |v + p| and |v + p| = sqrt(2 + 2 v.p); without a previous turn it is ``own``."""
+    if prev is None or pair is None:
+        return own
+    norm = (2.0 + 2.0 * pair) ** 0.5
+    return (own + prev) / norm if norm > 1e-6 else own
+
+
+def rerank_by_context(hits: Hits, head: Sequence[Hit], context: Mapping[str, float],
+                      weights: FusionWeights) -> None:
+    """Phase 1b: add to each hit of ``head`` (``rerank_head``) ``turn_context`` x the best score so
+    far (mention and context bonuses included) x its turn-context cosine min-maxed over the head
+    (``context``: element id -> cosine; a hit without one gets nothing).  Changes the hits."""
+    values = [context[h.oid] for h in head if h.oid is not None and h.oid in context]
+    if len(values) < 2 or not hits:
+        return
+    top = max(h.score for h in hits.values())
+    lo, span = _normalise(values, minmax=True)
+    for h in head:
+        c = context.get(h.oid) if h.oid is not None else None
+        if c is None:
+            continue
+        norm = (c - lo) / span
+        h.score += weights.turn_context * top * norm
+        h.channels["turn"] = round(norm, 6)
 
 
 def _best_by_entity(hits: Hits) -> dict[str, float]:

@@ -497,6 +497,14 @@ async def test_full_round_trip_is_lossless(tmp_path: Path, neo4j_info: Neo4jInfo
     assert again["entities"]["added"] == 0 and again["relations"]["added"] == 0
     assert await dump(store.driver, copy.namespace) == original
 
+    # The write order (turn) came along, and the copy's next observation is written after all of it.
+    turns = [o["props"]["turn"] for n in original["nodes"] for o in n["observations"]]
+    assert turns and all(isinstance(t, int) for t in turns)
+    await copy.add_observations([ObservationAdd(entityName="Alice", contents=["after the import"])])
+    records, _, _ = await store.driver.execute_query(
+        "MATCH (o:Observation {namespace: $ns, text: 'after the import'}) RETURN o.turn AS turn", ns=copy.namespace)
+    assert records[0]["turn"] > max(turns)
+
 
 async def test_full_import_rejects_malformed_lines(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore,
                                                    namespace: str, clock: ManualClock) -> None:

@@ -40,6 +40,7 @@ _SCHEMA_STATEMENTS = [
     "schema_entity_name_lower",
     "schema_entity_type_lower",
     "schema_observation_text_lower",
+    "schema_observation_ns_turn",
     "schema_meta_key",
     "schema_knowledge_ns",
     "schema_expired_knowledge_ns",

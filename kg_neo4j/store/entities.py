@@ -20,9 +20,11 @@ class EntityWrites(StoreCore):
         for e in entities:
             unique.setdefault(e.name, e)
         rows: list[dict[str, Any]] = []
+        turn = 0  # each observation's place in the call, in the namespace's write order
         for e in unique.values():
             obs = dedupe(e.observations)
             rows.append({
+                "turns": list(range(turn, turn + len(obs))),
                 "name": e.name,
                 "entityType": e.entityType,
                 "name_lower": e.name.lower(),
@@ -31,13 +33,14 @@ class EntityWrites(StoreCore):
                 "observations": obs,
                 "observations_lower": [o.lower() for o in obs],
             })
+            turn += len(obs)
         if not rows:
             return []
         # One encode call for the whole batch, then one statement.  Writing a chunk while the next was
         # encoded gained nothing on two cores (the encoder uses both) and split the encoder's passes
         # unevenly: 67% of bare encode throughput against 87% (benchmarks/README.md, bench_peers).
         await self._attach_vectors(rows, "observations")
-        records = await self.x.write("create_entities", rows=rows)
+        records = await self.x.write("create_entities", rows=rows, turns=turn)
         created = set(records[0]["created"]) if records else set()
         return [
             Entity(name=row["name"], entityType=row["entityType"], observations=row["observations"])
@@ -70,18 +73,25 @@ class EntityWrites(StoreCore):
 
     async def add_observations(self, additions: Sequence[ObservationAdd]) -> list[ObservationResult]:
         check_observation_total(sum(len(a.contents) for a in additions))
-        # One row per entity (the same entity may appear in several items of one call).
-        merged: dict[str, list[str]] = {}
+        # One row per entity (the same entity may appear in several items of one call); each text keeps
+        # its place in the call as given, which is the namespace's write order (README "search_memory":
+        # a dialogue written A, B, A, B stays in that order though the rows group it by speaker).
+        merged: dict[str, dict[str, int]] = {}
+        turn = 0
         for a in additions:
-            merged.setdefault(a.entityName, []).extend(a.contents)
+            texts = merged.setdefault(a.entityName, {})
+            for c in a.contents:
+                texts.setdefault(c, turn)
+                turn += 1
         rows = []
-        for name, contents in merged.items():
-            uniq = dedupe(contents)
-            rows.append({"entityName": name, "contents": uniq, "contents_lower": [c.lower() for c in uniq]})
+        for name, texts in merged.items():
+            uniq = list(texts)
+            rows.append({"entityName": name, "contents": uniq, "contents_lower": [c.lower() for c in uniq],
+                         "turns": list(texts.values())})
         if not rows:
             return []
         await self._attach_vectors(rows, "contents")
-        records = await self.x.write("add_observations", rows=rows)
+        records = await self.x.write("add_observations", rows=rows, turns=turn)
         missing = records[0]["missing"]
         if missing:
             raise NotFoundError("entity", missing[0])

@@ -20,7 +20,16 @@ from typing import Any, TypedDict
 import neo4j
 
 from kg_neo4j.errors import ValidationError
-from kg_neo4j.fusion import Hit, finish, pool, score_channels
+from kg_neo4j.fusion import (
+    Hit,
+    Hits,
+    finish,
+    pool,
+    rerank_by_context,
+    rerank_head,
+    score_channels,
+    turn_context,
+)
 from kg_neo4j.knowledge.decay import MEMORY_SCORE_MAX, elapsed_days, memory_score, retention
 from kg_neo4j.knowledge.recall import facts_of
 from kg_neo4j.models import RelationFull, SearchEntity, SearchHit, SearchResult
@@ -101,7 +110,11 @@ async def search_memory(
     read_at = as_of or store.clock.now()  # one moment for every read of this search
     mentions, content = await mentioned(store, query, read_at)
     types = list(entity_types) if entity_types else None
-    cands = await candidates(store, content, limit=limit, types=types, read_at=read_at, diagnostics=diagnostics)
+    # The turn-context re-rank works on the best rerank_depth candidates: the channels fetch as for that
+    # many (fusion's min-max then sees the same spread of scores as the re-rank was chosen with).
+    fetch_as = max(limit, store.fusion.rerank_depth) if store.fusion.turn_context else limit
+    cands = await candidates(store, content, limit=limit, fetch_as=fetch_as, types=types, read_at=read_at,
+                             diagnostics=diagnostics)
     found = cands.found
     merged_prior = memory_prior((*found["vector"], *found["entity"], *found["fulltext"]), read_at)
     if as_of is not None and merged_prior:
@@ -111,6 +124,8 @@ async def search_memory(
         merged_prior.update(prior)
     hits, top = score_channels(vector=found["vector"], fulltext=found["fulltext"], entity_vector=found["entity"],
                                mentions=mentions, weights=store.fusion)
+    if cands.vector is not None:
+        await rerank(store, hits, cands.vector, read_at)
     near: dict[str, Any] = {}
     if hits:
         names = pool(hits, top, mentions=mentions, prior=merged_prior, weights=store.fusion, limit=limit)
@@ -137,8 +152,11 @@ async def mentioned(store: StoreCore, query: str, read_at: datetime) -> tuple[li
 
 
 async def candidates(store: StoreCore, content: str, *, limit: int, types: list[str] | None, read_at: datetime,
-                     diagnostics: SearchDiagnostics) -> Candidates:
+                     diagnostics: SearchDiagnostics, fetch_as: int | None = None) -> Candidates:
     """The candidates of each channel, own namespace only, with the question's vector.
+
+    The first k of each channel is sized for ``fetch_as`` results (default ``limit``); starvation is
+    judged against ``limit``.
 
     The indexes are database-wide, so each channel over-fetches and filters by namespace.  A channel
     is *starved* when a full raw page leaves fewer than ``limit`` own hits.  A starved vector channel
@@ -159,7 +177,8 @@ async def candidates(store: StoreCore, content: str, *, limit: int, types: list[
 
     # The channels are separate reads run concurrently: the fulltext one while the question is embedded
     # (it needs no vector), the two vector ones together once the vector is there.
-    k_first = max(limit * OVERFETCH, MIN_K)
+    sized = max(fetch_as or limit, limit)
+    k_first = max(sized * OVERFETCH, MIN_K)
     in_tx = store.in_transaction
     early = asyncio.ensure_future(fetch_channel("fulltext", k_first, None)) if ftq and not in_tx else None
     try:
@@ -173,7 +192,7 @@ async def candidates(store: StoreCore, content: str, *, limit: int, types: list[
 
     ks = {
         "vector": k_first if vector is not None else 0,
-        "entity": max(limit * ENTITY_OVERFETCH, MIN_K_ENTITIES) if vector is not None else 0,
+        "entity": max(sized * ENTITY_OVERFETCH, MIN_K_ENTITIES) if vector is not None else 0,
         "fulltext": k_first if ftq else 0,
     }
     found: dict[str, list[Any]] = {"vector": [], "entity": [], "fulltext": []}
@@ -234,6 +253,20 @@ async def candidates(store: StoreCore, content: str, *, limit: int, types: list[
         fetch = nxt
     diagnostics.k = max(ks.values())
     return Candidates(found, vector)
+
+
+async def rerank(store: StoreCore, hits: Hits, vector: list[float], read_at: datetime) -> None:
+    """The turn-context re-rank of the best candidates (kg_neo4j/fusion.py, "turn context"): one read
+    of the question's cosines with them and with the turns written just before them."""
+    head = rerank_head(hits, store.fusion)
+    if len(head) < 2:
+        return
+    records = await store.x.read("search_memory_context", ids=[h.oid for h in head], vector=vector, at=read_at)
+    # Neo4j's cosine is (1 + cos) / 2; the average of two vectors needs the cosines themselves
+    context = {r["id"]: turn_context(2 * r["own"] - 1,
+                                     None if r["prev"] is None else 2 * r["prev"] - 1,
+                                     None if r["pair"] is None else 2 * r["pair"] - 1) for r in records}
+    rerank_by_context(hits, head, context, store.fusion)
 
 
 async def around(store: StoreCore, names: Sequence[str], as_of: datetime | None) -> dict[str, Any]:

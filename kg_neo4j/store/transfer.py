@@ -321,6 +321,9 @@ class TransferStore:
                     for o in n["observations"]
                 ],
             })
+        # the write order (turn) travels with the observations; the counter must then pass the largest
+        turns = [t for n in nodes for o in n["observations"]
+                 if isinstance(t := o["props"].get("turn"), int) and not isinstance(t, bool)]
         rel_rows = [{"i": i, "from": r["from"], "to": r["to"], "relationType": r["relationType"], "props": r["props"]}
                     for i, r in enumerate(relationships)]
 
@@ -329,6 +332,8 @@ class TransferStore:
             x = self.x.bound(tx)
             if node_rows:
                 counts.entities_added = len(await x.write("transfer_full_import_nodes", rows=node_rows, now=now))
+                if turns:
+                    await x.write("transfer_full_import_turns", next=max(turns) + 1)
             if rel_rows:
                 counts.relations_added = len(await x.write("transfer_full_import_relationships", rows=rel_rows,
                                                            now=now))

@@ -13,7 +13,7 @@ against a real Neo4j.  Not a test: it prints tables.
 2. **Query latency**: ``--queries`` generated questions (after 20 warm-up ones); per question,
    interleaved (the order alternates): ``store.search_memory(q, limit=10)`` end to end (entity
    mentions lookup + query embedding + the search statement + fusion), and the BARE query:
-   embed the question, one ``db.index.vector.queryNodes('kg_observation_embedding', 100, $v)``
+   embed the question, one ``db.index.vector.queryNodes('kg_observation_embedding', k, $v)`` at search_memory's first k (500)
    through the async driver (routing READ).  Targets: search_memory p95 <= 50 ms and
    <= 2x the bare query's p95.  The search_memory time is split by part (the embedder and
    ``store.x.read`` are wrapped with timers; nothing in the product is changed).
@@ -52,17 +52,19 @@ from neo4j import RoutingControl  # noqa: E402
 from kg_neo4j.cypher import queries  # noqa: E402
 from kg_neo4j.embeddings import load_embedder, resolve_model  # noqa: E402
 from kg_neo4j.errors import ConfigError  # noqa: E402
+from kg_neo4j.fusion import FusionWeights  # noqa: E402
 from kg_neo4j.models import EntityIn, RelationIn  # noqa: E402
 from kg_neo4j.settings import Settings  # noqa: E402
 from kg_neo4j.store import GraphStore, connect  # noqa: E402
 from kg_neo4j.store.connection import bootstrap, ensure_vector_indexes  # noqa: E402
+from kg_neo4j.store.hybrid_search import first_vector_k  # noqa: E402
 from kg_neo4j.store.records import entity_text  # noqa: E402
 
 MODEL = "all-MiniLM-L6-v2"
 OBS_PER_ENTITY = 10
 WARMUP = 20
 LIMIT = 10
-BARE_K = 100  # what search_memory's first round asks the vector index for at limit 10
+BARE_K = first_vector_k(10, FusionWeights())  # what search_memory's first round asks the vector index for at limit 10
 
 BARE_QUERY = """
 CALL db.index.vector.queryNodes('kg_observation_embedding', $k, $v) YIELD node, score
@@ -655,7 +657,7 @@ async def main() -> None:
                 ("  part: candidate reads beyond the embedding (all rounds, incl. exact)", "sm_search"),
                 ("  part: search_memory_around statement(s)", "sm_around"),
                 ("  part: fusion + Python + thread hops", "sm_rest"),
-                ("bare: embed + queryNodes(k=100)", "bare"),
+                (f"bare: embed + queryNodes(k={BARE_K})", "bare"),
                 ("  part: embedding alone", "bare_embed"),
                 ("  part: queryNodes alone", "bare_query"),
             ]:
@@ -685,7 +687,8 @@ async def main() -> None:
         print(latency_verdict(plain))
         print(f"embedding alone p95: {percentile(plain['bare_embed'], 95) * 1000:.1f} ms")
 
-        print("\n## 3. Over-fetch rounds (limit 10, first k = 100 observations / 30 entities / 100 fulltext; a starved "
+        print(f"\n## 3. Over-fetch rounds (limit 10, first k = {BARE_K} observations / 150 entities / {BARE_K} fulltext; "
+              "a starved "
               "vector channel is ranked exactly in a namespace of <= 2,000; else only the starved channel, "
               "x4 per round up to 10,000; 'vector:exact' = an exact round)\n")
         print(f"(a) plain, {n_obs:,} observations: {rounds_line(plain)}")

@@ -16,7 +16,7 @@ one interleaved loop (order rotating, so every path sees the same background loa
 
 * **plain**: search_memory(q, limit 10) in the big namespace;
 * **small**: the same question in the small namespace, the big one being foreign (100x larger);
-* **bare**: embed the question + ONE vector read at search_memory's first k (100) in the big
+* **bare**: embed the question + ONE vector read at search_memory's first k (500) in the big
   namespace: ``db.index.vector.queryNodes`` on 5.26, the filtered ``SEARCH ... WHERE o.namespace``
   on 2026.x; and the same in the small namespace (**bare small**).
 
@@ -74,7 +74,7 @@ from kg_neo4j.settings import Settings  # noqa: E402
 from kg_neo4j.store import GraphStore, connect  # noqa: E402
 from kg_neo4j.store.capabilities import search_indexes  # noqa: E402
 from kg_neo4j.store.connection import bootstrap  # noqa: E402
-from kg_neo4j.store.hybrid_search import MIN_K, OVERFETCH  # noqa: E402
+from kg_neo4j.store.hybrid_search import first_vector_k  # noqa: E402
 from kg_neo4j.store.records import entity_text  # noqa: E402
 
 #: recall compared on the two lines: the shipped fusion, and the vector channel alone
@@ -93,7 +93,7 @@ async def load_conversation(store: GraphStore, conv: dict[str, Any]) -> None:
 
 MODEL = "all-MiniLM-L6-v2"
 WARMUP = 20
-BARE_K = max(LIMIT * OVERFETCH, MIN_K)  # search_memory's first vector k at limit 10
+BARE_K = first_vector_k(LIMIT, FusionWeights())  # search_memory's first vector k at limit 10 (500)
 
 BARE_5 = """
 CALL db.index.vector.queryNodes('kg_observation_embedding', $k, $v) YIELD node, score

@@ -138,6 +138,7 @@ def click(wait: Any, find: Callable[[], Any]) -> None:
 
 async def test_browser_shows_the_memory_in_our_style(own_neo4j: tuple[Neo4jInfo, dict[str, str]],
                                                      tmp_path: Path) -> None:
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
@@ -156,7 +157,14 @@ async def test_browser_shows_the_memory_in_our_style(own_neo4j: tuple[Neo4jInfo,
         click(wait, lambda: d.find_element(By.CSS_SELECTOR, '[data-testid="connect"]'))
 
         # on connect: the style is loaded and the guide played (browser.post_connect_cmd)
-        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, 'pre[data-query="param_ns"] i')))
+        try:
+            wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, 'pre[data-query="param_ns"] i')))
+        except TimeoutException:
+            # what Browser showed instead (a connection error, a frame that never ran) names the cause
+            shot = tmp_path / "browser-timeout.png"
+            d.save_screenshot(str(shot))
+            pytest.fail(f"the guide was not played within {TIMEOUT} s; frames {frame_commands(d)}; "
+                        f"page text: {d.find_element(By.TAG_NAME, 'body').text[:1500]!r}; screenshot {shot}")
         commands = frame_commands(d)
         assert f":style {guide}/memory.grass" in commands and f":play {guide}/guide.html" in commands, commands
         style_frame = frame_for(d, f":style {guide}/memory.grass")

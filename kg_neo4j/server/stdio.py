@@ -76,8 +76,10 @@ def _is_pipe(fd: int) -> bool:
 
 
 class LineSplitter:
-    """Complete lines from a byte stream, however its chunks fall (no length limit per line: the
-    message checks bound what a line may hold)."""
+    """Complete lines from a byte stream, however its chunks fall.  A line is buffered whole, with no
+    length limit, as the SDK's own stdio transport does: the client on the other end of the pipe is
+    the process that started the server.  (The message checks bound a message's nesting and text,
+    not its size.)"""
 
     def __init__(self) -> None:
         self._buf = bytearray()

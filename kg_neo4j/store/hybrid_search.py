@@ -21,6 +21,7 @@ import neo4j
 
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.fusion import (
+    FusionWeights,
     Hit,
     Hits,
     finish,
@@ -110,11 +111,8 @@ async def search_memory(
     read_at = as_of or store.clock.now()  # one moment for every read of this search
     mentions, content = await mentioned(store, query, read_at)
     types = list(entity_types) if entity_types else None
-    # The turn-context re-rank works on the best rerank_depth candidates: the channels fetch as for that
-    # many (fusion's min-max then sees the same spread of scores as the re-rank was chosen with).
-    fetch_as = max(limit, store.fusion.rerank_depth) if store.fusion.turn_context else limit
-    cands = await candidates(store, content, limit=limit, fetch_as=fetch_as, types=types, read_at=read_at,
-                             diagnostics=diagnostics)
+    cands = await candidates(store, content, limit=limit, fetch_as=fetch_size(limit, store.fusion), types=types,
+                             read_at=read_at, diagnostics=diagnostics)
     found = cands.found
     merged_prior = memory_prior((*found["vector"], *found["entity"], *found["fulltext"]), read_at)
     if as_of is not None and merged_prior:
@@ -138,6 +136,20 @@ async def search_memory(
         near.update(await around(store, missing, as_of))
     result = answer(fused, final, near, read_at, hybrid=cands.vector is not None)
     return Searched(result, diagnostics)
+
+
+def fetch_size(limit: int, weights: FusionWeights) -> int:
+    """How many results the channels' first fetch is sized for.  The turn-context re-rank works on
+    the best ``rerank_depth`` candidates, so the channels fetch as for that many (fusion's min-max then
+    sees the spread of scores the re-rank was chosen with: dev hit@10 0.773 with k for ``limit``, 0.785
+    with k for 50; benchmarks/recall_eval/README.md)."""
+    return max(limit, weights.rerank_depth) if weights.turn_context else limit
+
+
+def first_vector_k(limit: int, weights: FusionWeights) -> int:
+    """The observation vectors' first k for a search of ``limit`` (benchmarks compare the bare vector
+    query at this k)."""
+    return max(fetch_size(limit, weights) * OVERFETCH, MIN_K)
 
 
 async def mentioned(store: StoreCore, query: str, read_at: datetime) -> tuple[list[str], str]:
@@ -178,7 +190,7 @@ async def candidates(store: StoreCore, content: str, *, limit: int, types: list[
     # The channels are separate reads run concurrently: the fulltext one while the question is embedded
     # (it needs no vector), the two vector ones together once the vector is there.
     sized = max(fetch_as or limit, limit)
-    k_first = max(sized * OVERFETCH, MIN_K)
+    k_first = max(sized * OVERFETCH, MIN_K)  # = first_vector_k when fetch_as is fetch_size's
     in_tx = store.in_transaction
     early = asyncio.ensure_future(fetch_channel("fulltext", k_first, None)) if ftq and not in_tx else None
     try:

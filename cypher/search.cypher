@@ -109,17 +109,16 @@ RETURN obs_small, vhits, entities_small, ventities
 // name: search_memory_context
 // For the best fused observation candidates ($ids): the question's cosine with each and with the turn written just before it in this namespace, and theirs.
 // A turn is an observation's place in the namespace's write order (cypher/entities.cypher); the previous
-// one is found through the (namespace, turn) index, whoever wrote it.  Cosines as Neo4j gives them, in [0, 1].
+// one, whoever wrote it, is turn - 1, found by an equality seek of the (namespace, turn) index (a range
+// "largest below" read every earlier turn of the namespace: the planner sorts instead of reading the
+// index backwards).  A gap (a text skipped as already known, a deleted turn) means no previous turn.
+// Cosines as Neo4j gives them, in [0, 1].
 UNWIND $ids AS id
 MATCH (o:Observation)
 WHERE elementId(o) = id AND o.namespace = $ns AND o.embedding IS NOT NULL
-CALL (o) {
-  MATCH (p:Observation)
-  WHERE p.namespace = $ns AND p.turn < o.turn AND p.created_at <= $at
-  WITH p ORDER BY p.turn DESC LIMIT 1
-  RETURN collect(p) AS before
-}
-WITH id, o, CASE WHEN before[0].embedding IS NULL THEN null ELSE before[0] END AS p
+OPTIONAL MATCH (before:Observation {namespace: $ns, turn: o.turn - 1})
+WHERE before.created_at <= $at AND before.embedding IS NOT NULL
+WITH id, o, before AS p
 RETURN id, vector.similarity.cosine(o.embedding, $vector) AS own,
        CASE WHEN p IS NULL THEN null ELSE vector.similarity.cosine(p.embedding, $vector) END AS prev,
        CASE WHEN p IS NULL THEN null ELSE vector.similarity.cosine(o.embedding, p.embedding) END AS pair

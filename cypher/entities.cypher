@@ -4,23 +4,13 @@
 
 // name: create_entities
 // Create the entities of one batch (turning placeholders into entities); returns the names created.
-// The namespace's write order first (README "search_memory", context re-rank): the call's $turns observations
-// take the next numbers of its counter, each the base plus its place in the call (row.turns).  Every statement
-// that writes observations takes this lock before any entity's, so they cannot deadlock on each other.
-CALL () {
-  UNWIND CASE WHEN $turns > 0 THEN [1] ELSE [] END AS _
-  MERGE (m:KgMeta {key: 'turns:' + $ns})
-  SET m.turn_next = coalesce(m.turn_next, 0) + $turns
-  RETURN collect(m.turn_next - $turns) AS bases
-}
-WITH coalesce(bases[0], 0) AS turn_base
 UNWIND $rows AS row
 MERGE (n:KgNode {namespace: $ns, name: row.name})
 // Take the node's write lock before looking at its labels: a concurrent call may be turning
 // the same placeholder into an entity, and only one of them may do it.  REMOVE of a property
 // the node never has takes the lock and writes nothing.
 REMOVE n.kg_lock
-WITH n, row, turn_base
+WITH n, row
 WHERE NOT n:Entity
 REMOVE n:Placeholder
 SET n:Entity,
@@ -33,12 +23,12 @@ SET n:Entity,
     n.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END
 // the type as a label too (kg_neo4j/store/type_labels.py); row.type_labels is [] or one label
 SET n:$(row.type_labels), n.type_labels = row.type_labels
-WITH n, row, turn_base
-CALL (n, row, turn_base) {
+WITH n, row
+CALL (n, row) {
   UNWIND range(0, size(row.observations) - 1) AS i
   CREATE (n)-[:HAS_OBSERVATION]->(:Observation {
     namespace: $ns, text: row.observations[i], text_lower: row.observations_lower[i],
-    seq: i, turn: turn_base + row.turns[i], created_at: $now, embedding: row.vectors[i],
+    seq: i, created_at: $now, embedding: row.vectors[i],
     embedding_model: CASE WHEN row.vectors IS NULL THEN null ELSE $model END
   })
 }
@@ -53,7 +43,10 @@ WITH row, CASE WHEN e:Entity THEN e ELSE null END AS e
 WITH collect({row: row, e: e}) AS pairs
 WITH pairs, [p IN pairs WHERE p.e IS NULL | p.row.entityName] AS missing
 CALL (pairs, missing) {
-  // the write order's counter (as in create_entities), taken only when the call writes
+  // The namespace's write order (README "search_memory", turn context): the call's $turns texts take the
+  // next numbers of its counter, each the base plus its place in the call as given (row.turns), so a
+  // dialogue written in one call keeps its order though the rows group it by speaker.  Taken only when
+  // the call writes, and before any entity's lock (the statements that take it cannot deadlock on it).
   CALL (missing) {
     UNWIND CASE WHEN size(missing) = 0 AND $turns > 0 THEN [1] ELSE [] END AS _
     MERGE (m:KgMeta {key: 'turns:' + $ns})

@@ -28,7 +28,7 @@ Graph signals on top:
   (``turn_context``, 0.5 of the top score, times the min-max over those observations) of the
   question's cosine with the candidate's vector averaged with the vector of the turn written just
   before it in the namespace, whoever wrote it (``store/hybrid_search.py`` reads those cosines; the
-  order is the namespace's write order, README "search_memory").  Where the ``context`` signal
+  order is the write order add_observations numbers, README "search_memory").  Where the ``context`` signal
   above needs the setup among the candidates and by the same entity, this one reads the other
   speaker's question the answer replies to.  Dev split of benchmarks/recall_eval/v2: hit@10
   0.738 -> 0.795, MRR 0.513 -> 0.527 (benchmarks/results/recall_experiments_dev.md);

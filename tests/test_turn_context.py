@@ -1,7 +1,7 @@
 """The namespace's write order (each observation's ``turn``) and search_memory's turn-context re-rank.
 
-README "search_memory": observations are numbered in the order they are written, across entities and
-calls; search_memory re-scores its best candidates with the question's cosine against each candidate
+README "search_memory": the observations add_observations writes are numbered in the order they are
+written, across entities and calls; search_memory re-scores its best candidates with the question's cosine against each candidate
 averaged with the turn written just before it (a reply is found through the question it answers).
 """
 
@@ -51,11 +51,15 @@ async def test_a_dialogue_keeps_its_order_across_speakers(store: GraphStore, syn
     assert counter_of(sync_driver, store.namespace) == 6
 
 
-async def test_create_entities_numbers_in_input_order(store: GraphStore, sync_driver) -> None:  # type: ignore[no-untyped-def]
+async def test_create_entities_takes_no_turns(store: GraphStore, sync_driver) -> None:  # type: ignore[no-untyped-def]
+    """create_entities lists each entity's observations apart, so a call has no order across speakers
+    to keep: its observations get no turn (and its cost stays that of issue 16's create path)."""
     await store.create_entities([EntityIn(name="X", entityType="t", observations=["x1", "x2"]),
                                  EntityIn(name="Y", entityType="t", observations=["y1"])])
-    await store.add_observations(adds(("Y", "y2")))
-    assert [t[1:] for t in turns_of(sync_driver, store.namespace)] == [("x1", 0), ("x2", 1), ("y1", 2), ("y2", 3)]
+    await store.add_observations(adds(("Y", "y2"), ("X", "x3")))
+    assert sorted(turns_of(sync_driver, store.namespace), key=lambda t: (t[2] is None, t[2] or 0, t[1])) == [
+        ("Y", "y2", 0), ("X", "x3", 1), ("X", "x1", None), ("X", "x2", None), ("Y", "y1", None)]
+    assert counter_of(sync_driver, store.namespace) == 2
 
 
 @pytest.mark.parametrize("call", ["repeat", "known"])
@@ -85,7 +89,8 @@ async def test_a_refused_call_takes_no_turns(store: GraphStore, sync_driver) -> 
 async def test_namespaces_count_apart(store: GraphStore, sync_driver) -> None:  # type: ignore[no-untyped-def]
     other = GraphStore(store.driver, database=store.database, namespace=store.namespace + "-b", clock=store.clock)
     for s in (store, other):
-        await s.create_entities([EntityIn(name="Ann", entityType="person", observations=["one", "two"])])
+        await s.create_entities([EntityIn(name="Ann", entityType="person", observations=[])])
+        await s.add_observations(adds(("Ann", "one"), ("Ann", "two")))
     assert [t[2] for t in turns_of(sync_driver, store.namespace)] == [0, 1]
     assert [t[2] for t in turns_of(sync_driver, other.namespace)] == [0, 1]
 

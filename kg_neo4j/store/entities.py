@@ -20,11 +20,9 @@ class EntityWrites(StoreCore):
         for e in entities:
             unique.setdefault(e.name, e)
         rows: list[dict[str, Any]] = []
-        turn = 0  # each observation's place in the call, in the namespace's write order
         for e in unique.values():
             obs = dedupe(e.observations)
             rows.append({
-                "turns": list(range(turn, turn + len(obs))),
                 "name": e.name,
                 "entityType": e.entityType,
                 "name_lower": e.name.lower(),
@@ -33,14 +31,13 @@ class EntityWrites(StoreCore):
                 "observations": obs,
                 "observations_lower": [o.lower() for o in obs],
             })
-            turn += len(obs)
         if not rows:
             return []
         # One encode call for the whole batch, then one statement.  Writing a chunk while the next was
         # encoded gained nothing on two cores (the encoder uses both) and split the encoder's passes
         # unevenly: 67% of bare encode throughput against 87% (benchmarks/README.md, bench_peers).
         await self._attach_vectors(rows, "observations")
-        records = await self.x.write("create_entities", rows=rows, turns=turn)
+        records = await self.x.write("create_entities", rows=rows)
         created = set(records[0]["created"]) if records else set()
         return [
             Entity(name=row["name"], entityType=row["entityType"], observations=row["observations"])

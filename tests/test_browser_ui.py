@@ -136,6 +136,25 @@ def click(wait: Any, find: Callable[[], Any]) -> None:
     wait.until(attempt)
 
 
+def play(d: Any, wait: Any, query: str, command: str) -> None:
+    """Run a guide's code block by its play icon, and wait for its frame.  A frame sliding in above
+    can move the icon between Selenium finding it and the click landing: the click then lands on the
+    block's text, which only copies the command into the editor (seen on 5.26 in CI).  So the click is
+    tried again, at most three times, until the frame is there (:param is idempotent)."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    for _ in range(3):
+        click(wait, lambda: d.find_element(By.CSS_SELECTOR, f'pre[data-query="{query}"] i'))
+        try:
+            WebDriverWait(d, 20).until(lambda drv: command in frame_commands(drv))
+            return
+        except TimeoutException:
+            continue
+    pytest.fail(f"{command!r} did not run after three clicks on its play icon; frames {frame_commands(d)}")
+
+
 async def test_browser_shows_the_memory_in_our_style(own_neo4j: tuple[Neo4jInfo, dict[str, str]],
                                                      tmp_path: Path) -> None:
     from selenium.common.exceptions import TimeoutException
@@ -154,11 +173,20 @@ async def test_browser_shows_the_memory_in_our_style(own_neo4j: tuple[Neo4jInfo,
         wait = WebDriverWait(d, TIMEOUT)
         password = wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, '[data-testid="password"]')))
         password.send_keys(info.password)
-        click(wait, lambda: d.find_element(By.CSS_SELECTOR, '[data-testid="connect"]'))
-
-        # on connect: the style is loaded and the guide played (browser.post_connect_cmd)
+        # on connect: the style is loaded and the guide played (browser.post_connect_cmd).  A click that
+        # lands while the form is still being wired up does nothing (seen locally: the form stayed,
+        # filled in, for 180 s): while the form is still there, click Connect again.
+        guide_shown = ec.presence_of_element_located((By.CSS_SELECTOR, 'pre[data-query="param_ns"] i'))
         try:
-            wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, 'pre[data-query="param_ns"] i')))
+            for _ in range(3):
+                click(wait, lambda: d.find_element(By.CSS_SELECTOR, '[data-testid="connect"]'))
+                try:
+                    WebDriverWait(d, TIMEOUT / 3).until(guide_shown)
+                    break
+                except TimeoutException:
+                    if not d.find_elements(By.CSS_SELECTOR, '[data-testid="connect"]'):
+                        raise  # connected, but the guide never came: no retry can help
+            wait.until(guide_shown)
         except TimeoutException:
             # what Browser showed instead (a connection error, a frame that never ran) names the cause
             shot = tmp_path / "browser-timeout.png"
@@ -172,9 +200,8 @@ async def test_browser_shows_the_memory_in_our_style(own_neo4j: tuple[Neo4jInfo,
         assert "node.person" in shown and "Could not" not in shown, shown[:500]
 
         # the first slide sets the parameters, the second runs the whole memory
-        for name in ("param_ns", "param_name"):
-            click(wait, lambda name=name: d.find_element(By.CSS_SELECTOR, f'pre[data-query="{name}"] i'))
-        wait.until(lambda drv: ":param name => 'Alice'" in frame_commands(drv))
+        for name, command in (("param_ns", ":param ns => 'default'"), ("param_name", ":param name => 'Alice'")):
+            play(d, wait, name, command)
         guide_frame = frame_for(d, f":play {guide}/guide.html")
         click(wait, lambda: guide_frame.find_element(By.CSS_SELECTOR, "button.next-slide"))
         click(wait, lambda: d.find_element(By.CSS_SELECTOR, 'pre[data-query="guide_whole_memory"] i'))

@@ -111,8 +111,7 @@ async def search_memory(
     read_at = as_of or store.clock.now()  # one moment for every read of this search
     mentions, content = await mentioned(store, query, read_at)
     types = list(entity_types) if entity_types else None
-    cands = await candidates(store, content, limit=limit, fetch_as=fetch_size(limit, store.fusion), types=types,
-                             read_at=read_at, diagnostics=diagnostics)
+    cands = await candidates(store, content, limit=limit, types=types, read_at=read_at, diagnostics=diagnostics)
     found = cands.found
     merged_prior = memory_prior((*found["vector"], *found["entity"], *found["fulltext"]), read_at)
     if as_of is not None and merged_prior:
@@ -164,11 +163,11 @@ async def mentioned(store: StoreCore, query: str, read_at: datetime) -> tuple[li
 
 
 async def candidates(store: StoreCore, content: str, *, limit: int, types: list[str] | None, read_at: datetime,
-                     diagnostics: SearchDiagnostics, fetch_as: int | None = None) -> Candidates:
+                     diagnostics: SearchDiagnostics) -> Candidates:
     """The candidates of each channel, own namespace only, with the question's vector.
 
-    The first k of each channel is sized for ``fetch_as`` results (default ``limit``); starvation is
-    judged against ``limit``.
+    The first k of each channel is sized for ``fetch_size`` results (at least the re-rank's depth);
+    starvation is judged against ``limit``.
 
     The indexes are database-wide, so each channel over-fetches and filters by namespace.  A channel
     is *starved* when a full raw page leaves fewer than ``limit`` own hits.  A starved vector channel
@@ -189,8 +188,8 @@ async def candidates(store: StoreCore, content: str, *, limit: int, types: list[
 
     # The channels are separate reads run concurrently: the fulltext one while the question is embedded
     # (it needs no vector), the two vector ones together once the vector is there.
-    sized = max(fetch_as or limit, limit)
-    k_first = max(sized * OVERFETCH, MIN_K)  # = first_vector_k when fetch_as is fetch_size's
+    sized = fetch_size(limit, store.fusion)
+    k_first = first_vector_k(limit, store.fusion)
     in_tx = store.in_transaction
     early = asyncio.ensure_future(fetch_channel("fulltext", k_first, None)) if ftq and not in_tx else None
     try:

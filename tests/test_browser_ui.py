@@ -122,14 +122,19 @@ def frame_for(d: Any, command: str) -> Any:
 
 def click(wait: Any, find: Callable[[], Any]) -> None:
     """Click what ``find`` returns once nothing lies over it: the Browser's forms and frames animate in,
-    and a click that lands while another element still covers the target is refused, so it is tried
-    again until the wait's timeout."""
-    from selenium.common.exceptions import ElementClickInterceptedException, StaleElementReferenceException
+    and a click that lands while another element still covers the target (or while the target is not
+    yet interactable: seen on a guide block's play icon in CI) is refused, so it is tried again until
+    the wait's timeout."""
+    from selenium.common.exceptions import (
+        ElementClickInterceptedException,
+        ElementNotInteractableException,
+        StaleElementReferenceException,
+    )
 
     def attempt(_: Any) -> bool:
         try:
             find().click()
-        except (ElementClickInterceptedException, StaleElementReferenceException):
+        except (ElementClickInterceptedException, ElementNotInteractableException, StaleElementReferenceException):
             return False
         return True
 

@@ -161,12 +161,17 @@ def score_channels(
     return hits, top
 
 
+def _rank_key(h: Hit) -> tuple[float, str, int]:
+    """Best first; ties by name, then observation order (entity hits before observations)."""
+    return (-h.score, h.name, h.seq if h.seq is not None else -1)
+
+
 def rerank_head(hits: Hits, weights: FusionWeights) -> list[Hit]:
     """The observation hits among the best ``rerank_depth`` candidates: those the turn-context
     re-rank re-scores (entity hits in that head keep their score)."""
     if not weights.turn_context or weights.rerank_depth <= 0:
         return []
-    head = sorted(hits.values(), key=lambda h: (-h.score, h.name, h.seq if h.seq is not None else -1))
+    head = sorted(hits.values(), key=_rank_key)
     return [h for h in head[: weights.rerank_depth] if h.oid is not None]
 
 
@@ -274,6 +279,6 @@ def finish(
                 hit.score += weights.prior * top * p
                 hit.channels["prior"] = round(p, 6)
 
-    ordered = sorted(hits.values(), key=lambda h: (-h.score, h.name, h.seq if h.seq is not None else -1))
+    ordered = sorted(hits.values(), key=_rank_key)
     return ordered[:limit]
 

@@ -324,27 +324,37 @@ WITH k ORDER BY k.created_at DESC, k.name LIMIT $limit
 RETURN collect(k.name) AS names
 
 // name: hook_recall
-// The hook's recall: fulltext (BM25) hits of the namespace grouped by entity, knowledge boosted, best first, with what to print.
-CALL db.index.fulltext.queryNodes('kg_fulltext', $fulltext, {limit: $k}) YIELD node, score
-WITH node, score
-WHERE node.namespace = $ns
-OPTIONAL MATCH (owner:Entity)-[:HAS_OBSERVATION]->(node:Observation)
-WITH coalesce(owner, node) AS e, CASE WHEN owner IS NULL THEN null ELSE node.text END AS hit, score
-WHERE e:Entity
-// hits arrive best first, so the matching observations are collected best first
-WITH e, max(score) AS score, collect(hit) AS hits
-WITH e, hits, score * CASE WHEN e:Knowledge THEN $knowledge_boost ELSE 1.0 END AS rank
-ORDER BY rank DESC, e.name
-LIMIT $limit
-CALL (e, hits) {
-  OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
-  WHERE NOT e:Knowledge AND NOT o.text IN hits
-  WITH o ORDER BY o.seq
-  RETURN collect(o.text) AS others
+// The hook's recall: fulltext (BM25) hits of the namespace grouped by entity, knowledge boosted, best first, with
+// what to print.  The index is database-wide, so the $k best are read and this namespace's kept; raw_count tells
+// the hook when other namespaces took the whole page (kg_neo4j/hooks/recall.py asks again with a larger $k).
+CALL () {
+  CALL db.index.fulltext.queryNodes('kg_fulltext', $fulltext, {limit: $k}) YIELD node, score
+  RETURN count(*) AS raw_count, collect(CASE WHEN node.namespace = $ns THEN {node: node, score: score} END) AS own
 }
-WITH e, rank, CASE WHEN e:Knowledge THEN [] ELSE (hits + others)[..$observations] END AS observations
-RETURN e.name AS name, e.entityType AS type, e:Knowledge AS knowledge, e.content AS content, e.trust AS trust,
-       e.category AS category, e.memory_level AS level, e.quote AS quote, rank, observations
+CALL (own) {
+  UNWIND own AS h
+  WITH h.node AS node, h.score AS score
+  OPTIONAL MATCH (owner:Entity)-[:HAS_OBSERVATION]->(node:Observation)
+  WITH coalesce(owner, node) AS e, CASE WHEN owner IS NULL THEN null ELSE node.text END AS hit, score
+  WHERE e:Entity
+  // hits arrive best first, so the matching observations are collected best first
+  WITH e, max(score) AS score, collect(hit) AS hits
+  WITH e, hits, score * CASE WHEN e:Knowledge THEN $knowledge_boost ELSE 1.0 END AS rank
+  ORDER BY rank DESC, e.name
+  LIMIT $limit
+  CALL (e, hits) {
+    OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+    WHERE NOT e:Knowledge AND NOT o.text IN hits
+    WITH o ORDER BY o.seq
+    RETURN collect(o.text) AS others
+  }
+  WITH e, rank, CASE WHEN e:Knowledge THEN [] ELSE (hits + others)[..$observations] END AS observations
+  ORDER BY rank DESC, e.name
+  RETURN collect({name: e.name, type: e.entityType, knowledge: e:Knowledge, content: e.content, trust: e.trust,
+                  category: e.category, level: e.memory_level, quote: e.quote, rank: rank,
+                  observations: observations}) AS lines
+}
+RETURN raw_count, lines
 
 // name: hook_core
 // Core knowledge to re-inject after a compaction: type 'core', fundamentals and level 4, the most important first.

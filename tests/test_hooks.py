@@ -115,6 +115,37 @@ async def test_recall(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str
     assert await hook("recall", {}, driver, neo4j_info, namespace, clock) == ""
 
 
+async def test_recall_finds_its_own_beside_a_crowded_namespace(driver: AsyncDriver, neo4j_info: Neo4jInfo,
+                                                              namespace: str, clock: ManualClock) -> None:
+    """The fulltext index spans every namespace: another namespace's 600 better matches fill the first
+    page of 500, and recall reads again with a larger k until it finds this namespace's own."""
+    from kg_neo4j.hooks import recall as recall_hook
+    from kg_neo4j.text import fulltext_query
+
+    await _recall_graph(driver, neo4j_info, namespace, clock)
+    crowd = f"{namespace}-crowd"
+    other = GraphStore(driver, database=neo4j_info.database, namespace=crowd, clock=clock)
+    try:
+        for start in range(0, 600, 100):
+            await other.create_entities([EntityIn(name=f"Crowd {i}", entityType="note",
+                                                  observations=[f"deploy the database, deploy the database {i}"])
+                                         for i in range(start, start + 100)])
+        raw, _, _ = await driver.execute_query(
+            "CALL db.index.fulltext.queryNodes('kg_fulltext', $q, {limit: $k}) YIELD node "
+            "RETURN count(CASE WHEN node.namespace = $ns THEN 1 END) AS own, count(*) AS n",
+            q=fulltext_query("deploy the database"), k=recall_hook.RECALL_K, ns=namespace, database_=neo4j_info.database)
+        assert raw[0]["n"] == recall_hook.RECALL_K and raw[0]["own"] == 0  # the first page holds none of ours
+        text = await hook("recall", {"prompt": "deploy the database"}, driver, neo4j_info, namespace, clock)
+        assert text.splitlines()[1:] == [
+            "- [procedure · principle · level 2] Deploy checklist: run the database migrations before deploying "
+            '(expert: "migrate, then deploy")',
+            "- [person] Alice: Alice deploys the database on fridays; likes tea",
+        ]
+    finally:
+        await driver.execute_query("MATCH (n {namespace: $ns}) DETACH DELETE n", ns=crowd,
+                                   database_=neo4j_info.database)
+
+
 async def test_recall_keeps_to_the_budget(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str,
                                           clock: ManualClock) -> None:
     await _recall_graph(driver, neo4j_info, namespace, clock)

@@ -18,9 +18,14 @@ from kg_neo4j.hooks.context import Answer, HookContext
 
 log = logging.getLogger(__name__)
 
-#: Fulltext candidates fetched (the index is database-wide; the namespace filter comes after),
-#: entities printed at most, observations shown per plain entity, weight of a knowledge hit.
+#: Fulltext candidates fetched (the index is database-wide; the namespace filter comes after), and how far
+#: that grows when other namespaces fill the page (x 8 a round, while time is left), entities printed at
+#: most, observations shown per plain entity, weight of a knowledge hit.
 RECALL_K = 500
+RECALL_K_MAX = 32_000
+RECALL_GROWTH = 8
+#: Time a round with a larger k must leave for the rest of the hook (seconds).
+ROUND_RESERVE = 0.3
 RECALL_LIMIT = 12
 RECALL_OBSERVATIONS = 3
 KNOWLEDGE_BOOST = 1.5
@@ -51,6 +56,23 @@ async def _by_meaning(ctx: HookContext, prompt: str) -> tuple[list[str], Any]:
     return await asyncio.to_thread(search_by_meaning, url, ctx.auth_token, prompt, SEMANTIC_LIMIT, timeout)
 
 
+async def _by_keywords(ctx: HookContext, query: str) -> list[dict[str, Any]]:
+    """The namespace's fulltext hits by entity, best first.  The index spans every namespace: when the
+    best ``k`` were all read (``raw_count == k``) and too few were this namespace's, other namespaces may
+    hide better ones of this one further down, so the read is made again with a larger ``k`` (the same
+    rule as search_memory's starved channels; docs/hooks.md "recall")."""
+    k = RECALL_K
+    while True:
+        rec = (await ctx.read("hook_recall", fulltext=query, k=k, limit=RECALL_LIMIT,
+                              knowledge_boost=KNOWLEDGE_BOOST, observations=RECALL_OBSERVATIONS))[0]
+        rows: list[dict[str, Any]] = rec["lines"]
+        if (rec["raw_count"] < k or len(rows) >= RECALL_LIMIT or k >= RECALL_K_MAX
+                or ctx.left() < ROUND_RESERVE):
+            return rows
+        k = min(k * RECALL_GROWTH, RECALL_K_MAX)
+        log.debug("recall: the fulltext page was other namespaces' (%d own); asking for %d", len(rows), k)
+
+
 async def recall(ctx: HookContext) -> Answer:
     from kg_neo4j.text import fulltext_query
 
@@ -58,8 +80,7 @@ async def recall(ctx: HookContext) -> Answer:
     query = fulltext_query(prompt)
     meaning = (asyncio.ensure_future(_by_meaning(ctx, prompt))
                if ctx.config.hook_search_url and prompt.strip() else None)
-    rows = await ctx.read("hook_recall", fulltext=query, k=RECALL_K, limit=RECALL_LIMIT,
-                          knowledge_boost=KNOWLEDGE_BOOST, observations=RECALL_OBSERVATIONS) if query else []
+    rows = await _by_keywords(ctx, query) if query else []
     found: list[str] = []
     client = None
     if meaning is not None:

@@ -115,14 +115,15 @@ def chunks(n: int, size: int) -> Iterator[range]:
 # --- raw-driver seeding (fast UNWIND; no product code, same data model) ----------------------
 SEED_ENTITIES = """
 UNWIND $rows AS row
-CREATE (n:KgNode:Entity {namespace: $ns, name: row.name, entityType: row.entityType,
-                         name_lower: row.name_lower, type_lower: row.type_lower,
-                         created_at: row.created_at, obs_next: size(row.observations)})
+CREATE (n:KgNode:Entity:KgText {namespace: $ns, name: row.name, entityType: row.entityType,
+                                name_lower: row.name_lower, type_lower: row.type_lower,
+                                text_lower: row.name_lower + '\n' + row.type_lower,
+                                created_at: row.created_at, obs_next: size(row.observations)})
 WITH n, row
 UNWIND range(0, size(row.observations) - 1) AS i
-CREATE (n)-[:HAS_OBSERVATION]->(:Observation {namespace: $ns, text: row.observations[i],
-                                              text_lower: row.observations_lower[i], seq: i,
-                                              created_at: row.created_at})
+CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {namespace: $ns, text: row.observations[i],
+                                                     text_lower: row.observations_lower[i], seq: i,
+                                                     created_at: row.created_at})
 """.strip()
 
 SEED_RELATIONS = """

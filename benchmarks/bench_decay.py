@@ -50,12 +50,13 @@ NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 SEED_KNOWLEDGE = """
 UNWIND $rows AS row
-CREATE (n:KgNode:Entity:Knowledge {
+CREATE (n:KgNode:Entity:Knowledge:KgText {
   namespace: $ns, name: row.name, name_lower: row.name_lower, entityType: row.type, type_lower: row.type,
+  text_lower: row.name_lower + '\n' + row.type,
   content: row.content, trust: row.trust, category: row.category, source: 'bench',
   stability: row.stability, memory_level: row.level, access_count: row.accesses, last_access: row.last_access,
   sessions: row.sessions, created_at: row.created_at, updated_at: row.created_at, obs_next: 1})
-CREATE (n)-[:HAS_OBSERVATION]->(:Observation {namespace: $ns, text: row.content, text_lower: row.content_lower,
+CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {namespace: $ns, text: row.content, text_lower: row.content_lower,
                                               seq: 0, created_at: row.created_at, role: 'content'})
 """.strip()
 

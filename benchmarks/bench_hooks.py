@@ -53,12 +53,13 @@ from _common import (  # noqa: E402
 
 SEED = """
 UNWIND $rows AS row
-CREATE (n:KgNode:Entity:Knowledge {
+CREATE (n:KgNode:Entity:Knowledge:KgText {
   namespace: $ns, name: row.name, name_lower: toLower(row.name), entityType: row.type, type_lower: row.type,
+  text_lower: toLower(row.name) + '\n' + row.type,
   content: row.content, trust: row.trust, category: 'creative', source: 'bench', stability: row.stability,
   memory_level: 1, access_count: row.accesses, last_access: null, sessions: ['s0'], created_at: row.created_at,
   updated_at: row.created_at, obs_next: 1})
-CREATE (n)-[:HAS_OBSERVATION]->(:Observation {namespace: $ns, text: row.content, text_lower: toLower(row.content),
+CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {namespace: $ns, text: row.content, text_lower: toLower(row.content),
                                               seq: 0, created_at: row.created_at, role: 'content'})
 """.strip()
 

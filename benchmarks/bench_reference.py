@@ -59,13 +59,14 @@ BATCH = 1000
 # --- (b) the floor: plain UNWIND statements, one per batch, same data model ---------------------
 FLOOR_ENTITIES = """
 UNWIND $rows AS row
-CREATE (n:KgNode:Entity {namespace: $ns, name: row.name, entityType: row.entityType,
-                         name_lower: row.name_lower, type_lower: row.type_lower,
-                         created_at: $now, obs_next: size(row.observations)})
+CREATE (n:KgNode:Entity:KgText {namespace: $ns, name: row.name, entityType: row.entityType,
+                                name_lower: row.name_lower, type_lower: row.type_lower,
+                                text_lower: row.name_lower + '\n' + row.type_lower,
+                                created_at: $now, obs_next: size(row.observations)})
 SET n:$(row.type_labels), n.type_labels = row.type_labels
 WITH n, row
 UNWIND range(0, size(row.observations) - 1) AS i
-CREATE (n)-[:HAS_OBSERVATION]->(:Observation {namespace: $ns, text: row.observations[i],
+CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {namespace: $ns, text: row.observations[i],
                                               text_lower: row.observations_lower[i], seq: i,
                                               created_at: $now})
 """.strip()

@@ -13,10 +13,12 @@ REMOVE n.kg_lock
 WITH n, row
 WHERE NOT n:Entity
 REMOVE n:Placeholder
-SET n:Entity,
+SET n:Entity:KgText,
     n.entityType = row.entityType,
     n.name_lower = row.name_lower,
     n.type_lower = row.type_lower,
+    // search_nodes' text index (schema_text_lower): name and type on two lines
+    n.text_lower = row.name_lower + '\n' + row.type_lower,
     n.created_at = $now,
     n.obs_next = size(row.observations),
     n.embedding = row.entity_vector,
@@ -26,7 +28,7 @@ SET n:$(row.type_labels), n.type_labels = row.type_labels
 WITH n, row
 CALL (n, row) {
   UNWIND range(0, size(row.observations) - 1) AS i
-  CREATE (n)-[:HAS_OBSERVATION]->(:Observation {
+  CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {
     namespace: $ns, text: row.observations[i], text_lower: row.observations_lower[i],
     seq: i, created_at: $now, embedding: row.vectors[i],
     embedding_model: CASE WHEN row.vectors IS NULL THEN null ELSE $model END
@@ -65,7 +67,7 @@ CALL (pairs, missing) {
   WITH e, row, fresh, base, turn_base
   CALL (e, row, fresh, base, turn_base) {
     UNWIND range(0, size(fresh) - 1) AS k
-    CREATE (e)-[:HAS_OBSERVATION]->(:Observation {
+    CREATE (e)-[:HAS_OBSERVATION]->(:Observation:KgText {
       namespace: $ns, text: row.contents[fresh[k]], text_lower: row.contents_lower[fresh[k]],
       seq: base + k, turn: turn_base + row.turns[fresh[k]], created_at: $now, embedding: row.vectors[fresh[k]],
       embedding_model: CASE WHEN row.vectors IS NULL THEN null ELSE $model END

@@ -11,7 +11,8 @@ RETURN analyzer ORDER BY analyzer
 // The analyzer, state and population of the kg_fulltext index (no row when it does not exist).
 SHOW FULLTEXT INDEXES YIELD name, state, populationPercent, options
 WHERE name = 'kg_fulltext'
-RETURN options.indexConfig.`fulltext.analyzer` AS analyzer, state, populationPercent
+RETURN options.indexConfig.`fulltext.analyzer` AS analyzer, state, populationPercent,
+       coalesce(options.indexConfig.`fulltext.eventually_consistent`, false) AS eventually_consistent
 
 // name: fulltext_drop
 // Drop the kg_fulltext index (rebuild-fulltext creates it again with another analyzer).

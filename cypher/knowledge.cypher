@@ -23,8 +23,9 @@ CALL (pairs, taken) {
   WITH n, row
   WHERE NOT n:Entity
   REMOVE n:Placeholder
-  SET n:Entity:Knowledge,
+  SET n:Entity:Knowledge:KgText,
       n.entityType = row.type, n.name_lower = row.name_lower, n.type_lower = row.type,
+      n.text_lower = row.name_lower + '\n' + row.type,  // search_nodes' text index (schema_text_lower)
       n.created_at = $now, n.updated_at = $now, n.obs_next = 1,
       n.embedding = row.entity_vector,
       n.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END,
@@ -33,7 +34,7 @@ CALL (pairs, taken) {
       n.access_count = 0, n.sessions = row.sessions
   // type and trust as labels (kg_neo4j/store/type_labels.py)
   SET n:$(row.type_labels), n.type_labels = row.type_labels
-  CREATE (n)-[:HAS_OBSERVATION]->(:Observation {
+  CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {
     namespace: $ns, text: row.content, text_lower: row.content_lower, seq: 0, created_at: $now, role: 'content',
     embedding: row.vector, embedding_model: CASE WHEN row.vector IS NULL THEN null ELSE $model END
   })
@@ -72,6 +73,8 @@ CALL (pairs, taken) {
   CALL (n, row) {
     WITH row.fulltext AS q
     WHERE row.vector IS NULL AND q <> ''
+    // eventually consistent index: first the writes committed before (schema_fulltext)
+    CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
     CALL db.index.fulltext.queryNodes('kg_fulltext', q, {limit: $similar_text_k}) YIELD node, score
     WITH node, score
     WHERE node.namespace = $ns
@@ -120,7 +123,7 @@ SET k.ds_until = coalesce(k.ds_until, []) + $now,
     k.ds_trust = coalesce(k.ds_trust, []) + k.trust
 SET k.type_was = CASE WHEN $type <> k.entityType THEN coalesce(k.type_was, []) + k.entityType ELSE k.type_was END,
     k.type_until = CASE WHEN $type <> k.entityType THEN coalesce(k.type_until, []) + $now ELSE k.type_until END
-SET k.entityType = $type, k.type_lower = $type, k.trust = $trust, k.category = $category, k.quote = $quote,
+SET k.entityType = $type, k.type_lower = $type, k.text_lower = k.name_lower + '\n' + $type, k.trust = $trust, k.category = $category, k.quote = $quote,
     k.source = $source, k.stability = $stability, k.memory_level = $memory_level, k.updated_at = $now,
     k.content = $content, k.last_access = CASE WHEN $restart_decay THEN $now ELSE k.last_access END,
     k.embedding = CASE WHEN $entity_vector IS NULL THEN k.embedding ELSE $entity_vector END,
@@ -144,7 +147,7 @@ CALL (k) {
   WITH DISTINCT k
   WITH k, coalesce(k.obs_next, 0) AS seq
   SET k.obs_next = seq + 1
-  CREATE (k)-[:HAS_OBSERVATION]->(:Observation {
+  CREATE (k)-[:HAS_OBSERVATION]->(:Observation:KgText {
     namespace: $ns, text: $content, text_lower: $content_lower, seq: seq, created_at: $now, role: 'content',
     embedding: $vector, embedding_model: CASE WHEN $vector IS NULL THEN null ELSE $model END
   })
@@ -221,7 +224,7 @@ CALL (pairs, missing) {
     REMOVE o.embedding, o.embedding_model
     RETURN count(o) AS observations
   }
-  REMOVE k:KgNode:Entity:Knowledge, k:$(coalesce(k.type_labels, []))  // type labels too
+  REMOVE k:KgNode:Entity:Knowledge:KgText, k:$(coalesce(k.type_labels, []))  // type labels too
   REMOVE k.type_labels
   SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_reason = 'forgotten', k.expired_note = $note
   RETURN collect({name: k.name, closedRelations: closed}) AS forgotten
@@ -356,8 +359,9 @@ CALL (pairs, taken) {
   WITH n, row
   WHERE NOT n:Entity
   REMOVE n:Placeholder
-  SET n:Entity:Experience,
+  SET n:Entity:Experience:KgText,
       n.entityType = row.entityType, n.name_lower = row.name_lower, n.type_lower = row.type_lower,
+      n.text_lower = row.name_lower + '\n' + row.type_lower,  // search_nodes' text index (schema_text_lower)
       n.created_at = $now, n.obs_next = size(row.observations),
       n.embedding = row.entity_vector,
       n.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END,
@@ -367,7 +371,7 @@ CALL (pairs, taken) {
   WITH n, row
   CALL (n, row) {
     UNWIND range(0, size(row.observations) - 1) AS i
-    CREATE (n)-[:HAS_OBSERVATION]->(:Observation {
+    CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {
       namespace: $ns, text: row.observations[i], text_lower: row.observations_lower[i],
       seq: i, created_at: $now, embedding: row.vectors[i],
       embedding_model: CASE WHEN row.vectors IS NULL THEN null ELSE $model END

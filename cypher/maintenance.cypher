@@ -117,7 +117,7 @@ CALL (id) {
       WHERE o.embedding IS NOT NULL OR o.embedding_model IS NOT NULL
       REMOVE o.embedding, o.embedding_model
     }
-    REMOVE k:KgNode:Entity:Knowledge, k:$(coalesce(k.type_labels, []))  // type labels too
+    REMOVE k:KgNode:Entity:Knowledge:KgText, k:$(coalesce(k.type_labels, []))  // type labels too
     REMOVE k.type_labels
     SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_reason = 'decay'
   }
@@ -292,7 +292,7 @@ CALL (p) {
     OPTIONAL MATCH (dup)-[:HAS_OBSERVATION]->(c:Observation {role: 'content'})
     WITH keep, dup, head(collect(c)) AS c, coalesce(keep.obs_next, 0) AS seq
     SET keep.obs_next = seq + 1
-    CREATE (keep)-[:HAS_OBSERVATION]->(:Observation {
+    CREATE (keep)-[:HAS_OBSERVATION]->(:Observation:KgText {
       namespace: $ns, text: dup.content, text_lower: toLower(dup.content), seq: seq, created_at: $now,
       role: 'merged', merged_from: dup.name, embedding: c.embedding, embedding_model: c.embedding_model
     })
@@ -309,7 +309,7 @@ CALL (p) {
     WHERE o.embedding IS NOT NULL OR o.embedding_model IS NOT NULL
     REMOVE o.embedding, o.embedding_model
   }
-  REMOVE dup:KgNode:Entity:Knowledge, dup:$(coalesce(dup.type_labels, []))  // type labels too
+  REMOVE dup:KgNode:Entity:Knowledge:KgText, dup:$(coalesce(dup.type_labels, []))  // type labels too
   REMOVE dup.type_labels
   SET dup:ExpiredKnowledge, dup.expired_at = $now, dup.expired_reason = 'merged', dup.merged_into = keep.name
   RETURN count(*) AS merged
@@ -328,6 +328,8 @@ RETURN collect(k.name) AS names
 // what to print.  The index is database-wide, so the $k best are read and this namespace's kept; raw_count tells
 // the hook when other namespaces took the whole page (kg_neo4j/hooks/recall.py asks again with a larger $k).
 CALL () {
+  // the index is eventually consistent: first the writes committed before this read (schema_fulltext)
+  CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
   CALL db.index.fulltext.queryNodes('kg_fulltext', $fulltext, {limit: $k}) YIELD node, score
   RETURN count(*) AS raw_count, collect(CASE WHEN node.namespace = $ns THEN {node: node, score: score} END) AS own
 }

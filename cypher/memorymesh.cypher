@@ -40,6 +40,7 @@ CALL (e, row) {
                           ELSE e.type_until END
   SET e.entityType = row.nodeType,
       e.type_lower = row.type_lower,
+      e.text_lower = e.name_lower + '\n' + row.type_lower,  // search_nodes' text index (schema_text_lower)
       e.embedding = row.entity_vector,
       e.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END
   // the old type label goes, the new one comes (kg_neo4j/store/type_labels.py; knowledge is refused here)
@@ -80,7 +81,7 @@ CALL (e, row) {
   UNWIND range(0, size(row.metadata) - 1) AS i
   OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(old:Observation {text: row.metadata[i]})
   FOREACH (_ IN CASE WHEN old IS NULL THEN [1] ELSE [] END |
-    CREATE (e)-[:HAS_OBSERVATION]->(:Observation {
+    CREATE (e)-[:HAS_OBSERVATION]->(:Observation:KgText {
       namespace: $ns, text: row.metadata[i], text_lower: row.metadata_lower[i],
       seq: base + i, created_at: $now, embedding: row.vectors[i],
       embedding_model: CASE WHEN row.vectors[i] IS NULL THEN null ELSE $model END

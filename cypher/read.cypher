@@ -200,22 +200,25 @@ CALL (entities) {
 RETURN entities, relations + loose AS relations
 
 // name: search_nodes
-// Case-insensitive substring search over names, types and observations (text-index backed), with touching relations.
+// Case-insensitive substring search over names, types and observations (one text index), with touching relations.
 CALL () {
-  // The hints keep every query on the text indexes: planned for a short $q, the planner would
-  // otherwise read the whole namespace through the (namespace, name_lower) range index.
-  MATCH (e:Entity) USING TEXT INDEX e:Entity(name_lower)
-  WHERE e.name_lower CONTAINS $q AND e.namespace = $ns RETURN e
-  UNION
-  MATCH (e:Entity) USING TEXT INDEX e:Entity(type_lower)
-  WHERE e.type_lower CONTAINS $q AND e.namespace = $ns
-    // an entity whose type changed matches on the type it had at $at
-    AND (e.type_was IS NULL OR toLower(coalesce(e.type_was[size([u IN coalesce(e.type_until, []) WHERE u <= $at])], e.entityType)) CONTAINS $q)
-  RETURN e
-  UNION
-  MATCH (o:Observation) USING TEXT INDEX o:Observation(text_lower)
-  WHERE o.text_lower CONTAINS $q AND o.namespace = $ns AND o.created_at <= $at
-  MATCH (e:Entity)-[:HAS_OBSERVATION]->(o)
+  // One text index (schema_text_lower) over entities (name and type on two lines) and observations.  The
+  // hint keeps the query on it: planned for a short $q, the planner would otherwise scan the label.
+  MATCH (t:KgText) USING TEXT INDEX t:KgText(text_lower)
+  WHERE t.text_lower CONTAINS $q AND t.namespace = $ns
+  CALL (t) {
+    // an entity: its name or its type holds $q (a $q across the two lines is neither)
+    WITH t
+    WHERE t:Entity AND (t.name_lower CONTAINS $q OR (t.type_lower CONTAINS $q
+      // an entity whose type changed matches on the type it had at $at
+      AND (t.type_was IS NULL OR toLower(coalesce(t.type_was[size([u IN coalesce(t.type_until, []) WHERE u <= $at])], t.entityType)) CONTAINS $q)))
+    RETURN t AS e
+    UNION
+    WITH t
+    WHERE t:Observation AND t.created_at <= $at
+    MATCH (e:Entity)-[:HAS_OBSERVATION]->(t)
+    RETURN e
+  }
   RETURN e
   UNION
   // Only for a past $at: what reads of now cannot match through the indexes above (a type the entity had

@@ -12,17 +12,13 @@ CREATE INDEX kg_entity_ns_name IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.n
 // Range index that finds the entities named in a search_memory question (exact lower-cased names).
 CREATE INDEX kg_entity_ns_name_lower IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.name_lower)
 
-// name: schema_entity_name_lower
-// Text index behind search_nodes' case-insensitive substring match on names.
-CREATE TEXT INDEX kg_entity_name_lower IF NOT EXISTS FOR (n:Entity) ON (n.name_lower)
+// name: schema_text_lower
+// The one text index behind search_nodes' case-insensitive substring match: every
+// entity and observation carries :KgText and its lowered text in text_lower (an observation's text; an
+// entity's name and type joined by a newline).  One Lucene index a write touches instead of three: each
+// costs its commit (README "How the graph looks in Neo4j").
+CREATE TEXT INDEX kg_text_lower IF NOT EXISTS FOR (n:KgText) ON (n.text_lower)
 
-// name: schema_entity_type_lower
-// Text index behind search_nodes' case-insensitive substring match on entity types.
-CREATE TEXT INDEX kg_entity_type_lower IF NOT EXISTS FOR (n:Entity) ON (n.type_lower)
-
-// name: schema_observation_text_lower
-// Text index behind search_nodes' case-insensitive substring match on observations.
-CREATE TEXT INDEX kg_observation_text_lower IF NOT EXISTS FOR (o:Observation) ON (o.text_lower)
 
 // name: schema_observation_ns_turn
 // Range index over each observation's place in its namespace's write order (search_memory_context finds the
@@ -63,9 +59,11 @@ SET m.previous_version = CASE WHEN m.version <> $version THEN m.version ELSE m.p
 
 // name: schema_fulltext
 // Fulltext (BM25) over entity names and types and observation text, behind search_memory; $analyzer: the fulltext-analyzer setting.
+// Eventually consistent: a write's commit does not wait for Lucene, and every read of it first waits for
+// the writes committed before (fulltext_await_refresh), so reads still see them (README "How the graph looks in Neo4j").
 CREATE FULLTEXT INDEX kg_fulltext IF NOT EXISTS
 FOR (n:Entity|Observation) ON EACH [n.name, n.entityType, n.text]
-OPTIONS {indexConfig: {`fulltext.analyzer`: $analyzer}}
+OPTIONS {indexConfig: {`fulltext.analyzer`: $analyzer, `fulltext.eventually_consistent`: true}}
 
 // name: schema_observation_vector
 // Native vector index (cosine) over observation embeddings; dimension from the embedding model.

@@ -45,6 +45,8 @@ RETURN size(raw) AS raw_count, hits
 // name: search_memory_fulltext
 // Candidate hits of the fulltext index (BM25 over names, types and observations): $k best, then this namespace's own.
 CALL () {
+  // the index is eventually consistent: first the writes committed before this read (schema_fulltext)
+  CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
   CALL db.index.fulltext.queryNodes('kg_fulltext', $fulltext, {limit: $k}) YIELD node, score
   RETURN collect({node: node, score: score}) AS raw
 }

@@ -52,7 +52,7 @@ CALL (n) {
   OPTIONAL MATCH (n)-[h:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
   WITH h, o ORDER BY o.seq, o.created_at, elementId(o)
   RETURN collect(CASE WHEN o IS NULL THEN null ELSE {
-    labels: [l IN labels(o) WHERE l <> 'Observation'],
+    labels: [l IN labels(o) WHERE NOT l IN ['Observation', 'KgText']],
     props: [k IN keys(o) WHERE NOT k IN $skip_obs |
             [k, o[k], CASE WHEN valueType(o[k]) STARTS WITH 'ZONED DATETIME' THEN toString(o[k]) ENDS WITH ']' ELSE false END]],
     link: [k IN keys(h) | [k, h[k], CASE WHEN valueType(h[k]) STARTS WITH 'ZONED DATETIME' THEN toString(h[k]) ENDS WITH ']' ELSE false END]],
@@ -61,7 +61,7 @@ CALL (n) {
   } END) AS observations
 }
 RETURN n.name AS name,
-       [l IN labels(n) WHERE l <> 'KgNode' AND NOT l IN coalesce(n.type_labels, [])] AS labels,
+       [l IN labels(n) WHERE NOT l IN ['KgNode', 'KgText'] AND NOT l IN coalesce(n.type_labels, [])] AS labels,
        [k IN keys(n) WHERE NOT k IN $skip_node |
         [k, n[k], CASE WHEN valueType(n[k]) STARTS WITH 'ZONED DATETIME' THEN toString(n[k]) ENDS WITH ']' ELSE false END]] AS props,
        n.embedding IS NOT NULL AS embedding,
@@ -93,14 +93,16 @@ WHERE n.kg_import_new = true
 REMOVE n.kg_import_new
 SET n:$(row.labels)
 SET n += row.props
-SET n.name_lower = row.name_lower, n.type_lower = row.type_lower
+SET n.name_lower = row.name_lower, n.type_lower = row.type_lower,
+    n.text_lower = row.name_lower + '\n' + row.type_lower  // search_nodes' text index (schema_text_lower)
+SET n:$(CASE WHEN n:Entity THEN ['KgText'] ELSE [] END)
 // type labels are derived, not exported: made here from the type (kg_neo4j/store/type_labels.py)
 SET n:$(row.type_labels), n.type_labels = CASE WHEN n:Entity THEN row.type_labels END
 WITH n, row
 CALL (n, row) {
   UNWIND row.observations AS o
   CREATE (n)-[h:$(CASE WHEN o.retired THEN 'HAD_OBSERVATION' ELSE 'HAS_OBSERVATION' END)]->(ob:Observation)
-  SET ob:$(o.labels)
+  SET ob:$(o.labels), ob:KgText
   SET ob += o.props, ob.namespace = $ns, ob.text_lower = o.text_lower
   SET h += o.link
 }

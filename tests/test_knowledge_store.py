@@ -65,7 +65,7 @@ async def test_initial_stability_and_level_follow_the_table(ks: KnowledgeStore, 
     assert props["stability"] == stability == decay.initial_stability(trust, category)
     assert props["memory_level"] == level
     type_and_trust = {"principle": "TrustPrinciple", "pattern": "TrustPattern", "inference": "TrustInference"}[trust]
-    assert props["labels"] == sorted(["Entity", "KgNode", "Knowledge", "rule", type_and_trust])
+    assert props["labels"] == sorted(["Entity", "KgNode", "KgText", "Knowledge", "rule", type_and_trust])
     assert (props["trust"], props["category"], props["access_count"]) == (trust, category, 0)
 
 
@@ -88,7 +88,7 @@ async def test_a_taken_name_writes_nothing_unless_skipped(ks: KnowledgeStore, st
     assert await ks.list() == []
     stored = await ks.store([k("new one"), k("Alice")], existing="skip")
     assert [s.name for s in stored] == ["new one"]
-    assert (await node(store, "Alice"))["labels"] == ["Entity", "KgNode", "person"]
+    assert (await node(store, "Alice"))["labels"] == ["Entity", "KgNode", "KgText", "person"]
 
 
 async def test_knowledge_is_an_entity_for_the_reference_reads(ks: KnowledgeStore, store: GraphStore) -> None:
@@ -106,7 +106,7 @@ async def test_a_placeholder_becomes_knowledge(ks: KnowledgeStore, store: GraphS
     await store.create_relations([RelationIn(**{"from": "X", "to": "Later"}, relationType="needs")])
     [stored] = await ks.store([k("Later")])
     assert stored.name == "Later"
-    assert (await node(store, "Later"))["labels"] == ["Entity", "KgNode", "Knowledge", "TrustPattern", "rule"]
+    assert (await node(store, "Later"))["labels"] == ["Entity", "KgNode", "KgText", "Knowledge", "TrustPattern", "rule"]
 
 
 async def test_similar_knowledge_is_suggested(ks: KnowledgeStore) -> None:

@@ -322,7 +322,7 @@ async def test_relations_before_their_entities(tmp_path: Path, neo4j_info: Neo4j
         {"name": "B", "entityType": "person", "observations": []},
     ]
     labels = await labels_of(store.driver, namespace)
-    assert labels == {"A": ["Entity", "KgNode", "person"], "B": ["Entity", "KgNode", "person"],  # type labels
+    assert labels == {"A": ["Entity", "KgNode", "KgText", "person"], "B": ["Entity", "KgNode", "KgText", "person"],
                       "C": ["KgNode", "Placeholder"]}
     # Within one batch entities are written first: the relation line first in the batch still finds them.
     ns2 = namespace + "-b"
@@ -528,7 +528,7 @@ async def test_full_import_rejects_malformed_lines(tmp_path: Path, neo4j_info: N
     assert "one kind of value" in report["rejected_lines"][4]["error"]
     assert report["entities"] == {"added": 1, "skipped": 0, "rejected": 5}
     assert report["relations"]["added"] == 1
-    assert await labels_of(store.driver, namespace) == {"A": ["Entity", "KgNode", "t"], "Z": ["KgNode", "Placeholder"]}
+    assert await labels_of(store.driver, namespace) == {"A": ["Entity", "KgNode", "KgText", "t"], "Z": ["KgNode", "Placeholder"]}
 
     no_header = tmp_path / "nohead.jsonl"
     no_header.write_text(jsonl(node))

@@ -16,7 +16,7 @@ from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.embeddings.model_files import ModelInfo
 from kg_neo4j.errors import ConfigError, Neo4jUnavailableError
 from kg_neo4j.settings import Settings
-from kg_neo4j.store import type_labels
+from kg_neo4j.store import text_index, type_labels
 from kg_neo4j.store.capabilities import (
     FILTERED_VECTOR_INDEXES,
     SearchIndexes,
@@ -37,9 +37,7 @@ _SCHEMA_STATEMENTS = [
     "schema_node_key",
     "schema_entity_ns_name",
     "schema_entity_ns_name_lower",
-    "schema_entity_name_lower",
-    "schema_entity_type_lower",
-    "schema_observation_text_lower",
+    "schema_text_lower",
     "schema_observation_ns_turn",
     "schema_meta_key",
     "schema_knowledge_ns",
@@ -258,6 +256,8 @@ async def bootstrap(
     await x.write("meta_write_schema", version=version, package_version=__version__, now=now)
     declared = [f"{index}: {', '.join(props)}" for index, props in FILTERED_VECTOR_INDEXES.items()]
     await _write_server_meta(driver, database, caps, declared if indexes.states else [], now)
+    # a graph written before search_nodes' one text index moves to it (once, batched, resumable)
+    await text_index.migrate(driver, database)
     # entities written before type labels existed get them (once, batched, resumable; README "Neo4j Browser")
     await type_labels.backfill(driver, database)
     return indexes

@@ -37,7 +37,7 @@ async def available_analyzers(driver: AsyncDriver, database: str) -> list[str]:
 
 
 async def index_state(driver: AsyncDriver, database: str) -> dict[str, Any] | None:
-    """``{analyzer, state, populationPercent}`` of the index, None when it does not exist."""
+    """``{analyzer, state, populationPercent, eventually_consistent}`` of the index, None when it does not exist."""
     rows = await Executor(driver, database).write("fulltext_index_state")
     return dict(rows[0]) if rows else None
 
@@ -64,6 +64,12 @@ async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: st
             f"the fulltext index {INDEX} was built with analyzer {state['analyzer']!r} but {SETTING} is "
             f"{analyzer!r}. Run `kg-neo4j rebuild-fulltext --fulltext-analyzer {analyzer}` to rebuild it (every "
             f"namespace of the database shares it), or start with --fulltext-analyzer {state['analyzer']}")
+    if state is not None and not state["eventually_consistent"]:
+        # An index made before it was eventually consistent (README "How the graph looks in Neo4j"): made
+        # again with the same analyzer, once; bootstrap waits until Neo4j has indexed the stored text.
+        log.info("fulltext index %s: made again as eventually consistent (once); Neo4j is indexing the "
+                 "existing text", INDEX)
+        await Executor(driver, database).write("fulltext_drop")
     await Executor(driver, database).write("schema_fulltext", analyzer=analyzer)
 
 
@@ -77,7 +83,8 @@ async def rebuild_fulltext(driver: AsyncDriver, database: str, analyzer: str, *,
     await check_analyzer(driver, database, analyzer)
     before = await index_state(driver, database)
     previous = before["analyzer"] if before else None
-    if previous != analyzer:
+    rebuild = previous != analyzer or (before is not None and not before["eventually_consistent"])
+    if rebuild:
         await Executor(driver, database).write("fulltext_drop")
         await Executor(driver, database).write("schema_fulltext", analyzer=analyzer)
         log.info("fulltext index %s: analyzer %s -> %s; Neo4j is indexing the existing text", INDEX, previous,
@@ -98,4 +105,4 @@ async def rebuild_fulltext(driver: AsyncDriver, database: str, analyzer: str, *,
             raise ConfigError(f"the fulltext index {INDEX} is still {state['state']} after {timeout:.0f} s; "
                               "Neo4j goes on building it (SHOW FULLTEXT INDEXES shows its progress)")
         await asyncio.sleep(0.2)
-    return {"index": INDEX, "analyzer": analyzer, "previous": previous, "rebuilt": previous != analyzer}
+    return {"index": INDEX, "analyzer": analyzer, "previous": previous, "rebuilt": rebuild}

@@ -38,7 +38,7 @@ from kg_neo4j.store.type_labels import knowledge_labels, type_labels
 #: Node properties the full format does not list under "properties": the namespace (the
 #: importer's own), the name (a field of its own), values derived from others (recomputed
 #: on import) and transient lock/flag values.
-DERIVED_NODE_PROPERTIES = ("namespace", "name", "name_lower", "type_lower", "kg_lock", "kg_import_new",
+DERIVED_NODE_PROPERTIES = ("namespace", "name", "name_lower", "type_lower", "text_lower", "kg_lock", "kg_import_new",
                            "type_labels")
 DERIVED_OBSERVATION_PROPERTIES = ("namespace", "text_lower")
 #: Properties the full export leaves out on purpose: the vectors (large, and recomputed by the

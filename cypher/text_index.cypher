@@ -1,0 +1,41 @@
+// The one text index of search_nodes (schema_text_lower): a graph written before it is moved over once at
+// bootstrap (kg_neo4j/store/text_index.py), in batches, resumable; then the three text indexes it replaces
+// are dropped.
+
+// name: text_index_meta
+// Whether the move to the one text index has finished (null on a database that never ran it).
+OPTIONAL MATCH (m:KgMeta {key: 'text_index'})
+RETURN m.done AS done
+
+// name: text_index_meta_done
+// Record that every entity and observation of the database carries :KgText.
+MERGE (m:KgMeta {key: 'text_index'})
+SET m.done = true
+
+// name: text_index_entities_batch
+// Up to $batch entities without :KgText get it and their text_lower (name and type, lowered, on two lines).
+MATCH (n:Entity)
+WHERE NOT n:KgText
+WITH n LIMIT $batch
+SET n:KgText, n.text_lower = coalesce(n.name_lower, toLower(n.name)) + '\n' + coalesce(n.type_lower, toLower(n.entityType), '')
+RETURN count(n) AS moved
+
+// name: text_index_observations_batch
+// Up to $batch observations without :KgText get it (their text_lower is already there).
+MATCH (o:Observation)
+WHERE NOT o:KgText
+WITH o LIMIT $batch
+SET o:KgText, o.text_lower = coalesce(o.text_lower, toLower(o.text))
+RETURN count(o) AS moved
+
+// name: text_index_drop_entity_name
+// Drop the text index over entity names that kg_text_lower replaces.
+DROP INDEX kg_entity_name_lower IF EXISTS
+
+// name: text_index_drop_entity_type
+// Drop the text index over entity types that kg_text_lower replaces.
+DROP INDEX kg_entity_type_lower IF EXISTS
+
+// name: text_index_drop_observation_text
+// Drop the text index over observation texts that kg_text_lower replaces.
+DROP INDEX kg_observation_text_lower IF EXISTS

@@ -1,0 +1,164 @@
+"""search_nodes' one text index and the eventually consistent fulltext index (README "How the graph looks in
+Neo4j", kg_neo4j/store/text_index.py).
+
+- search_nodes on the one index keeps the reference's matching: a name, a type or an observation holding
+  the query; a query across an entity's name and type (the two lines of its ``text_lower``) matches neither.
+- A graph written by the earlier layout (three text indexes, a fulltext index that is not eventually
+  consistent, no ``:KgText``) moves over: in batches that resume where an interrupted run stopped, then at
+  the server's start the rest, the three old indexes dropped and the fulltext index made again; search_nodes
+  and search_memory then find what was stored, through a real MCP session.
+- Reads of the eventually consistent fulltext index see every write committed before them.
+
+The move is a property of the whole database, so it runs on the private Neo4j (conftest
+``private_neo4j_server``, emptied first)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+from neo4j import AsyncGraphDatabase, GraphDatabase
+
+from conftest import Neo4jInfo, server_env, stdio_session, wipe_neo4j
+from kg_neo4j.models import EntityIn, ObservationAdd
+from kg_neo4j.store import GraphStore, text_index
+
+OLD_TEXT_INDEXES = {"kg_entity_name_lower", "kg_entity_type_lower", "kg_observation_text_lower"}
+
+OLD_SCHEMA = [
+    "CREATE CONSTRAINT kg_node_key FOR (n:KgNode) REQUIRE (n.namespace, n.name) IS UNIQUE",
+    "CREATE TEXT INDEX kg_entity_name_lower FOR (n:Entity) ON (n.name_lower)",
+    "CREATE TEXT INDEX kg_entity_type_lower FOR (n:Entity) ON (n.type_lower)",
+    "CREATE TEXT INDEX kg_observation_text_lower FOR (o:Observation) ON (o.text_lower)",
+    "CREATE FULLTEXT INDEX kg_fulltext FOR (n:Entity|Observation) ON EACH [n.name, n.entityType, n.text] "
+    "OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}}",
+    "CALL db.awaitIndexes(300)",
+]
+
+# What the earlier layout wrote for create_entities (no :KgText, no entity text_lower).
+OLD_WRITE = """
+UNWIND $rows AS row
+CREATE (n:KgNode:Entity {namespace: $ns, name: row.name, name_lower: toLower(row.name), entityType: row.type,
+                         type_lower: toLower(row.type), created_at: datetime(), obs_next: size(row.obs)})
+WITH n, row
+UNWIND range(0, size(row.obs) - 1) AS i
+CREATE (n)-[:HAS_OBSERVATION]->(:Observation {namespace: $ns, text: row.obs[i], text_lower: toLower(row.obs[i]),
+                                             seq: i, created_at: datetime()})
+"""
+
+OLD_ROWS = [
+    {"name": "Alice", "type": "person", "obs": ["Speaks Portuguese", "Runs the Lisbon office"]},
+    {"name": "Bob", "type": "person", "obs": ["Plays the cello"]},
+    {"name": "Initech", "type": "company", "obs": ["Makes accounting software", "Based in Austin"]},
+    {"name": "Lisbon", "type": "city", "obs": ["Capital of Portugal"]},
+    {"name": "Mallard", "type": "bird", "obs": ["A duck seen by the river"]},
+]
+
+
+async def names(session: Any, query: str) -> list[str]:
+    res = await session.call_tool("search_nodes", {"query": query})
+    assert not res.is_error, res.content[0].text
+    return sorted(e["name"] for e in json.loads(res.content[0].text)["entities"])
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("ALI", ["Alice"]),                 # a name, any case
+    ("erso", ["Alice", "Bob"]),         # a type
+    ("cello", ["Bob"]),                 # an observation
+    ("alice\nperson", []),              # across an entity's name and type: neither holds it
+    ("e\np", []),
+    ("\n", []),
+])
+async def test_search_nodes_matches_name_type_or_observation(store: GraphStore, query: str,
+                                                             expected: list[str]) -> None:
+    await store.create_entities([EntityIn(name="Alice", entityType="person", observations=["Speaks Portuguese"]),
+                                 EntityIn(name="Bob", entityType="person", observations=["Plays the cello"])])
+    graph = await store.search_nodes(query)
+    assert sorted(e.name for e in graph.entities) == expected
+
+
+async def test_every_write_path_labels_its_nodes(store: GraphStore, sync_driver: Any) -> None:
+    await store.create_entities([EntityIn(name="Alice", entityType="Person", observations=["one"])])
+    await store.add_observations([ObservationAdd(entityName="Alice", contents=["two"])])
+    records, _, _ = sync_driver.execute_query(
+        "MATCH (n {namespace: $ns}) WHERE n:Entity OR n:Observation "
+        "RETURN n:KgText AS labelled, n.text_lower AS text ORDER BY text", ns=store.namespace)
+    assert [(r["labelled"], r["text"]) for r in records] == [(True, "alice\nperson"), (True, "one"), (True, "two")]
+
+
+async def test_fulltext_reads_see_the_writes_before_them(store: GraphStore) -> None:
+    """The index is eventually consistent; each read waits for what was committed before it."""
+    await store.create_entities([EntityIn(name="Owner", entityType="note", observations=[])])
+    for i in range(15):
+        word = f"quokka{uuid.uuid4().hex[:8]}"
+        await store.add_observations([ObservationAdd(entityName="Owner", contents=[f"seen a {word} today"])])
+        hits = (await store.search_memory(word, limit=5)).hits
+        assert [h.name for h in hits][:1] == ["Owner"], (i, word, hits)
+
+
+@pytest.fixture
+def private(private_neo4j_server: Neo4jInfo) -> Neo4jInfo:
+    wipe_neo4j(private_neo4j_server)
+    return private_neo4j_server
+
+
+def index_states(info: Neo4jInfo) -> dict[str, dict[str, Any]]:
+    with GraphDatabase.driver(info.uri, auth=(info.username, info.password)) as drv:
+        records = drv.execute_query("SHOW INDEXES YIELD name, type, state, options", database_=info.database).records
+    return {r["name"]: {"type": r["type"], "state": r["state"], "config": r["options"]["indexConfig"]}
+            for r in records}
+
+
+def unlabelled(info: Neo4jInfo) -> int:
+    with GraphDatabase.driver(info.uri, auth=(info.username, info.password)) as drv:
+        records = drv.execute_query("MATCH (n) WHERE (n:Entity OR n:Observation) AND NOT n:KgText RETURN count(n) AS n",
+                                    database_=info.database).records
+    return int(records[0]["n"])
+
+
+async def test_an_earlier_graph_moves_over_resumably(private: Neo4jInfo) -> None:
+    ns = "old-layout"
+    with GraphDatabase.driver(private.uri, auth=(private.username, private.password)) as drv:
+        for statement in OLD_SCHEMA:
+            drv.execute_query(statement, database_=private.database)
+        drv.execute_query(OLD_WRITE, rows=OLD_ROWS, ns=ns, database_=private.database)
+    assert unlabelled(private) == 5 + 7
+    assert index_states(private)["kg_fulltext"]["config"].get("fulltext.eventually_consistent") is not True
+
+    # interrupted after two batches of two: four entities moved, nothing recorded as done, old indexes kept
+    drv = AsyncGraphDatabase.driver(private.uri, auth=(private.username, private.password))
+    try:
+        assert await text_index.migrate(drv, private.database, batch=2, max_batches=2) == 4
+    finally:
+        await drv.close()
+    assert unlabelled(private) == 1 + 7
+    assert OLD_TEXT_INDEXES <= set(index_states(private))
+
+    # the server's start finishes it; a real MCP session finds what the earlier layout stored
+    async with stdio_session(private, env=server_env(private, KG_NEO4J_NAMESPACE=ns)) as s:
+        assert await names(s, "lisbon") == ["Alice", "Lisbon"]    # a name and an observation
+        assert await names(s, "COMPANY") == ["Initech"]           # a type
+        assert await names(s, "duck seen") == ["Mallard"]
+        res = await s.call_tool("search_memory", {"query": "cello", "limit": 3})
+        assert not res.is_error, res.content[0].text
+        assert [h["name"] for h in json.loads(res.content[0].text)["hits"]][:1] == ["Bob"]
+        # and what it writes now is found the same way
+        await s.call_tool("create_entities", {"entities": [
+            {"name": "Carol", "entityType": "person", "observations": ["Learns the cello"]}]})
+        assert await names(s, "cello") == ["Bob", "Carol"]
+    assert unlabelled(private) == 0
+    states = index_states(private)
+    assert not OLD_TEXT_INDEXES & set(states)
+    assert states["kg_text_lower"]["type"] == "TEXT" and states["kg_text_lower"]["state"] == "ONLINE"
+    assert states["kg_fulltext"]["state"] == "ONLINE"
+    assert states["kg_fulltext"]["config"]["fulltext.eventually_consistent"] is True
+    assert states["kg_fulltext"]["config"]["fulltext.analyzer"] == "english"
+
+    # done once: the next start moves nothing
+    drv = AsyncGraphDatabase.driver(private.uri, auth=(private.username, private.password))
+    try:
+        assert await text_index.migrate(drv, private.database) == 0
+    finally:
+        await drv.close()

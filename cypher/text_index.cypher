@@ -12,21 +12,26 @@ RETURN m.done AS done
 MERGE (m:KgMeta {key: 'text_index'})
 SET m.done = true
 
-// name: text_index_entities_batch
-// Up to $batch entities without :KgText get it and their text_lower (name and type, lowered, on two lines).
-MATCH (n:Entity)
-WHERE NOT n:KgText
-WITH n LIMIT $batch
-SET n:KgText, n.text_lower = coalesce(n.name_lower, toLower(n.name)) + '\n' + coalesce(n.type_lower, toLower(n.entityType), '')
-RETURN count(n) AS moved
+// name: text_index_pending
+// How many entities and observations lack :KgText (one label scan each).
+CALL () { MATCH (n:Entity) WHERE NOT n:KgText RETURN count(n) AS entities }
+CALL () { MATCH (o:Observation) WHERE NOT o:KgText RETURN count(o) AS observations }
+RETURN entities, observations
 
-// name: text_index_observations_batch
-// Up to $batch observations without :KgText get it (their text_lower is already there).
-MATCH (o:Observation)
-WHERE NOT o:KgText
-WITH o LIMIT $batch
-SET o:KgText, o.text_lower = coalesce(o.text_lower, toLower(o.text))
-RETURN count(o) AS moved
+// name: text_index_move_entities
+// Every entity without :KgText gets it and its text_lower (name and type on two lines), $batch per transaction
+// in one label scan (auto-commit: committed batches stay when it is interrupted).
+MATCH (n:Entity) WHERE NOT n:KgText
+CALL (n) {
+  SET n:KgText, n.text_lower = coalesce(n.name_lower, toLower(n.name)) + '\n' + coalesce(n.type_lower, toLower(n.entityType), '')
+} IN TRANSACTIONS OF $batch ROWS
+
+// name: text_index_move_observations
+// Every observation without :KgText gets it, $batch per transaction in one label scan (auto-commit).
+MATCH (o:Observation) WHERE NOT o:KgText
+CALL (o) {
+  SET o:KgText, o.text_lower = coalesce(o.text_lower, toLower(o.text))
+} IN TRANSACTIONS OF $batch ROWS
 
 // name: text_index_drop_entity_name
 // Drop the text index over entity names that kg_text_lower replaces.

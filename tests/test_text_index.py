@@ -127,12 +127,10 @@ async def test_an_earlier_graph_moves_over_resumably(private: Neo4jInfo) -> None
     assert unlabelled(private) == 5 + 7
     assert index_states(private)["kg_fulltext"]["config"].get("fulltext.eventually_consistent") is not True
 
-    # interrupted after two batches of two: four entities moved, nothing recorded as done, old indexes kept
-    drv = AsyncGraphDatabase.driver(private.uri, auth=(private.username, private.password))
-    try:
-        assert await text_index.migrate(drv, private.database, batch=2, max_batches=2) == 4
-    finally:
-        await drv.close()
+    # a move interrupted after its first batches: four entities moved, nothing recorded as done
+    with GraphDatabase.driver(private.uri, auth=(private.username, private.password)) as drv:
+        drv.execute_query("MATCH (n:Entity) WITH n ORDER BY n.name LIMIT 4 "
+                          "SET n:KgText, n.text_lower = n.name_lower + '\\n' + n.type_lower", database_=private.database)
     assert unlabelled(private) == 1 + 7
     assert OLD_TEXT_INDEXES <= set(index_states(private))
 
@@ -156,9 +154,23 @@ async def test_an_earlier_graph_moves_over_resumably(private: Neo4jInfo) -> None
     assert states["kg_fulltext"]["config"]["fulltext.eventually_consistent"] is True
     assert states["kg_fulltext"]["config"]["fulltext.analyzer"] == "english"
 
-    # done once: the next start moves nothing
+    # done once: the next start moves nothing and reads only the record
     drv = AsyncGraphDatabase.driver(private.uri, auth=(private.username, private.password))
     try:
         assert await text_index.migrate(drv, private.database) == 0
     finally:
         await drv.close()
+
+
+async def test_the_move_counts_what_it_moved(private: Neo4jInfo) -> None:
+    with GraphDatabase.driver(private.uri, auth=(private.username, private.password)) as drv:
+        for statement in OLD_SCHEMA:
+            drv.execute_query(statement, database_=private.database)
+        drv.execute_query(OLD_WRITE, rows=OLD_ROWS, ns="old-layout", database_=private.database)
+    drv = AsyncGraphDatabase.driver(private.uri, auth=(private.username, private.password))
+    try:
+        assert await text_index.migrate(drv, private.database, batch=3) == 5 + 7
+    finally:
+        await drv.close()
+    assert unlabelled(private) == 0
+    assert not OLD_TEXT_INDEXES & set(index_states(private))

@@ -8,8 +8,8 @@ its own (bench_peers' raw-driver floor: benchmarks/README.md).  Now every entity
 lines), behind one text index, ``kg_text_lower``.
 
 :func:`migrate` moves a graph written before that, once, at bootstrap: ``:KgText`` (and an entity's
-``text_lower``) on every entity and observation, ``batch`` per transaction, so an interrupted run is
-finished by the next; then it drops the three old indexes and records that it is done on
+``text_lower``) on every entity and observation, ``batch`` per transaction in one scan of each label,
+so an interrupted run is finished by the next; then it drops the three old indexes and records that it is done on
 ``(:KgMeta {key: 'text_index'})``, which later bootstraps read and skip the rest.  Progress on stderr.
 """
 
@@ -29,27 +29,24 @@ BATCH = 10_000
 _DROPS = ("text_index_drop_entity_name", "text_index_drop_entity_type", "text_index_drop_observation_text")
 
 
-async def migrate(driver: AsyncDriver, database: str, batch: int = BATCH, max_batches: int | None = None) -> int:
+async def migrate(driver: AsyncDriver, database: str, batch: int = BATCH) -> int:
     """Give every entity and observation ``:KgText``, then drop the old text indexes; returns how many nodes
-    were moved.  ``max_batches`` stops early without recording the move as done (tests of the resume)."""
+    were moved (0 once done: later calls only read the record)."""
     x = Executor(driver, database)
     records = await x.write("text_index_meta")
     if records and records[0]["done"]:
         return 0
-    moved = batches = 0
-    for statement in ("text_index_entities_batch", "text_index_observations_batch"):
-        while True:
-            if max_batches is not None and batches >= max_batches:
-                return moved
-            n = int((await x.write(statement, batch=batch))[0]["moved"])
-            batches += 1
-            moved += n
-            if n:
-                print(f"kg-neo4j: search_nodes' text index: moved {moved} node(s) so far (batches of {batch}; resumable)",
-                      file=sys.stderr, flush=True)
-            if n < batch:
-                break
+    pending = (await x.write("text_index_pending"))[0]
+    total = int(pending["entities"]) + int(pending["observations"])
+    if total:
+        print(f"kg-neo4j: search_nodes' text index: moving {pending['entities']} entities and "
+              f"{pending['observations']} observations (batches of {batch}; resumable)", file=sys.stderr, flush=True)
+        # one scan of each label in an auto-commit statement (CALL ... IN TRANSACTIONS): linear in the
+        # database, where a scan per batch would be quadratic
+        await x.auto("text_index_move_entities", batch=batch)
+        await x.auto("text_index_move_observations", batch=batch)
+        print(f"kg-neo4j: search_nodes' text index: {total} nodes moved", file=sys.stderr, flush=True)
     for name in _DROPS:
         await x.write(name)
     await x.write("text_index_meta_done")
-    return moved
+    return total

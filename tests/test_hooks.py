@@ -131,6 +131,8 @@ async def test_recall_finds_its_own_beside_a_crowded_namespace(driver: AsyncDriv
                                                   observations=[f"deploy the database, deploy the database {i}"])
                                          for i in range(start, start + 100)])
         raw, _, _ = await driver.execute_query(
+            # the index is eventually consistent: wait for the writes above first, as every product read does
+            "CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh() "
             "CALL db.index.fulltext.queryNodes('kg_fulltext', $q, {limit: $k}) YIELD node "
             "RETURN count(CASE WHEN node.namespace = $ns THEN 1 END) AS own, count(*) AS n",
             q=fulltext_query("deploy the database"), k=recall_hook.RECALL_K, ns=namespace, database_=neo4j_info.database)

@@ -123,7 +123,8 @@ SET k.ds_until = coalesce(k.ds_until, []) + $now,
     k.ds_trust = coalesce(k.ds_trust, []) + k.trust
 SET k.type_was = CASE WHEN $type <> k.entityType THEN coalesce(k.type_was, []) + k.entityType ELSE k.type_was END,
     k.type_until = CASE WHEN $type <> k.entityType THEN coalesce(k.type_until, []) + $now ELSE k.type_until END
-SET k.entityType = $type, k.type_lower = $type, k.text_lower = k.name_lower + '\n' + $type, k.trust = $trust, k.category = $category, k.quote = $quote,
+SET k.entityType = $type, k.type_lower = $type, k.text_lower = k.name_lower + '\n' + $type,  // schema_text_lower
+    k.trust = $trust, k.category = $category, k.quote = $quote,
     k.source = $source, k.stability = $stability, k.memory_level = $memory_level, k.updated_at = $now,
     k.content = $content, k.last_access = CASE WHEN $restart_decay THEN $now ELSE k.last_access END,
     k.embedding = CASE WHEN $entity_vector IS NULL THEN k.embedding ELSE $entity_vector END,

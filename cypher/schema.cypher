@@ -19,7 +19,6 @@ CREATE INDEX kg_entity_ns_name_lower IF NOT EXISTS FOR (n:Entity) ON (n.namespac
 // costs its commit (README "How the graph looks in Neo4j").
 CREATE TEXT INDEX kg_text_lower IF NOT EXISTS FOR (n:KgText) ON (n.text_lower)
 
-
 // name: schema_observation_ns_turn
 // Range index over each observation's place in its namespace's write order (search_memory_context finds the
 // turn written just before a candidate: README "search_memory", context re-rank).
@@ -60,7 +59,7 @@ SET m.previous_version = CASE WHEN m.version <> $version THEN m.version ELSE m.p
 // name: schema_fulltext
 // Fulltext (BM25) over entity names and types and observation text, behind search_memory; $analyzer: the fulltext-analyzer setting.
 // Eventually consistent: a write's commit does not wait for Lucene, and every read of it first waits for
-// the writes committed before (fulltext_await_refresh), so reads still see them (README "How the graph looks in Neo4j").
+// the writes committed before (db.index.fulltext.awaitEventuallyConsistentIndexRefresh()), so reads still see them (README "How the graph looks in Neo4j").
 CREATE FULLTEXT INDEX kg_fulltext IF NOT EXISTS
 FOR (n:Entity|Observation) ON EACH [n.name, n.entityType, n.text]
 OPTIONS {indexConfig: {`fulltext.analyzer`: $analyzer, `fulltext.eventually_consistent`: true}}

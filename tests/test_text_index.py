@@ -79,7 +79,7 @@ async def test_search_nodes_matches_name_type_or_observation(store: GraphStore, 
     assert sorted(e.name for e in graph.entities) == expected
 
 
-async def test_every_write_path_labels_its_nodes(store: GraphStore, sync_driver: Any) -> None:
+async def test_create_and_add_label_their_nodes(store: GraphStore, sync_driver: Any) -> None:
     await store.create_entities([EntityIn(name="Alice", entityType="Person", observations=["one"])])
     await store.add_observations([ObservationAdd(entityName="Alice", contents=["two"])])
     records, _, _ = sync_driver.execute_query(

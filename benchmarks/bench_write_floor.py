@@ -16,6 +16,9 @@ Layouts (``--layouts``):
 * ``one``: the shipped layout: one text index over ``:KgText(text_lower)`` on entities and observations,
   the fulltext index eventually consistent;
 * ``one_no_fulltext``: ``one`` without the fulltext index (what BM25 recall costs a write);
+* ``keyword``: ``one`` with the text index replaced by an eventually consistent fulltext index over the
+  same ``:KgText(text_lower)`` with the ``keyword`` analyzer (one term per text; substring search is a
+  wildcard query ``*...*`` over those terms, read after waiting for pending writes);
 * ``no_lucene``: the key constraint and range indexes only (no substring search, no BM25).
 
     .venv/bin/python benchmarks/bench_write_floor.py --n 10000 --calls 60
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import re
 import statistics
 import sys
 import time
@@ -36,8 +40,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import connection, log  # noqa: E402
 
-LAYOUTS = ("before", "ec", "merged", "one", "one_no_fulltext", "no_lucene")
+LAYOUTS = ("before", "ec", "merged", "one", "one_no_fulltext", "keyword", "deferred", "no_lucene")
 EC = "OPTIONS {indexConfig: {`fulltext.eventually_consistent`: true}}"
+EC_KEYWORD = "OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword', `fulltext.eventually_consistent`: true}}"
 
 
 def schema(v: str) -> list[str]:
@@ -53,9 +58,11 @@ def schema(v: str) -> list[str]:
         out.append(f"CREATE TEXT INDEX floor_name_type_{v} IF NOT EXISTS FOR (n:{e}) ON (n.text_lower)")
     if v in ("before", "ec", "merged"):
         out.append(f"CREATE TEXT INDEX floor_obs_{v} IF NOT EXISTS FOR (o:{o}) ON (o.text_lower)")
-    if v in ("one", "one_no_fulltext"):
+    if v in ("one", "one_no_fulltext", "deferred"):
         out.append(f"CREATE TEXT INDEX floor_text_{v} IF NOT EXISTS FOR (n:{t}) ON (n.text_lower)")
-    if v in ("before", "ec", "merged", "one"):
+    if v == "keyword":
+        out.append(f"CREATE FULLTEXT INDEX floor_text_{v} IF NOT EXISTS FOR (n:{t}) ON EACH [n.text_lower] {EC_KEYWORD}")
+    if v in ("before", "ec", "merged", "one", "keyword", "deferred"):
         out.append(f"CREATE FULLTEXT INDEX floor_fulltext_{v} IF NOT EXISTS FOR (n:{e}|{o}) "
                    f"ON EACH [n.name, n.entityType, n.text] {EC if v != 'before' else ''}")
     return out
@@ -123,7 +130,8 @@ async def run(a: argparse.Namespace) -> None:
     conn = connection()
     layouts = [v for v in a.layouts.split(",") if v]
     drv = AsyncGraphDatabase.driver(conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF")
-    rows, ns = Rows(), f"floor-{int(time.time())}"
+    # each layout writes the same rows (same seed), so its searches must find the same nodes
+    rows, ns = {v: Rows() for v in layouts}, f"floor-{int(time.time())}"
     try:
         await cleanup(drv, layouts)
         for v in layouts:
@@ -133,10 +141,11 @@ async def run(a: argparse.Namespace) -> None:
         text = {v: statement(v) for v in layouts}
 
         async def write(v: str, k: int) -> float:
-            params = {"text_label": [f"KgText_{v}"] if v.startswith("one") else [],
-                      "entity_text": v in ("merged", "one", "one_no_fulltext")}
+            label = f"KgPending_{v}" if v == "deferred" else f"KgText_{v}"
+            params = {"text_label": [label] if v.startswith("one") or v in ("keyword", "deferred") else [],
+                      "entity_text": v in ("merged", "one", "one_no_fulltext", "keyword", "deferred")}
             t0 = time.perf_counter()
-            await drv.execute_query(text[v], rows=rows(k), ns=ns, now=datetime.now(UTC), **params)
+            await drv.execute_query(text[v], rows=rows[v](k), ns=ns, now=datetime.now(UTC), **params)
             return (time.perf_counter() - t0) * 1000
 
         for v in layouts:
@@ -144,6 +153,7 @@ async def run(a: argparse.Namespace) -> None:
             for _ in range(a.n // 100):
                 await write(v, 100)
             log(f"{v}: {a.n} entities in {time.perf_counter() - t0:.1f} s")
+        mover = asyncio.ensure_future(move_deferred(drv, a.move_every)) if "deferred" in layouts else None
         res: dict[tuple[str, int], list[float]] = {(v, k): [] for v in layouts for k in (100, 1)}
         order = list(layouts)
         for _ in range(a.calls):
@@ -151,6 +161,8 @@ async def run(a: argparse.Namespace) -> None:
             for v in order:
                 for k in (100, 1):
                     res[(v, k)].append(await write(v, k))
+        if mover is not None:
+            mover.cancel()
         base = layouts[0]
         print(f"create_entities' bare UNWIND, {a.n:,} entities per layout already written, {a.calls} interleaved "
               f"rounds (p50 ms; ratio to {base!r})")
@@ -159,15 +171,70 @@ async def run(a: argparse.Namespace) -> None:
             p100, p1 = statistics.median(res[(v, 100)]), statistics.median(res[(v, 1)])
             b100, b1 = statistics.median(res[(base, 100)]), statistics.median(res[(base, 1)])
             print(f"| {v} | {p100:.1f} | {p100 / b100:.2f} | {p1:.1f} | {p1 / b1:.2f} |")
+        if a.search:
+            await search_costs(drv, [v for v in layouts if v in SEARCHED], a.calls)
     finally:
         await cleanup(drv, layouts)
         await drv.close()
+
+
+async def move_deferred(drv: Any, every: float) -> None:
+    """The ``deferred`` layout's catch-up: every ``every`` seconds, what was written since joins the text index
+    in one transaction (one Lucene refresh for all of it)."""
+    while True:
+        await asyncio.sleep(every)
+        await drv.execute_query("MATCH (n:KgPending_deferred) WITH n LIMIT 100000 "
+                                "SET n:KgText_deferred REMOVE n:KgPending_deferred")
+
+
+#: the layouts whose substring search is timed, and how each one answers "which texts contain $q"
+SEARCHED = ("one", "keyword", "no_lucene")
+QUERIES = ("entity-0004321", "charlie", "lima mike", "zzz")
+
+
+def _wildcard(q: str) -> str:
+    """``*q*`` with every Lucene query-syntax character (and whitespace) escaped: one term, any position."""
+    return "*" + re.sub(r'([+\-!(){}\[\]^"~*?:\\/&|\s])', r"\\\1", q) + "*"
+
+
+def search_statement(v: str) -> str:
+    if v == "keyword":
+        return ("CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh() "
+                f"CALL db.index.fulltext.queryNodes('floor_text_{v}', $wildcard) YIELD node "
+                "RETURN count(node) AS hits")
+    label = f"KgText_{v}" if v == "one" else f"Observation_{v}"  # no_lucene: a label scan of the texts
+    return f"MATCH (n:{label}) WHERE n.text_lower CONTAINS $q RETURN count(n) AS hits"
+
+
+async def search_costs(drv: Any, layouts: list[str], calls: int) -> None:
+    """Substring search on each layout (interleaved): the cost side of a cheaper write."""
+    res: dict[tuple[str, str], list[float]] = {(v, q): [] for v in layouts for q in QUERIES}
+    hits: dict[tuple[str, str], int] = {}
+    for _ in range(calls):
+        for q in QUERIES:
+            order = list(layouts)
+            random.shuffle(order)
+            for v in order:
+                t0 = time.perf_counter()
+                records = (await drv.execute_query(search_statement(v), q=q, wildcard=_wildcard(q))).records
+                res[(v, q)].append((time.perf_counter() - t0) * 1000)
+                hits[(v, q)] = records[0]["hits"]
+    print(f"\nsubstring search over each layout's texts ({calls} interleaved rounds, p50 ms, hits); "
+          "no_lucene counts observations only (a label scan)")
+    print("| query | " + " | ".join(layouts) + " |\n| --- |" + " --- |" * len(layouts))
+    for q in QUERIES:
+        cells = [f"{statistics.median(res[(v, q)]):.1f} ({hits[(v, q)]:,})" for v in layouts]
+        print(f"| {q!r} | " + " | ".join(cells) + " |")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=10_000, help="entities written per layout before timing")
     ap.add_argument("--calls", type=int, default=60, help="interleaved rounds (one 100-batch and one single each)")
+    ap.add_argument("--move-every", type=float, default=0.2,
+                    help="seconds between the deferred layout's catch-up transactions")
+    ap.add_argument("--search", action="store_true",
+                    help=f"also time a substring search on the layouts {', '.join(SEARCHED)} (those given)")
     ap.add_argument("--layouts", default=",".join(LAYOUTS), help=f"comma-separated subset of {', '.join(LAYOUTS)}")
     a = ap.parse_args()
     bad = [v for v in a.layouts.split(",") if v and v not in LAYOUTS]

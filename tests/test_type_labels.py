@@ -16,11 +16,11 @@ from test_transfer import kg
 from conftest import ROOT, Neo4jInfo
 from kg_neo4j.store import type_labels as tl
 
-BASE = {"KgNode", "Entity", "KgText"}
+BASE = {"KgNode", "Entity", "KgText", "KgPending"}
 
 
 def labels(sync_driver: Any, namespace: str) -> dict[str, set[str]]:
-    """Every named node of the namespace: its labels (KgNode, Entity and KgText left out) and stored type_labels."""
+    """Every named node of the namespace: its labels (KgNode, Entity, KgText and KgPending left out) and stored type_labels."""
     records, _, _ = sync_driver.execute_query(
         "MATCH (n:KgNode) WHERE n.namespace = $ns RETURN n.name AS name, labels(n) AS labels", ns=namespace)
     return {r["name"]: set(r["labels"]) - BASE for r in records}

@@ -33,6 +33,7 @@ from kg_neo4j.embeddings import Embedder
 from kg_neo4j.models import EntityIn, RelationIn
 from kg_neo4j.store.executor import Executor, Shared
 from kg_neo4j.store.graph import GraphStore
+from kg_neo4j.store.text_catch_up import TextCatchUp
 from kg_neo4j.store.type_labels import knowledge_labels, type_labels
 
 #: Node properties the full format does not list under "properties": the namespace (the
@@ -270,8 +271,9 @@ class TransferStore:
     """Batched import and paged export of one namespace."""
 
     def __init__(self, driver: AsyncDriver, database: str, namespace: str, clock: Clock,
-                 embedder: Embedder | None = None) -> None:
+                 embedder: Embedder | None = None, text_index: TextCatchUp | None = None) -> None:
         self.driver = driver
+        self.text_index = text_index or TextCatchUp(driver, database)
         self.database = database
         self.namespace = namespace
         self.clock = clock
@@ -285,7 +287,7 @@ class TransferStore:
 
         async def work(tx: AsyncManagedTransaction) -> ImportCounts:
             store = GraphStore(self.driver, database=self.database, namespace=self.namespace,
-                               clock=_FixedClock(now), embedder=self.embedder).within(tx)
+                               clock=_FixedClock(now), embedder=self.embedder, text_index=self.text_index).within(tx)
             created_entities = await store.create_entities(entities) if entities else []
             created_relations = await store.create_relations(relations) if relations else []
             return ImportCounts(len(created_entities), len(created_relations))

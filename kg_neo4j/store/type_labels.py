@@ -57,7 +57,7 @@ TRUST_LABELS: dict[str, str] = {
 #: tests/test_type_labels.py checks that every label written or matched in cypher/*.cypher is here,
 #: so a label added later cannot be forgotten.
 INTERNAL_LABELS: frozenset[str] = frozenset({
-    "KgNode", "Entity", "Placeholder", "Observation", "KgMeta", "KgText",
+    "KgNode", "Entity", "Placeholder", "Observation", "KgMeta", "KgText", "KgPending",
     "Knowledge", "ExpiredKnowledge", "Experience",
     *TRUST_LABELS.values(),
 })

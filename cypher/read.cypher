@@ -202,9 +202,9 @@ RETURN entities, relations + loose AS relations
 // name: search_nodes
 // Case-insensitive substring search over names, types and observations (one text index), with touching relations.
 CALL () {
-  // Written since the text index last caught up (:KgPending, text_catch_up.cypher), by their label, all of
-  // them before the index is read: a node keeps :KgPending until its move into the index has committed, so
-  // one that leaves it meanwhile is met by the index read after.
+  // Written since the text index last caught up (:KgPending, text_catch_up.cypher), by their label; a moved
+  // node keeps the label a while after it is in the index, so a statement that read the index before the move
+  // still meets it here (kg_neo4j/store/text_catch_up.py).
   CALL () {
     MATCH (t:KgPending)
     WHERE t.namespace = $ns AND t.text_lower CONTAINS $q

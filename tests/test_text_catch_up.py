@@ -32,9 +32,16 @@ from kg_neo4j.store import GraphStore
 def states(sync_driver: Any, namespace: str) -> dict[str, int]:
     records, _, _ = sync_driver.execute_query(
         "MATCH (n {namespace: $ns}) WHERE n:Entity OR n:Observation "
-        "RETURN sum(CASE WHEN n:KgPending THEN 1 ELSE 0 END) AS pending, "
+        "RETURN sum(CASE WHEN n:KgPending AND NOT n:KgText THEN 1 ELSE 0 END) AS pending, "
         "sum(CASE WHEN n:KgText THEN 1 ELSE 0 END) AS indexed, count(n) AS nodes", ns=namespace)
     return dict(records[0])
+
+
+def held(sync_driver: Any, namespace: str) -> int:
+    """Moved nodes that still carry :KgPending (released ``hold`` seconds after their move)."""
+    records, _, _ = sync_driver.execute_query("MATCH (n:KgPending:KgText {namespace: $ns}) RETURN count(n) AS n",
+                                              ns=namespace)
+    return int(records[0]["n"])
 
 
 def wait_until_caught_up(sync_driver: Any, namespace: str, timeout: float = 15.0) -> dict[str, int]:
@@ -101,6 +108,9 @@ async def test_a_search_racing_the_catch_up_never_misses(driver: AsyncDriver, ne
     assert moved > 0
     await mover.text_index.run()
     assert states(sync_driver, namespace) == {"pending": 0, "indexed": 240, "nodes": 240}
+    mover.text_index.hold = 0
+    await mover.text_index.run()  # the release of what the last one moved
+    assert held(sync_driver, namespace) == 0
 
 
 async def test_what_left_the_graph_while_pending_stays_out_of_the_index(store: GraphStore, sync_driver: Any) -> None:
@@ -113,7 +123,9 @@ async def test_what_left_the_graph_while_pending_stays_out_of_the_index(store: G
                               "type_labels: ['KgPending'], text_lower: 'old\\nkgpending', name_lower: 'old', "
                               "type_lower: 'kgpending', created_at: datetime('2020-01-01T00:00:00Z')})", ns=store.namespace)
     assert await store.text_index.pending() >= 4
-    await store.text_index.run()
+    store.text_index.hold = 0
+    await store.text_index.run()  # moves
+    await store.text_index.run()  # releases
     records, _, _ = sync_driver.execute_query(
         "MATCH (n {namespace: $ns}) WHERE n.name IS NOT NULL RETURN n.name AS name, n:KgText AS indexed, "
         "n:KgPending AS pending ORDER BY name", ns=store.namespace)
@@ -137,6 +149,10 @@ async def test_the_server_catches_up_after_writes_and_at_start(driver: AsyncDriv
         assert wait_until_caught_up(sync_driver, namespace) == {"pending": 0, "indexed": 6, "nodes": 6}
         res = await s.call_tool("search_nodes", {"query": "cello"})
         assert sorted(e["name"] for e in json.loads(res.content[0].text)["entities"]) == ["Bob", "Carol"]
+        deadline = time.monotonic() + 15  # and it releases them (HOLD after their move)
+        while held(sync_driver, namespace) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert held(sync_driver, namespace) == 0
 
 
 async def test_a_runtime_catches_up_what_it_wrote_before_it_closes(neo4j_info: Neo4jInfo, namespace: str,

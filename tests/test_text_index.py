@@ -92,6 +92,9 @@ async def test_create_and_add_label_their_nodes(store: GraphStore, sync_driver: 
 
     assert labelled() == [(False, True, "alice\nperson"), (False, True, "one"), (False, True, "two")]
     assert await store.text_index.run() >= 3
+    assert labelled() == [(True, True, "alice\nperson"), (True, True, "one"), (True, True, "two")]  # held
+    store.text_index.hold = 0
+    await store.text_index.run()
     assert labelled() == [(True, False, "alice\nperson"), (True, False, "one"), (True, False, "two")]
 
 

@@ -34,7 +34,7 @@ from neo4j import AsyncDriver
 
 from kg_neo4j.store.executor import Executor
 
-__all__ = ["BATCH", "DELAY", "HOLD", "TextCatchUp"]
+__all__ = ["BATCH", "CLOSE_TIMEOUT", "DELAY", "HOLD", "TextCatchUp"]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,9 @@ BATCH = 10_000
 DELAY = 1.0
 #: Seconds a moved node keeps :KgPending (see the module's docstring).
 HOLD = 1.0
+#: Seconds :meth:`TextCatchUp.close` gives its last catch-up: a process stopping while Neo4j is gone must not
+#: wait out the driver's 30 s of retries (what it left stays pending, found by search, moved by the next one).
+CLOSE_TIMEOUT = 5.0
 
 
 class TextCatchUp:
@@ -136,7 +139,7 @@ class TextCatchUp:
                 await task
         if self._writes > self._moved:
             try:
-                await self.run()
+                await asyncio.wait_for(self.run(), CLOSE_TIMEOUT)
             except Exception:  # noqa: BLE001 - closing must not fail; the next process moves them
                 log.warning("the text index's catch-up at exit failed; pending nodes stay searchable",
                             exc_info=True)

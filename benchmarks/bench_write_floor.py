@@ -13,15 +13,22 @@ Layouts (``--layouts``):
   text) and a fulltext index that is not eventually consistent;
 * ``ec``: the same with the fulltext index eventually consistent;
 * ``merged``: ``ec`` with one text index over the entity's name and type instead of two;
-* ``one``: the shipped layout: one text index over ``:KgText(text_lower)`` on entities and observations,
+* ``one``: session 10's layout: one text index over ``:KgText(text_lower)`` on entities and observations,
   the fulltext index eventually consistent;
 * ``one_no_fulltext``: ``one`` without the fulltext index (what BM25 recall costs a write);
 * ``keyword``: ``one`` with the text index replaced by an eventually consistent fulltext index over the
   same ``:KgText(text_lower)`` with the ``keyword`` analyzer (one term per text; substring search is a
   wildcard query ``*...*`` over those terms, read after waiting for pending writes);
+* ``deferred``: the shipped layout (session 11): ``one``'s indexes, but the write labels its nodes
+  ``:KgPending_deferred`` and a catch-up every ``--move-every`` seconds gives them the text index's label
+  (kg_neo4j/store/text_catch_up.py);
 * ``no_lucene``: the key constraint and range indexes only (no substring search, no BM25).
 
+``--search`` also times a substring search on ``one``, ``keyword`` and ``no_lucene`` (those given),
+interleaved, with the hits each found.
+
     .venv/bin/python benchmarks/bench_write_floor.py --n 10000 --calls 60
+    .venv/bin/python benchmarks/bench_write_floor.py --n 10000 --calls 60 --layouts one,deferred,keyword,no_lucene --search
 """
 
 from __future__ import annotations

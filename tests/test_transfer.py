@@ -17,7 +17,7 @@ import neo4j.time
 import pytest
 from neo4j import AsyncDriver
 
-from conftest import KG, Neo4jInfo, server_env
+from conftest import KG, Neo4jInfo, searchable, server_env
 from kg_neo4j.clock import ManualClock, SystemClock
 from kg_neo4j.commands.transfer import run_export, run_import
 from kg_neo4j.errors import ValidationError
@@ -55,12 +55,6 @@ def other_store(store: GraphStore, namespace: str | None = None) -> GraphStore:
 
 async def import_file(info: Neo4jInfo, namespace: str, path: Path, clock: ManualClock, **kw: Any) -> dict[str, Any]:
     return await run_import(settings_for(info, namespace), path, progress=False, clock=clock, **kw)
-
-
-def searchable(labels: list[str]) -> list[str]:
-    """``labels`` with :KgPending read as :KgText: pending, held or moved, search_nodes finds the node the same
-    (store/text_catch_up.py); which of the three a node is in depends on when the catch-up ran."""
-    return sorted({"KgText" if x == "KgPending" else x for x in labels})
 
 
 async def labels_of(driver: AsyncDriver, namespace: str) -> dict[str, list[str]]:

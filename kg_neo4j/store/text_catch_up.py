@@ -98,11 +98,11 @@ class TextCatchUp:
         ``batch`` per transaction, and hold them; returns how many were moved."""
         seen = self._writes  # a write committed after the run started may be missed by it
         await self._release()
-        total = 0
+        moved: list[str] = []
         while True:
             records = await self.x.write("text_catch_up", batch=self.batch)
             ids = list(records[0]["moved"]) if records else []
-            total += len(ids)
+            moved.extend(ids)
             if len(ids) < self.batch:
                 break
         self._moved = max(self._moved, seen)
@@ -111,9 +111,13 @@ class TextCatchUp:
         now = time.monotonic()
         for element_id in records[0]["moved"] if records else []:
             self._held.setdefault(element_id, now)
+        # this run's own are held from now even if their id was held before: Neo4j reuses the id of a deleted
+        # node, and a new node must not inherit the hold an earlier one had already served
+        for element_id in moved:
+            self._held[element_id] = now
         if self._held:
             self.poke(self.hold)  # their release
-        return total
+        return len(moved)
 
     async def _release(self) -> None:
         cutoff = time.monotonic() - self.hold

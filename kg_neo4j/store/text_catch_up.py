@@ -67,7 +67,8 @@ class TextCatchUp:
         # writes of this process that labelled nodes pending, and how many of them a finished run had seen
         self._writes = 0
         self._moved = 0
-        self._held: dict[str, float] = {}  # element id of a moved node -> when it was first seen moved
+        # element id of a moved node -> when this process moved it, or first saw it moved by another
+        self._held: dict[str, float] = {}
 
     def written(self) -> None:
         """A write labelled nodes ``:KgPending``: schedule a catch-up (when ``auto``), unless one waits already."""

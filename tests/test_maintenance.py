@@ -93,8 +93,11 @@ async def dump(driver: AsyncDriver, database: str, ns: str, *, meta: bool = True
           UNION
           MATCH (n:KgMeta) WHERE $meta AND n.namespace = $ns RETURN n
         }
+        // read once per node, not per relationship row: a catch-up relabelling it meanwhile would split it
+        // into two records (the same as tests/test_input_sweep.py's FINGERPRINT)
+        WITH n, labels(n) AS labels, properties(n) AS props
         OPTIONAL MATCH (n)-[r]->(m)
-        RETURN elementId(n) AS id, labels(n) AS labels, properties(n) AS props,
+        RETURN elementId(n) AS id, labels, props,
                collect(CASE WHEN r IS NULL THEN null ELSE [type(r), elementId(m), properties(r)] END) AS rels
         """, ns=ns, meta=meta, database_=database)
     out = {}

@@ -34,8 +34,11 @@ VENV = Path(sys.prefix)
 KG = VENV / "bin" / "kg-neo4j"
 
 ENTITIES = [
-    {"name": "Ada", "entityType": "person",
-     "observations": ["adopted a greyhound from the shelter last spring", "teaches the violin in Lyon"]},
+    {
+        "name": "Ada",
+        "entityType": "person",
+        "observations": ["adopted a greyhound from the shelter last spring", "teaches the violin in Lyon"],
+    },
     {"name": "Bob", "entityType": "person", "observations": ["plays chess every Sunday morning"]},
     {"name": "Lyon", "entityType": "city", "observations": ["on the Rhone and the Saone"]},
 ]
@@ -67,14 +70,17 @@ def check_installed(clone: Path) -> None:
     cypher = Path(str(default_cypher_dir()))
     assert cypher == pkg.parent / "_cypher", f"statements read from {cypher}, not the wheel's _cypher/"
     from importlib.metadata import distribution
+
     dist = distribution("kg-neo4j")
     direct = json.loads(dist.read_text("direct_url.json") or "{}")
     assert not direct.get("dir_info", {}).get("editable"), f"kg-neo4j is an editable install: {direct}"
     for pth in pkg.parent.parent.glob("*.pth"):
         assert str(clone.resolve()) not in pth.read_text(), f"{pth} points into the clone"
     assert KG.is_file(), f"no {KG}"
-    say(f"kg_neo4j {kg_neo4j.__version__} from {pkg.parent}; {len(queries().names())} statements "
-        f"from {cypher}; cwd {Path.cwd()}")
+    say(
+        f"kg_neo4j {kg_neo4j.__version__} from {pkg.parent}; {len(queries().names())} statements "
+        f"from {cypher}; cwd {Path.cwd()}"
+    )
 
 
 def children_running(exe: Path) -> list[tuple[list[str], str]]:
@@ -96,8 +102,12 @@ def children_running(exe: Path) -> list[tuple[list[str], str]]:
 
 def server(namespace: str) -> StdioServerParameters:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return StdioServerParameters(command=str(KG), args=["serve", "--tools", "all", "--namespace", namespace],
-                                 env=env, cwd=str(Path.cwd()))
+    return StdioServerParameters(
+        command=str(KG),
+        args=["serve", "--tools", "all", "--namespace", namespace],
+        env=env,
+        cwd=str(Path.cwd()),
+    )
 
 
 async def call(session: ClientSession, tool: str, args: dict[str, Any]) -> Any:
@@ -109,8 +119,10 @@ async def call(session: ClientSession, tool: str, args: dict[str, Any]) -> Any:
 
 def graph_key(graph: dict[str, Any]) -> tuple[list[str], list[str]]:
     """read_graph's answer as sorted JSON lines (order is not part of the round trip)."""
-    return (sorted(json.dumps(e, sort_keys=True) for e in graph["entities"]),
-            sorted(json.dumps(r, sort_keys=True) for r in graph["relations"]))
+    return (
+        sorted(json.dumps(e, sort_keys=True) for e in graph["entities"]),
+        sorted(json.dumps(r, sort_keys=True) for r in graph["relations"]),
+    )
 
 
 async def first_session(namespace: str, clone: Path) -> dict[str, Any]:
@@ -157,8 +169,10 @@ async def imported_session(namespace: str, original: dict[str, Any]) -> None:
         assert graph_key(graph) == graph_key(original), f"imported {graph} != exported {original}"
         found = await call(session, "search_memory", {"query": "who has a pet dog?", "limit": 3})
         assert found["hits"][0]["name"] == "Ada", f"import did not embed: {found['hits']}"
-        say(f"imported namespace: same graph ({len(graph['entities'])} entities, "
-            f"{len(graph['relations'])} relations), search_memory finds Ada")
+        say(
+            f"imported namespace: same graph ({len(graph['entities'])} entities, "
+            f"{len(graph['relations'])} relations), search_memory finds Ada"
+        )
 
 
 async def delete(namespace: str) -> None:
@@ -194,8 +208,10 @@ async def main(clone: Path) -> None:
         assert len(exported) == len(ENTITIES) + len(RELATIONS), exported
         cli("import", "export.jsonl", "--namespace", ns_imported)
         assert export_lines(ns_imported, Path("reexport.jsonl")) == exported, "export of the import differs"
-        say(f"kg-neo4j export, import into {ns_imported}, export again: identical "
-            f"({len(exported)} lines, {time.perf_counter() - t:.1f}s)")
+        say(
+            f"kg-neo4j export, import into {ns_imported}, export again: identical "
+            f"({len(exported)} lines, {time.perf_counter() - t:.1f}s)"
+        )
         await imported_session(ns_imported, original)
         passed = True
     finally:

@@ -32,8 +32,10 @@ KG = str(ROOT / ".venv" / "bin" / "kg-neo4j")
 ENTITY_TYPES = ["person", "project", "concept", "tool", "place"]
 RELATION_TYPES = ["knows", "uses", "depends_on", "part_of"]
 
-WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
-         "quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+    "quebec romeo sierra tango uniform victor whiskey xray yankee zulu"
+).split()
 
 
 def log(msg: str) -> None:
@@ -47,13 +49,21 @@ def connection() -> Connection:
 def server_env(conn: Connection) -> dict[str, str]:
     """Environment for ``kg-neo4j serve``: ours minus any KG_NEO4J_/NEO4J_ settings, plus the connection."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "KG_NEO4J_"))}
-    env.update({"NEO4J_URI": conn.uri, "NEO4J_USERNAME": conn.username, "NEO4J_PASSWORD": conn.password,
-                "NEO4J_DATABASE": conn.database})
+    env.update(
+        {
+            "NEO4J_URI": conn.uri,
+            "NEO4J_USERNAME": conn.username,
+            "NEO4J_PASSWORD": conn.password,
+            "NEO4J_DATABASE": conn.database,
+        }
+    )
     return env
 
 
 def sync_driver(conn: Connection) -> Driver:
-    drv = GraphDatabase.driver(conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF")
+    drv = GraphDatabase.driver(
+        conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
+    )
     drv.verify_connectivity()
     return drv
 
@@ -71,8 +81,9 @@ def ensure_schema(conn: Connection) -> None:
     from kg_neo4j.store.connection import bootstrap
 
     async def _go() -> None:
-        drv = AsyncGraphDatabase.driver(conn.uri, auth=(conn.username, conn.password),
-                                        notifications_min_severity="OFF")
+        drv = AsyncGraphDatabase.driver(
+            conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
+        )
         try:
             await bootstrap(drv, conn.database)
         finally:
@@ -91,8 +102,14 @@ def entity_row(i: int, rng: random.Random, n_obs: int = 3) -> dict[str, Any]:
     name = entity_name(i)
     etype = ENTITY_TYPES[i % len(ENTITY_TYPES)]
     obs = [f"obs {k}: {' '.join(rng.choices(WORDS, k=6))} #{i}" for k in range(n_obs)]
-    return {"name": name, "entityType": etype, "name_lower": name.lower(), "type_lower": etype.lower(),
-            "observations": obs, "observations_lower": [o.lower() for o in obs]}
+    return {
+        "name": name,
+        "entityType": etype,
+        "name_lower": name.lower(),
+        "type_lower": etype.lower(),
+        "observations": obs,
+        "observations_lower": [o.lower() for o in obs],
+    }
 
 
 def entity_arg(i: int, rng: random.Random, n_obs: int = 3) -> dict[str, Any]:
@@ -103,8 +120,12 @@ def entity_arg(i: int, rng: random.Random, n_obs: int = 3) -> dict[str, Any]:
 
 def ring_relation(i: int, n: int) -> dict[str, Any]:
     """Entity i's one relation of the ingest benchmark: i -> i+7919 (mod n), one of a few types."""
-    return {"from": entity_name(i), "to": entity_name((i + 7919) % n),
-            "relationType": RELATION_TYPES[i % len(RELATION_TYPES)], "weight": round(((i * 37) % 100) / 100, 2)}
+    return {
+        "from": entity_name(i),
+        "to": entity_name((i + 7919) % n),
+        "relationType": RELATION_TYPES[i % len(RELATION_TYPES)],
+        "weight": round(((i * 37) % 100) / 100, 2),
+    }
 
 
 def chunks(n: int, size: int) -> Iterator[range]:
@@ -136,8 +157,18 @@ SET r.weight = row.weight, r.valid_from = row.valid_from, r.valid_until = row.va
 """.strip()
 
 
-def seed_entities(drv: Driver, database: str, ns: str, n: int, *, created_at: Any, n_obs: int = 3,
-                  chunk: int = 10_000, seed: int = 1, progress: bool = True) -> float:
+def seed_entities(
+    drv: Driver,
+    database: str,
+    ns: str,
+    n: int,
+    *,
+    created_at: Any,
+    n_obs: int = 3,
+    chunk: int = 10_000,
+    seed: int = 1,
+    progress: bool = True,
+) -> float:
     """Create n entities (``created_at`` a datetime or a callable i -> datetime); returns seconds."""
     rng = random.Random(seed)
     t0 = time.perf_counter()
@@ -153,8 +184,18 @@ def seed_entities(drv: Driver, database: str, ns: str, n: int, *, created_at: An
     return time.perf_counter() - t0
 
 
-def seed_relations(drv: Driver, database: str, ns: str, n_entities: int, n_rel: int, *, row_fn: Any,
-                   chunk: int = 10_000, seed: int = 2, progress: bool = True) -> float:
+def seed_relations(
+    drv: Driver,
+    database: str,
+    ns: str,
+    n_entities: int,
+    n_rel: int,
+    *,
+    row_fn: Any,
+    chunk: int = 10_000,
+    seed: int = 2,
+    progress: bool = True,
+) -> float:
     """Create n_rel relations, ``row_fn(k, rng)`` giving each row (from, to, relationType, weight, valid_*,
     created_at); grouped into transactions of ``chunk`` rows.  Returns seconds."""
     rng = random.Random(seed)
@@ -179,8 +220,10 @@ CALL (n) {
 """.strip()
 
 #: The same for expired knowledge (forgotten or merged away: no longer :KgNode).
-DELETE_EXPIRED = DELETE_NAMESPACE.replace("MATCH (n:KgNode) WHERE n.namespace = $ns AND n.name IS NOT NULL",
-                                          "MATCH (n:ExpiredKnowledge) WHERE n.namespace = $ns")
+DELETE_EXPIRED = DELETE_NAMESPACE.replace(
+    "MATCH (n:KgNode) WHERE n.namespace = $ns AND n.name IS NOT NULL",
+    "MATCH (n:ExpiredKnowledge) WHERE n.namespace = $ns",
+)
 assert DELETE_EXPIRED != DELETE_NAMESPACE
 
 
@@ -193,17 +236,22 @@ def delete_namespace(drv: Driver, database: str, ns: str) -> float:
         # Forgotten or merged-away knowledge left the (namespace, name) key (:KgNode) but keeps its
         # observations; then observations whose entity is gone (belt and braces).  Both batched.
         s.run(DELETE_EXPIRED, ns=ns).consume()
-        s.run("""
+        s.run(
+            """
             MATCH (o:Observation) WHERE o.namespace = $ns
             CALL (o) { DETACH DELETE o } IN TRANSACTIONS OF 10000 ROWS
-        """, ns=ns).consume()
+        """,
+            ns=ns,
+        ).consume()
     return time.perf_counter() - t0
 
 
 def count_namespace(drv: Driver, database: str, ns: str) -> int:
     records, _, _ = drv.execute_query(
         "MATCH (n:KgNode) WHERE n.namespace = $ns AND n.name IS NOT NULL RETURN count(n) AS c",
-        ns=ns, database_=database)
+        ns=ns,
+        database_=database,
+    )
     return int(records[0]["c"])
 
 
@@ -230,8 +278,14 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, left_first: 
     line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
     out = [line, "| " + " | ".join(c.ljust(w) for c, w in zip(cells[0], widths, strict=True)) + " |", line]
     for row in cells[1:]:
-        out.append("| " + " | ".join(c.ljust(w) if left_first and i == 0 else c.rjust(w)
-                                     for i, (c, w) in enumerate(zip(row, widths, strict=True))) + " |")
+        out.append(
+            "| "
+            + " | ".join(
+                c.ljust(w) if left_first and i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+            + " |"
+        )
     out.append(line)
     return "\n".join(out)
 

@@ -92,8 +92,14 @@ def knowledge_row(i: int, rng: random.Random) -> tuple[dict[str, Any], str]:
     """Node i and the group it was seeded in."""
     g = i % 100
     days = timedelta(days=1)
-    row: dict[str, Any] = {"name": f"K-{i:07d}", "accesses": 0, "last_access": None, "sessions": ["s0"], "level": 1,
-                           "category": "creative"}
+    row: dict[str, Any] = {
+        "name": f"K-{i:07d}",
+        "accesses": 0,
+        "last_access": None,
+        "sessions": ["s0"],
+        "level": 1,
+        "category": "creative",
+    }
     if g < 12:  # due to expire
         group, trust = "expire", "inference"
         row["created_at"] = NOW - days * rng.uniform(150, 400)
@@ -139,9 +145,16 @@ def seed(drv: Any, database: str, ns: str, n: int, chunk: int = 10_000) -> dict[
             log(f"  seeded {rows_range.stop}/{n} knowledge nodes ({time.perf_counter() - t0:.0f} s)")
     edges = list(range(0, n, 20))
     for part in chunks(len(edges), chunk):
-        rows = [{"from": f"K-{edges[j]:07d}", "to": f"K-{(edges[j] + 13) % n:07d}",
-                 "type": ("refines", "implies", "causes")[j % 3], "weight": 0.8, "created_at": NOW - timedelta(days=500)}
-                for j in part]
+        rows = [
+            {
+                "from": f"K-{edges[j]:07d}",
+                "to": f"K-{(edges[j] + 13) % n:07d}",
+                "type": ("refines", "implies", "causes")[j % 3],
+                "weight": 0.8,
+                "created_at": NOW - timedelta(days=500),
+            }
+            for j in part
+        ]
         drv.execute_query(SEED_EDGES, rows=rows, ns=ns, database_=database)
     groups["edges"] = len(edges)
     log(f"  seeded in {time.perf_counter() - t0:.0f} s: {groups}")
@@ -155,7 +168,9 @@ async def sweep(conn: Any, ns: str, batch_size: int, progress: bool) -> dict[str
     from kg_neo4j.clock import ManualClock
     from kg_neo4j.store.maintenance import MaintenanceStore
 
-    drv = AsyncGraphDatabase.driver(conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF")
+    drv = AsyncGraphDatabase.driver(
+        conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
+    )
     try:
         ms = MaintenanceStore(drv, database=conn.database, namespace=ns, clock=ManualClock(NOW))
         bar = tqdm(total=0, unit="node", desc="decay sweep", file=sys.stderr, disable=not progress)
@@ -171,7 +186,13 @@ async def sweep(conn: Any, ns: str, batch_size: int, progress: bool) -> dict[str
         read_back = (await drv.execute_query(READ_BACK, ns=ns, now=NOW, database_=conn.database))[0][0]
         t1 = time.perf_counter()
         again = await ms.decay_sweep(batch_size=batch_size)
-        return {"report": report, "seconds": seconds, "read_back": read_back, "again": again, "again_seconds": time.perf_counter() - t1}
+        return {
+            "report": report,
+            "seconds": seconds,
+            "read_back": read_back,
+            "again": again,
+            "again_seconds": time.perf_counter() - t1,
+        }
     finally:
         await drv.close()
 
@@ -195,29 +216,59 @@ def main() -> None:
         out = asyncio.run(sweep(conn, ns, args.batch_size, args.progress))
         rec = out["read_back"]
         report, again = out["report"], out["again"]
-        print(f"\nDecay sweep over {args.size:,} knowledge nodes (batch {args.batch_size}), NOW = {NOW.isoformat()}")
-        print(table(["read back from the graph", "value", "seeded / expected"], [
-            ["knowledge nodes left", rec["knowledge"], args.size - groups["expire"]],
-            ["expired (reason 'decay', at NOW)", rec["expired"], groups["expire"]],
-            ["at level 3 (promoted)", rec["level3"], groups["promote"]],
-            ["semantic edges closed at NOW", rec["edges_closed"], "-"],
-            ["open edges left on expired nodes", rec["open_edges_on_expired"], 0],
-            [":KgMeta scanned", rec["meta_scanned"], args.size],
-            [":KgMeta expired", rec["meta_expired"], groups["expire"]],
-            [":KgMeta promoted", rec["meta_promoted"], groups["promote"]],
-            [":KgMeta cursor (null = complete)", str(rec["meta_cursor"]), "None"],
-        ], left_first=True))
-        print(table(["run", "seconds", "scanned", "written", "expired", "promoted", "fading"], [
-            ["sweep", round(out["seconds"], 2), report.scanned, report.written, report.expired, report.promoted,
-             report.fading],
-            ["second sweep", round(out["again_seconds"], 2), again.scanned, again.written, again.expired,
-             again.promoted, again.fading],
-        ], left_first=True))
+        print(
+            f"\nDecay sweep over {args.size:,} knowledge nodes (batch {args.batch_size}), NOW = {NOW.isoformat()}"
+        )
+        print(
+            table(
+                ["read back from the graph", "value", "seeded / expected"],
+                [
+                    ["knowledge nodes left", rec["knowledge"], args.size - groups["expire"]],
+                    ["expired (reason 'decay', at NOW)", rec["expired"], groups["expire"]],
+                    ["at level 3 (promoted)", rec["level3"], groups["promote"]],
+                    ["semantic edges closed at NOW", rec["edges_closed"], "-"],
+                    ["open edges left on expired nodes", rec["open_edges_on_expired"], 0],
+                    [":KgMeta scanned", rec["meta_scanned"], args.size],
+                    [":KgMeta expired", rec["meta_expired"], groups["expire"]],
+                    [":KgMeta promoted", rec["meta_promoted"], groups["promote"]],
+                    [":KgMeta cursor (null = complete)", str(rec["meta_cursor"]), "None"],
+                ],
+                left_first=True,
+            )
+        )
+        print(
+            table(
+                ["run", "seconds", "scanned", "written", "expired", "promoted", "fading"],
+                [
+                    [
+                        "sweep",
+                        round(out["seconds"], 2),
+                        report.scanned,
+                        report.written,
+                        report.expired,
+                        report.promoted,
+                        report.fading,
+                    ],
+                    [
+                        "second sweep",
+                        round(out["again_seconds"], 2),
+                        again.scanned,
+                        again.written,
+                        again.expired,
+                        again.promoted,
+                        again.fading,
+                    ],
+                ],
+                left_first=True,
+            )
+        )
     finally:
         if not args.keep:
             t0 = time.perf_counter()
             delete_namespace(drv, conn.database, ns)
-            drv.execute_query("MATCH (m:KgMeta {key: $key}) DELETE m", key=f"decay_sweep:{ns}", database_=conn.database)
+            drv.execute_query(
+                "MATCH (m:KgMeta {key: $key}) DELETE m", key=f"decay_sweep:{ns}", database_=conn.database
+            )
             log(f"deleted namespace {ns} in {time.perf_counter() - t0:.0f} s")
         drv.close()
 

@@ -44,16 +44,20 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 MODEL = "all-MiniLM-L6-v2"
 RUNTIMES = ("numpy", "sentence-transformers")
-FIRST_ENTITY: dict[str, Any] = {"name": "Ada Lovelace", "entityType": "person",
-                "observations": ["Wrote the first published program", "Worked with Charles Babbage",
-                                 "Lived in London"]}
+FIRST_ENTITY: dict[str, Any] = {
+    "name": "Ada Lovelace",
+    "entityType": "person",
+    "observations": ["Wrote the first published program", "Worked with Charles Babbage", "Lived in London"],
+}
 FIRST_TEXTS = [*FIRST_ENTITY["observations"], "Ada Lovelace (person)"]  # what create_entities embeds
 
 #: Starts the server with another runtime when the settings have no embedding-runtime setting yet:
 #: it changes the default of SentenceEmbedder(runtime=...) before the CLI runs.
-_LAUNCH = ("import sys\nfrom kg_neo4j.embeddings.encoder import SentenceEmbedder\n"
-           "SentenceEmbedder.__init__.__kwdefaults__['runtime'] = sys.argv.pop(1)\n"
-           "from kg_neo4j.cli import main\nsys.exit(main())\n")
+_LAUNCH = (
+    "import sys\nfrom kg_neo4j.embeddings.encoder import SentenceEmbedder\n"
+    "SentenceEmbedder.__init__.__kwdefaults__['runtime'] = sys.argv.pop(1)\n"
+    "from kg_neo4j.cli import main\nsys.exit(main())\n"
+)
 
 
 def drop_caches() -> None:
@@ -102,7 +106,10 @@ async def first_write(runtime: str | None, model: str, ns: str) -> dict[str, Any
     params = StdioServerParameters(command=command, args=args, env=env)
     with tempfile.TemporaryFile(mode="w+") as errlog:
         t0 = time.perf_counter()
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             t_init = time.perf_counter()
             await session.list_tools()
@@ -116,8 +123,13 @@ async def first_write(runtime: str | None, model: str, ns: str) -> dict[str, Any
     loaded = re.search(r"loaded with the (\S+) runtime in ([0-9.]+) s", stderr)
     if model != "none" and loaded is None:
         raise RuntimeError(f"no model-loaded line in the server's stderr:\n{stderr[-2000:]}")
-    return {"start_to_init": t_init - t0, "init_to_list": t_list - t_init, "init_to_write": t_write - t_init,
-            "runtime": loaded.group(1) if loaded else "-", "load_s": float(loaded.group(2)) if loaded else 0.0}
+    return {
+        "start_to_init": t_init - t0,
+        "init_to_list": t_list - t_init,
+        "init_to_write": t_write - t_init,
+        "runtime": loaded.group(1) if loaded else "-",
+        "load_s": float(loaded.group(2)) if loaded else 0.0,
+    }
 
 
 def run_e2e(runs: int, cold: bool) -> None:
@@ -125,12 +137,14 @@ def run_e2e(runs: int, cold: bool) -> None:
 
     conn = connection()
     drv = sync_driver(conn)
-    configs: list[tuple[str, str | None, str]] = [("numpy (auto)", None, MODEL),
-                                                  ("sentence-transformers", "sentence-transformers", MODEL),
-                                                  ("no model", None, "none")]
+    configs: list[tuple[str, str | None, str]] = [
+        ("numpy (auto)", None, MODEL),
+        ("sentence-transformers", "sentence-transformers", MODEL),
+        ("no model", None, "none"),
+    ]
     rows: list[tuple[str, str, dict[str, float], str]] = []
     try:
-        for cache in (["cold", "warm"] if cold else ["warm"]):
+        for cache in ["cold", "warm"] if cold else ["warm"]:
             for label, runtime, model in configs:
                 got: list[dict[str, Any]] = []
                 if cache == "warm":  # one unmeasured start fills the OS cache
@@ -147,16 +161,22 @@ def run_e2e(runs: int, cold: bool) -> None:
                         delete_namespace(drv, conn.database, ns)
                     log(f"e2e {cache} {label} run {i + 1}: {got[-1]}")
                 keys = ("start_to_init", "init_to_list", "init_to_write", "load_s")
-                rows.append((cache, label, {k: median([g[k] for g in got]) for k in keys}, got[-1]["runtime"]))
+                rows.append(
+                    (cache, label, {k: median([g[k] for g in got]) for k in keys}, got[-1]["runtime"])
+                )
     finally:
         drv.close()
     print(f"\n## End to end: kg-neo4j serve over MCP stdio, first create_entities (median of {runs})\n")
-    print("| OS cache | embedding | runtime loaded | start -> initialize | initialize -> tools/list "
-          "| initialize -> first create_entities answered | model load (server log) |")
+    print(
+        "| OS cache | embedding | runtime loaded | start -> initialize | initialize -> tools/list "
+        "| initialize -> first create_entities answered | model load (server log) |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for cache, label, m, rt in rows:
-        print(f"| {cache} | {label} | {rt} | {m['start_to_init']:.2f} s | {m['init_to_list']:.2f} s "
-              f"| {m['init_to_write']:.2f} s | {m['load_s']:.2f} s |")
+        print(
+            f"| {cache} | {label} | {rt} | {m['start_to_init']:.2f} s | {m['init_to_list']:.2f} s "
+            f"| {m['init_to_write']:.2f} s | {m['load_s']:.2f} s |"
+        )
 
 
 # --- 2. parts, each in a fresh process ---------------------------------------------------------------
@@ -272,7 +292,7 @@ async def _server_path() -> dict[str, float]:
 def run_parts(runs: int, cold: bool) -> None:
     print(f"\n## Parts, each in a fresh process (median of {runs})\n")
     for which in ("sentence-transformers", "numpy", "server"):
-        for cache in (["cold", "warm"] if cold and which != "server" else ["warm"]):
+        for cache in ["cold", "warm"] if cold and which != "server" else ["warm"]:
             got: list[dict[str, float]] = []
             if cache == "warm":
                 _part(which)
@@ -288,8 +308,13 @@ def run_parts(runs: int, cold: bool) -> None:
 
 
 def _part(which: str) -> dict[str, float]:
-    proc = subprocess.run([PYTHON, __file__, "--part", which], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    proc = subprocess.run(
+        [PYTHON, __file__, "--part", which],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"part {which} failed:\n{proc.stderr[-3000:]}")
     result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -303,10 +328,31 @@ def varied_texts(n: int = 1000) -> list[str]:
     turns = [t["text"] for c in data["conversations"] for s in c["sessions"] for t in s["turns"]]
     questions = [q["question"] for c in data["conversations"] for q in c["questions"]]
     rng = random.Random(20261123)
-    odd = ["", " ", "\t\n", "a", "A" * 600, "12345 67890", "https://example.com/a?b=c#d", "def f(x):\n    return x * 2",
-           "日本語のテキストと漢字", "Привет, как дела?", "مرحبا بالعالم", "שלום עולם", "Γειά σου Κόσμε", "हिन्दी पाठ",
-           "한국어 문장입니다", "emoji 🙂🚀🔥 👩‍👩‍👧 🇩🇪", "Cafe\u0301 vs Café", "zero\u200bwidth\u200djoiner",
-           "ÀÉÎÕÜ ÇÑ ß", "!!!???...,,,", "MiXeD CaSe WoRdS", "tabs\tand\nnewlines\r\n", "\u00a0nbsp\u00a0"]
+    odd = [
+        "",
+        " ",
+        "\t\n",
+        "a",
+        "A" * 600,
+        "12345 67890",
+        "https://example.com/a?b=c#d",
+        "def f(x):\n    return x * 2",
+        "日本語のテキストと漢字",
+        "Привет, как дела?",
+        "مرحبا بالعالم",
+        "שלום עולם",
+        "Γειά σου Κόσμε",
+        "हिन्दी पाठ",
+        "한국어 문장입니다",
+        "emoji 🙂🚀🔥 👩‍👩‍👧 🇩🇪",
+        "Cafe\u0301 vs Café",
+        "zero\u200bwidth\u200djoiner",
+        "ÀÉÎÕÜ ÇÑ ß",
+        "!!!???...,,,",
+        "MiXeD CaSe WoRdS",
+        "tabs\tand\nnewlines\r\n",
+        "\u00a0nbsp\u00a0",
+    ]
     texts = list(odd)
     texts += [rng.choice(odd) + " " + rng.choice(turns) for _ in range(60)]  # scripts mixed into real text
     texts += [" ".join(rng.sample(turns, rng.randint(15, 80))) for _ in range(80)]  # 300-1,700 tokens
@@ -345,8 +391,14 @@ def encode_worker(runtime: str, texts_file: str) -> None:
         model = SentenceTransformer(str(info.path), device="cpu", local_files_only=True)
 
         def encode(batch: list[str]) -> Any:  # as SentenceEmbedder calls it
-            return model.encode(batch, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                                show_progress_bar=False)
+            return model.encode(
+                batch,
+                batch_size=64,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+
     encode(texts[:8])
     print("ready", flush=True)
     for line in sys.stdin:
@@ -358,7 +410,7 @@ def encode_worker(runtime: str, texts_file: str) -> None:
             size = int(arg)
             t0 = time.perf_counter()
             for i in range(0, len(texts), size):
-                encode(texts[i:i + size])
+                encode(texts[i : i + size])
             reply = time.perf_counter() - t0
         else:  # rss
             reply = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -372,10 +424,16 @@ def run_equivalence(rounds: int, n: int, threads: int | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         texts_file = Path(tmp) / "texts.json"
         texts_file.write_text(json.dumps(texts))
-        workers = {rt: subprocess.Popen([PYTHON, __file__, "--encode-worker", rt, str(texts_file)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        env={**os.environ, "HF_HUB_OFFLINE": "1",
-                                             "BENCH_THREADS": str(threads or 0)}) for rt in RUNTIMES}
+        workers = {
+            rt: subprocess.Popen(
+                [PYTHON, __file__, "--encode-worker", rt, str(texts_file)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env={**os.environ, "HF_HUB_OFFLINE": "1", "BENCH_THREADS": str(threads or 0)},
+            )
+            for rt in RUNTIMES
+        }
 
         def ask(rt: str, cmd: str) -> Any:
             proc = workers[rt]
@@ -396,7 +454,7 @@ def run_equivalence(rounds: int, n: int, threads: int | None) -> None:
             times: dict[tuple[str, int], list[float]] = {}
             for r in range(rounds):
                 for size in (100, 1000):
-                    for rt in (RUNTIMES if r % 2 == 0 else RUNTIMES[::-1]):  # alternate who goes first
+                    for rt in RUNTIMES if r % 2 == 0 else RUNTIMES[::-1]:  # alternate who goes first
                         times.setdefault((rt, size), []).append(ask(rt, f"run {size}"))
                         log(f"round {r + 1} {rt} calls of {size}: {times[(rt, size)][-1]:.2f} s")
             rss = {rt: ask(rt, "rss") for rt in RUNTIMES}
@@ -408,18 +466,24 @@ def run_equivalence(rounds: int, n: int, threads: int | None) -> None:
     cos = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
     worst = int(np.argmin(cos))
     print(f"\n## Same vectors: {len(texts)} varied texts\n")
-    print(f"cosine(numpy, sentence-transformers): min {cos.min():.7f}, mean {cos.mean():.7f}, "
-          f"texts below 0.9999: {int((cos < 0.9999).sum())}; worst: {texts[worst][:60]!r}")
+    print(
+        f"cosine(numpy, sentence-transformers): min {cos.min():.7f}, mean {cos.mean():.7f}, "
+        f"texts below 0.9999: {int((cos < 0.9999).sum())}; worst: {texts[worst][:60]!r}"
+    )
     shown = f"{threads} thread(s) each" if threads else "each runtime's default threads"
-    print(f"\n## Throughput (texts/s, median of {rounds} alternating rounds over the {len(texts)} texts; "
-          f"{shown})\n")
+    print(
+        f"\n## Throughput (texts/s, median of {rounds} alternating rounds over the {len(texts)} texts; "
+        f"{shown})\n"
+    )
     print("| texts per encode call | numpy | sentence-transformers | numpy / sentence-transformers |")
     print("| --- | --- | --- | --- |")
     for size in (100, 1000):
         tn, ts = median(times[("numpy", size)]), median(times[("sentence-transformers", size)])
         print(f"| {size} | {len(texts) / tn:.0f} | {len(texts) / ts:.0f} | {ts / tn:.2f} |")
-    print(f"\npeak RSS of the worker: numpy {rss['numpy']:.0f} MB, sentence-transformers "
-          f"{rss['sentence-transformers']:.0f} MB")
+    print(
+        f"\npeak RSS of the worker: numpy {rss['numpy']:.0f} MB, sentence-transformers "
+        f"{rss['sentence-transformers']:.0f} MB"
+    )
 
 
 def main() -> None:
@@ -428,8 +492,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs per end-to-end / parts configuration")
     parser.add_argument("--rounds", type=int, default=3, help="alternating throughput rounds")
     parser.add_argument("--texts", type=int, default=1000)
-    parser.add_argument("--threads", type=int, help="threads per runtime for the throughput part (torch "
-                        "intra-op threads; numpy worker threads); default: each runtime's own default")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="threads per runtime for the throughput part (torch "
+        "intra-op threads; numpy worker threads); default: each runtime's own default",
+    )
     parser.add_argument("--no-cold", action="store_true", help="skip the cold-cache runs")
     parser.add_argument("--part", help=argparse.SUPPRESS)
     parser.add_argument("--encode-worker", nargs=2, help=argparse.SUPPRESS)
@@ -444,8 +512,10 @@ def main() -> None:
     cold = not args.no_cold and can_drop_caches()
     if not args.no_cold and not cold:
         log("cannot write /proc/sys/vm/drop_caches (needs root): warm-cache figures only")
-    print(f"# bench_first_write ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f})")
+    print(
+        f"# bench_first_write ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} CPUs, "
+        f"load average {os.getloadavg()[0]:.1f})"
+    )
     if args.only in (None, "e2e"):
         run_e2e(args.runs, cold)
     if args.only in (None, "parts"):

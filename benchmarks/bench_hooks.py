@@ -95,12 +95,20 @@ TOPICS = [
     ("timeouts", "{w} client timeouts are in seconds, not milliseconds"),
     ("style", "use snake_case for {w} column names"),
 ]
-PROMPTS_KEYWORD = ["how do we deploy the {w} service?", "what are the rules for {w} pull request reviews?",
-                   "can the {w} tests mock the database?", "how should {w} errors be logged?",
-                   "where do {w} releases get tagged?"]
-PROMPTS_REWORDED = ["how should I ship schema changes for {w} to production?", "who has to approve my {w} change?",
-                    "is faking the data store fine in {w} unit checks?", "what goes into a {w} failure report?",
-                    "which git branch do {w} versions come from?"]
+PROMPTS_KEYWORD = [
+    "how do we deploy the {w} service?",
+    "what are the rules for {w} pull request reviews?",
+    "can the {w} tests mock the database?",
+    "how should {w} errors be logged?",
+    "where do {w} releases get tagged?",
+]
+PROMPTS_REWORDED = [
+    "how should I ship schema changes for {w} to production?",
+    "who has to approve my {w} change?",
+    "is faking the data store fine in {w} unit checks?",
+    "what goes into a {w} failure report?",
+    "which git branch do {w} versions come from?",
+]
 
 
 def knowledge_rows(n: int, now: datetime, rng: random.Random) -> list[dict[str, Any]]:
@@ -109,45 +117,65 @@ def knowledge_rows(n: int, now: datetime, rng: random.Random) -> list[dict[str, 
         topic, text = TOPICS[i % len(TOPICS)]
         w = rng.choice(WORDS)
         trust = ("principle", "pattern", "inference")[i % 3]
-        rows.append({"name": f"K-{i:06d} {topic} {w}", "content": text.format(w=w), "trust": trust,
-                     "type": ("rule", "procedure", "observation", "insight", "preference")[i % 5],
-                     "stability": {"principle": 30.0, "pattern": 7.0, "inference": 3.0}[trust] * 3,
-                     "accesses": rng.randint(0, 4), "created_at": now - timedelta(days=rng.uniform(0, 60))})
+        rows.append(
+            {
+                "name": f"K-{i:06d} {topic} {w}",
+                "content": text.format(w=w),
+                "trust": trust,
+                "type": ("rule", "procedure", "observation", "insight", "preference")[i % 5],
+                "stability": {"principle": 30.0, "pattern": 7.0, "inference": 3.0}[trust] * 3,
+                "accesses": rng.randint(0, 4),
+                "created_at": now - timedelta(days=rng.uniform(0, 60)),
+            }
+        )
     return rows
 
 
 def run_hook(name: str, payload: dict[str, Any], env: dict[str, str]) -> tuple[float, str]:
     t0 = time.perf_counter()
-    proc = subprocess.run([KG, "hook", name], input=json.dumps(payload), env=env, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [KG, "hook", name], input=json.dumps(payload), env=env, capture_output=True, text=True, timeout=60
+    )
     return time.perf_counter() - t0, proc.stdout
 
 
 def recall_pass(prompts: list[str], env: dict[str, str], tag: str) -> tuple[list[float], int]:
     times, found = [], 0
     for i, prompt in enumerate(prompts):
-        dt, out = run_hook("recall", {"session_id": f"bench-{tag}-{i}", "hook_event_name": "UserPromptSubmit",
-                                      "prompt": prompt}, env)
+        dt, out = run_hook(
+            "recall",
+            {"session_id": f"bench-{tag}-{i}", "hook_event_name": "UserPromptSubmit", "prompt": prompt},
+            env,
+        )
         times.append(dt)
         found += bool(out.strip())
     return times, found
 
 
-def in_process(prompts: list[str], conn: Any, ns: str, state: str, url: str | None, token: str | None,
-               tag: str) -> list[float]:
+def in_process(
+    prompts: list[str], conn: Any, ns: str, state: str, url: str | None, token: str | None, tag: str
+) -> list[float]:
     """The hook's own time (no process start, no imports): ``run_hook`` per prompt, its own driver each time."""
     import asyncio
 
     from kg_neo4j.hooks import HookConfig, run_hook
     from kg_neo4j.settings import Settings
 
-    settings = Settings(neo4j_uri=conn.uri, neo4j_username=conn.username, neo4j_password=conn.password,
-                        neo4j_database=conn.database, namespace=ns, auth_token=token)
+    settings = Settings(
+        neo4j_uri=conn.uri,
+        neo4j_username=conn.username,
+        neo4j_password=conn.password,
+        neo4j_database=conn.database,
+        namespace=ns,
+        auth_token=token,
+    )
     config = HookConfig(hook_state_dir=Path(state), hook_search_url=url)
     times = []
     for i, prompt in enumerate(prompts):
         t0 = time.perf_counter()
-        asyncio.run(run_hook("recall", {"session_id": f"bench-{tag}-{i}", "prompt": prompt}, settings, config=config))
+        asyncio.run(
+            run_hook("recall", {"session_id": f"bench-{tag}-{i}", "prompt": prompt}, settings, config=config)
+        )
         times.append(time.perf_counter() - t0)
     return times
 
@@ -160,8 +188,14 @@ def wait_ready(url: str, token: str, deadline: float) -> None:
         try:
             client = Client(url, token, 5.0)
             client.open()
-            answer = client._post({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-                                   "params": {"name": "search_memory", "arguments": {"query": "ready", "limit": 1}}})
+            answer = client._post(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 9,
+                    "method": "tools/call",
+                    "params": {"name": "search_memory", "arguments": {"query": "ready", "limit": 1}},
+                }
+            )
             client.close()
             if answer and (answer["result"].get("structuredContent") or {}).get("mode") == "hybrid":
                 return
@@ -188,32 +222,57 @@ def main() -> int:
     now = datetime.now(UTC)
     rows = knowledge_rows(args.size, now, rng)
     state = tempfile.mkdtemp(prefix="kg-bench-hooks-")
-    env = {**server_env(conn), "KG_NEO4J_NAMESPACE": ns, "KG_NEO4J_HOOK_STATE_DIR": state,
-           "KG_NEO4J_EMBEDDING_MODEL": "none"}
+    env = {
+        **server_env(conn),
+        "KG_NEO4J_NAMESPACE": ns,
+        "KG_NEO4J_HOOK_STATE_DIR": state,
+        "KG_NEO4J_EMBEDDING_MODEL": "none",
+    }
     server: subprocess.Popen[bytes] | None = None
     figures: list[list[Any]] = []
     try:
         log(f"seeding {args.size} knowledge nodes into {ns}")
         for r in chunks(len(rows), 5000):
-            drv.execute_query(SEED, rows=rows[r.start:r.stop], ns=ns, database_=conn.database)
+            drv.execute_query(SEED, rows=rows[r.start : r.stop], ns=ns, database_=conn.database)
         edges = []
         for i in range(0, args.size, 4):
-            edges.append({"from": rows[i]["name"], "to": rows[(i + 7919) % args.size]["name"],
-                          "type": ("refines", "implies", "causes", "tends_to")[i % 4],
-                          "weight": round(rng.random(), 3),
-                          "created_at": now - (timedelta(hours=rng.uniform(0, 24)) if i % 40 == 0
-                                               else timedelta(days=rng.uniform(2, 60)))})
+            edges.append(
+                {
+                    "from": rows[i]["name"],
+                    "to": rows[(i + 7919) % args.size]["name"],
+                    "type": ("refines", "implies", "causes", "tends_to")[i % 4],
+                    "weight": round(rng.random(), 3),
+                    "created_at": now
+                    - (
+                        timedelta(hours=rng.uniform(0, 24))
+                        if i % 40 == 0
+                        else timedelta(days=rng.uniform(2, 60))
+                    ),
+                }
+            )
         for r in chunks(len(edges), 5000):
-            drv.execute_query(SEED_EDGES, rows=edges[r.start:r.stop], ns=ns, database_=conn.database)
-        drv.execute_query(EXPIRE_WITH_VECTORS, ns=ns, names=[rows[i]["name"] for i in range(1, 400, 20)],
-                          vector=[1.0] + [0.0] * 383, now=now, database_=conn.database)
-        log(f"seeded: {len(edges)} edges ({sum(e['weight'] < 0.3 for e in edges)} weak), 20 expired with vectors")
+            drv.execute_query(SEED_EDGES, rows=edges[r.start : r.stop], ns=ns, database_=conn.database)
+        drv.execute_query(
+            EXPIRE_WITH_VECTORS,
+            ns=ns,
+            names=[rows[i]["name"] for i in range(1, 400, 20)],
+            vector=[1.0] + [0.0] * 383,
+            now=now,
+            database_=conn.database,
+        )
+        log(
+            f"seeded: {len(edges)} edges ({sum(e['weight'] < 0.3 for e in edges)} weak), 20 expired with vectors"
+        )
 
         # 0. the floor: a hook that only starts (Python, the CLI, settings, the driver's import) and answers
-        times = [run_hook("search-enforcer", {"session_id": "bench-floor", "tool_name": "Edit"}, env)[0]
-                 for _ in range(args.runs)]
+        times = [
+            run_hook("search-enforcer", {"session_id": "bench-floor", "tool_name": "Edit"}, env)[0]
+            for _ in range(args.runs)
+        ]
         p50, p95, _ = summary_ms(times)
-        figures.append(["floor: process start (search-enforcer, off)", len(times), p50, p95, max(times) * 1000, "-"])
+        figures.append(
+            ["floor: process start (search-enforcer, off)", len(times), p50, p95, max(times) * 1000, "-"]
+        )
 
         # 1. session-start
         times = []
@@ -227,8 +286,9 @@ def main() -> int:
         figures.append(["session-start", len(times), p50, p95, times[0] * 1000, "-"])
 
         # 2. recall by keywords
-        prompts = [p.format(w=rng.choice(WORDS)) for _ in range(5)
-                   for p in PROMPTS_KEYWORD + PROMPTS_REWORDED][:50]
+        prompts = [
+            p.format(w=rng.choice(WORDS)) for _ in range(5) for p in PROMPTS_KEYWORD + PROMPTS_REWORDED
+        ][:50]
         for tag in ("cold", "warm"):
             times, found = recall_pass(prompts, env, f"kw-{tag}")
             p50, p95, _ = summary_ms(times)
@@ -245,27 +305,47 @@ def main() -> int:
             emb = load_embedder("all-MiniLM-L6-v2", background=False)
             assert emb is not None
             for r in chunks(len(rows), 512):
-                part = rows[r.start:r.stop]
+                part = rows[r.start : r.stop]
                 vectors = emb.encode([x["content"] for x in part])
-                drv.execute_query(SET_VECTORS, rows=[{"name": x["name"], "vector": list(map(float, v))}
-                                                     for x, v in zip(part, vectors, strict=True)],
-                                  ns=ns, model="all-MiniLM-L6-v2", database_=conn.database)
+                drv.execute_query(
+                    SET_VECTORS,
+                    rows=[
+                        {"name": x["name"], "vector": list(map(float, v))}
+                        for x, v in zip(part, vectors, strict=True)
+                    ],
+                    ns=ns,
+                    model="all-MiniLM-L6-v2",
+                    database_=conn.database,
+                )
             token = "bench-token"
             senv = {**env, "KG_NEO4J_EMBEDDING_MODEL": "all-MiniLM-L6-v2", "KG_NEO4J_AUTH_TOKEN": token}
-            server = subprocess.Popen([KG, "serve", "--transport", "http", "--port", str(args.port), "--tools", "all"],
-                                      env=senv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            server = subprocess.Popen(
+                [KG, "serve", "--transport", "http", "--port", str(args.port), "--tools", "all"],
+                env=senv,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             url = f"http://127.0.0.1:{args.port}/mcp"
             wait_ready(url, token, time.monotonic() + 180)
             menv = {**env, "KG_NEO4J_HOOK_SEARCH_URL": url, "KG_NEO4J_AUTH_TOKEN": token}
             for tag in ("cold", "warm"):
                 times, found = recall_pass(prompts, menv, f"sem-{tag}")
                 p50, p95, _ = summary_ms(times)
-                figures.append([f"recall, keywords + meaning ({tag})", len(times), p50, p95, max(times) * 1000,
-                                found])
+                figures.append(
+                    [f"recall, keywords + meaning ({tag})", len(times), p50, p95, max(times) * 1000, found]
+                )
             times = in_process(prompts, conn, ns, state, url, token, "sem-in")
             p50, p95, _ = summary_ms(times)
-            figures.append(["recall, keywords + meaning, in process (warm)", len(times), p50, p95,
-                            max(times) * 1000, "-"])
+            figures.append(
+                [
+                    "recall, keywords + meaning, in process (warm)",
+                    len(times),
+                    p50,
+                    p95,
+                    max(times) * 1000,
+                    "-",
+                ]
+            )
     finally:
         if server is not None:
             server.terminate()
@@ -273,7 +353,9 @@ def main() -> int:
         if not args.keep:
             delete_namespace(drv, conn.database, ns)
         drv.close()
-    print(f"\nhooks on {args.size:,} knowledge nodes (each call a new `kg-neo4j hook` process, start included)")
+    print(
+        f"\nhooks on {args.size:,} knowledge nodes (each call a new `kg-neo4j hook` process, start included)"
+    )
     print(table(["hook", "calls", "p50 ms", "p95 ms", "first/max ms", "answered"], figures, left_first=True))
     return 0
 

@@ -69,8 +69,16 @@ PEER_BOLT, PEER_HTTP, PEER_GUIDE = 7697, 7484, 7488
 BATCH = 100
 DEFAULT_MODEL = "all-MiniLM-L6-v2"  # the product's default (Settings.embedding_model), packaged
 SYSTEMS = ("kg", "kg-embed", "reference", "neo4j-memory")
-ROWS = ("create_entities (100)", "create_relations (100)", "search_nodes", "open_nodes (5)", "add_observations (1)",
-        "read_graph", "read_graph after a write", "create_entities (1)")
+ROWS = (
+    "create_entities (100)",
+    "create_relations (100)",
+    "search_nodes",
+    "open_nodes (5)",
+    "add_observations (1)",
+    "read_graph",
+    "read_graph after a write",
+    "create_entities (1)",
+)
 
 
 # --- the peers: install, start, map their dialect ---------------------------------------------------------------
@@ -80,9 +88,19 @@ def reference_js() -> Path:
     if not js.exists():
         log(f"installing @modelcontextprotocol/server-memory@{REFERENCE_VERSION} into {prefix}")
         prefix.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix),
-                        f"@modelcontextprotocol/server-memory@{REFERENCE_VERSION}"], check=True,
-                       stdout=sys.stderr)
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(prefix),
+                f"@modelcontextprotocol/server-memory@{REFERENCE_VERSION}",
+            ],
+            check=True,
+            stdout=sys.stderr,
+        )
     return js
 
 
@@ -92,21 +110,32 @@ def neo4j_memory_bin() -> Path:
     if not exe.exists():
         log(f"installing mcp-neo4j-memory=={NEO4J_MEMORY_VERSION} into {venv}")
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"mcp-neo4j-memory=={NEO4J_MEMORY_VERSION}"],
-                       check=True, stdout=sys.stderr)
+        subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "-q", f"mcp-neo4j-memory=={NEO4J_MEMORY_VERSION}"],
+            check=True,
+            stdout=sys.stderr,
+        )
     return exe
 
 
 def peer_neo4j(command: str) -> dict[str, str]:
     """``kg-neo4j neo4j start|stop|env`` for the peer's own local Neo4j (never the project's)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "KG_NEO4J_"))}
-    env.update(KG_NEO4J_HOME=str(PEER_HOME), KG_NEO4J_LOCAL_BOLT_PORT=str(PEER_BOLT),
-               KG_NEO4J_LOCAL_HTTP_PORT=str(PEER_HTTP), KG_NEO4J_LOCAL_GUIDE_PORT=str(PEER_GUIDE),
-               KG_NEO4J_LOCAL_HEAP="1g", KG_NEO4J_LOCAL_PAGECACHE="512m")
+    env.update(
+        KG_NEO4J_HOME=str(PEER_HOME),
+        KG_NEO4J_LOCAL_BOLT_PORT=str(PEER_BOLT),
+        KG_NEO4J_LOCAL_HTTP_PORT=str(PEER_HTTP),
+        KG_NEO4J_LOCAL_GUIDE_PORT=str(PEER_GUIDE),
+        KG_NEO4J_LOCAL_HEAP="1g",
+        KG_NEO4J_LOCAL_PAGECACHE="512m",
+    )
     out = subprocess.run([KG, "neo4j", command], env=env, check=True, capture_output=True, text=True)
     sys.stderr.write(out.stderr)
-    return dict(line.removeprefix("export ").split("=", 1) for line in out.stdout.splitlines()
-                if line.startswith("export "))
+    return dict(
+        line.removeprefix("export ").split("=", 1)
+        for line in out.stdout.splitlines()
+        if line.startswith("export ")
+    )
 
 
 def _text(res: Any) -> str:
@@ -130,8 +159,11 @@ class System:
         self.peer = name == "neo4j-memory"
 
     def tool(self, call: str) -> str:
-        return {"search_nodes": "search_memories", "open_nodes": "find_memories_by_name"}.get(call, call) \
-            if self.peer else call
+        return (
+            {"search_nodes": "search_memories", "open_nodes": "find_memories_by_name"}.get(call, call)
+            if self.peer
+            else call
+        )
 
     def entities(self, items: list[dict[str, Any]]) -> dict[str, Any]:
         return {"entities": [_peer_entity(e) for e in items] if self.peer else items}
@@ -150,28 +182,48 @@ class Floor:
 
     def __init__(self, conn: Any, ns: str) -> None:
         from neo4j import AsyncGraphDatabase
+
         self.conn, self.ns = conn, ns
-        self.drv = AsyncGraphDatabase.driver(conn.uri, auth=(conn.username, conn.password),
-                                             notifications_min_severity="OFF")
+        self.drv = AsyncGraphDatabase.driver(
+            conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
+        )
 
     async def write(self, items: list[dict[str, Any]]) -> float:
         from datetime import UTC, datetime
+
         rows = [_row_of(e) for e in items]
         t0 = time.perf_counter()
-        await self.drv.execute_query(FLOOR_ENTITIES, rows=rows, ns=self.ns, now=datetime.now(UTC),
-                                     database_=self.conn.database)
+        await self.drv.execute_query(
+            FLOOR_ENTITIES, rows=rows, ns=self.ns, now=datetime.now(UTC), database_=self.conn.database
+        )
         return time.perf_counter() - t0
 
 
-async def run_system(sys_: System, n: int, calls: int, read_calls: int, ingest_cap: float,
-                     extra: Callable[[list[dict[str, Any]]], Any] | None, extra_every: int = 1) -> dict[str, Any]:
+async def run_system(
+    sys_: System,
+    n: int,
+    calls: int,
+    read_calls: int,
+    ingest_cap: float,
+    extra: Callable[[list[dict[str, Any]]], Any] | None,
+    extra_every: int = 1,
+) -> dict[str, Any]:
     """The workload through one MCP stdio session; returns per-row durations and notes."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     rng = random.Random(7)
     out: dict[str, Any] = {row: [] for row in ROWS}
-    out.update(extra=[], extra_batches=[], extra_single=[], validation=[], notes=[], hits=[], read_bytes=0, read_entities=0)
+    out.update(
+        extra=[],
+        extra_batches=[],
+        extra_single=[],
+        validation=[],
+        notes=[],
+        hits=[],
+        read_bytes=0,
+        read_entities=0,
+    )
     params = StdioServerParameters(command=sys_.command, args=sys_.args, env=sys_.env)
     async with stdio_client(params, errlog=sys.stderr) as (r, w), ClientSession(r, w) as s:
         await s.initialize()
@@ -206,25 +258,33 @@ async def run_system(sys_: System, n: int, calls: int, read_calls: int, ingest_c
                 out["extra_batches"].append(len(out["create_entities (100)"]) - 1)
             done = start + len(items)
             if time.perf_counter() - t_start > ingest_cap and done < n:
-                out["notes"].append(f"{sys_.name}: ingest capped at {ingest_cap:.0f} s after {done:,} of {n:,} "
-                                    "entities; the rows below ran on that smaller graph")
+                out["notes"].append(
+                    f"{sys_.name}: ingest capped at {ingest_cap:.0f} s after {done:,} of {n:,} "
+                    "entities; the rows below ran on that smaller graph"
+                )
                 break
         ent_s = time.perf_counter() - t_start
         m = done
         t_rel = time.perf_counter()
         rels_done = 0
         for start in range(0, m, BATCH):
-            rels = [{k: v for k, v in ring_relation(i, m).items() if k != "weight"}
-                    for i in range(start, min(m, start + BATCH))]
+            rels = [
+                {k: v for k, v in ring_relation(i, m).items() if k != "weight"}
+                for i in range(start, min(m, start + BATCH))
+            ]
             dt, _ = await call("create_relations", sys_.relations(rels))
             out["create_relations (100)"].append(dt)
             rels_done = start + len(rels)
             if time.perf_counter() - t_rel > ingest_cap and rels_done < m:
-                out["notes"].append(f"{sys_.name}: relation ingest capped at {ingest_cap:.0f} s after {rels_done:,} "
-                                    f"of {m:,} relations; the rows below ran on that graph")
+                out["notes"].append(
+                    f"{sys_.name}: relation ingest capped at {ingest_cap:.0f} s after {rels_done:,} "
+                    f"of {m:,} relations; the rows below ran on that graph"
+                )
                 break
         out["ingest_s"] = (ent_s, time.perf_counter() - t_rel, m, rels_done)
-        log(f"  {sys_.name}: ingest {m:,} entities {ent_s:.1f} s, {rels_done:,} relations {out['ingest_s'][1]:.1f} s")
+        log(
+            f"  {sys_.name}: ingest {m:,} entities {ent_s:.1f} s, {rels_done:,} relations {out['ingest_s'][1]:.1f} s"
+        )
 
         def prefix() -> str:  # 13 characters of a name: 10 names share it
             return entity_name(rng.randrange(max(1, m // 10)) * 10)[:-1]
@@ -237,10 +297,17 @@ async def run_system(sys_: System, n: int, calls: int, read_calls: int, ingest_c
 
         jobs: list[tuple[str, Callable[[], tuple[str, dict[str, Any]]]]] = [
             ("search_nodes", lambda: ("search_nodes", search())),
-            ("open_nodes (5)", lambda: ("open_nodes", {"names": [entity_name(rng.randrange(m)) for _ in range(5)]})),
-            ("add_observations (1)", lambda: ("add_observations",
-                                              sys_.observation(entity_name(rng.randrange(m)),
-                                                               f"added {rng.random():.12f}"))),
+            (
+                "open_nodes (5)",
+                lambda: ("open_nodes", {"names": [entity_name(rng.randrange(m)) for _ in range(5)]}),
+            ),
+            (
+                "add_observations (1)",
+                lambda: (
+                    "add_observations",
+                    sys_.observation(entity_name(rng.randrange(m)), f"added {rng.random():.12f}"),
+                ),
+            ),
         ]
         for row, make in jobs:
             for k in range(calls + 10):
@@ -267,13 +334,18 @@ async def run_system(sys_: System, n: int, calls: int, read_calls: int, ingest_c
         # The same read right after a write (not timed): kg-neo4j cannot reuse its kept answer
         # (README, "read_graph's answer cache"), so this row is its full build every time.
         for _ in range(read_calls if out["read_graph"] else 0):
-            await call("add_observations", sys_.observation(entity_name(rng.randrange(m)), f"touch {rng.random():.12f}"))
+            await call(
+                "add_observations",
+                sys_.observation(entity_name(rng.randrange(m)), f"touch {rng.random():.12f}"),
+            )
             t0 = time.perf_counter()
             res = await s.call_tool(sys_.tool("read_graph"), {})
             out["read_graph after a write"].append(time.perf_counter() - t0)
         if out["read_graph after a write"]:
-            log(f"  {sys_.name}: read_graph after a write p50 "
-                f"{percentile(out['read_graph after a write'], 50) * 1000:.0f} ms")
+            log(
+                f"  {sys_.name}: read_graph after a write p50 "
+                f"{percentile(out['read_graph after a write'], 50) * 1000:.0f} ms"
+            )
         for k in range(calls):
             one = entity_arg(n + 1_000_000 + k, rng)
             one["name"] = f"Single-{k:06d}"
@@ -292,8 +364,11 @@ async def echo_floor(calls: int) -> dict[str, list[float]]:
 
     rng = random.Random(11)
     out: dict[str, list[float]] = {"100": [], "1": []}
-    params = StdioServerParameters(command=sys.executable, args=[str(Path(__file__).with_name("mcp_echo_server.py"))],
-                                   env=dict(os.environ))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[str(Path(__file__).with_name("mcp_echo_server.py"))],
+        env=dict(os.environ),
+    )
     async with stdio_client(params, errlog=sys.stderr) as (r, w), ClientSession(r, w) as s:
         await s.initialize()
         await s.list_tools()  # the client validates every answer against the advertised output schema
@@ -317,8 +392,12 @@ async def paged_read(sys_: System, page: int) -> tuple[float, int, int]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    args = [*sys_.args[: sys_.args.index("--tools")], "--tools", "default",
-            *sys_.args[sys_.args.index("--tools") + 2:]]
+    args = [
+        *sys_.args[: sys_.args.index("--tools")],
+        "--tools",
+        "default",
+        *sys_.args[sys_.args.index("--tools") + 2 :],
+    ]
     params = StdioServerParameters(command=sys_.command, args=args, env=sys_.env)
     async with stdio_client(params, errlog=sys.stderr) as (r, w), ClientSession(r, w) as s:
         await s.initialize()
@@ -339,14 +418,35 @@ async def paged_read(sys_: System, page: int) -> tuple[float, int, int]:
 
 # --- the run -----------------------------------------------------------------------------------------------------
 def kg_system(name: str, conn: Any, ns: str, model: str) -> System:
-    return System(name, KG, ["serve", "--tools", "reference", "--namespace", ns, "--log-level", "WARNING",
-                             "--embedding-model", model], server_env(conn))
+    return System(
+        name,
+        KG,
+        [
+            "serve",
+            "--tools",
+            "reference",
+            "--namespace",
+            ns,
+            "--log-level",
+            "WARNING",
+            "--embedding-model",
+            model,
+        ],
+        server_env(conn),
+    )
 
 
 def clear_peer(env: dict[str, str]) -> None:
     from neo4j import GraphDatabase
-    with GraphDatabase.driver(env["NEO4J_URI"], auth=(env["NEO4J_USERNAME"], env["NEO4J_PASSWORD"]),
-                              notifications_min_severity="OFF") as drv, drv.session() as s:
+
+    with (
+        GraphDatabase.driver(
+            env["NEO4J_URI"],
+            auth=(env["NEO4J_USERNAME"], env["NEO4J_PASSWORD"]),
+            notifications_min_severity="OFF",
+        ) as drv,
+        drv.session() as s,
+    ):
         s.run("MATCH (m:Memory) CALL (m) { DETACH DELETE m } IN TRANSACTIONS OF 5000 ROWS").consume()
 
 
@@ -354,6 +454,7 @@ def embed_extra() -> Callable[[list[dict[str, Any]]], Any]:
     """The bare encode of a batch's texts, exactly those the server embeds, in this process."""
     from kg_neo4j.embeddings import load_embedder
     from kg_neo4j.store.records import entity_text
+
     emb = load_embedder(DEFAULT_MODEL, background=False)
     assert emb is not None
     emb.encode(["warm up"])
@@ -363,6 +464,7 @@ def embed_extra() -> Callable[[list[dict[str, Any]]], Any]:
         t0 = time.perf_counter()
         emb.encode(texts)
         return time.perf_counter() - t0, len(texts)
+
     return encode
 
 
@@ -388,8 +490,12 @@ async def run_size(n: int, systems: list[str], a: argparse.Namespace) -> dict[st
             elif name == "reference":
                 tmp = Path(tempfile.mkdtemp(prefix="bench-peers-ref-"))
                 cleanup.append(partial(shutil.rmtree, tmp, ignore_errors=True))
-                sys_ = System(name, "node", [str(reference_js())],
-                              {**os.environ, "MEMORY_FILE_PATH": str(tmp / "memory.jsonl")})
+                sys_ = System(
+                    name,
+                    "node",
+                    [str(reference_js())],
+                    {**os.environ, "MEMORY_FILE_PATH": str(tmp / "memory.jsonl")},
+                )
                 extra = None
             else:
                 exe = neo4j_memory_bin()
@@ -397,16 +503,23 @@ async def run_size(n: int, systems: list[str], a: argparse.Namespace) -> dict[st
                 peer_neo4j_env = peer_neo4j("env")
                 clear_peer(peer_neo4j_env)
                 cleanup.append(partial(clear_peer, peer_neo4j_env))
-                sys_ = System(name, str(exe), [], {**{k: v for k, v in os.environ.items()
-                                                      if not k.startswith("NEO4J_")},
-                                                   "NEO4J_URL": peer_neo4j_env["NEO4J_URI"],
-                                                   "NEO4J_USERNAME": peer_neo4j_env["NEO4J_USERNAME"],
-                                                   "NEO4J_PASSWORD": peer_neo4j_env["NEO4J_PASSWORD"],
-                                                   "NEO4J_DATABASE": "neo4j"})
+                sys_ = System(
+                    name,
+                    str(exe),
+                    [],
+                    {
+                        **{k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")},
+                        "NEO4J_URL": peer_neo4j_env["NEO4J_URI"],
+                        "NEO4J_USERNAME": peer_neo4j_env["NEO4J_USERNAME"],
+                        "NEO4J_PASSWORD": peer_neo4j_env["NEO4J_PASSWORD"],
+                        "NEO4J_DATABASE": "neo4j",
+                    },
+                )
                 extra = None
             cap = a.peer_ingest_cap if name == "neo4j-memory" else float("inf")
-            res = await run_system(sys_, n, a.calls, a.read_calls, cap, extra,
-                                   a.encode_every if name == "kg-embed" else 1)
+            res = await run_system(
+                sys_, n, a.calls, a.read_calls, cap, extra, a.encode_every if name == "kg-embed" else 1
+            )
             if name == "kg" and not res["read_graph"]:
                 res["paged"] = await paged_read(sys_, 10_000)
             if name == "kg":
@@ -430,9 +543,16 @@ def report(n: int, res: dict[str, dict[str, Any]]) -> str:
     rows: list[list[Any]] = []
 
     def line(label: str, values: dict[str, float], ratios: bool = True) -> None:
-        rows.append([label, *(values.get(s, float("nan")) for s in names),
-                     *((values.get("kg", float("nan")) / values[p] if ratios and values.get(p) else float("nan"))
-                       for p in ratio_to)])
+        rows.append(
+            [
+                label,
+                *(values.get(s, float("nan")) for s in names),
+                *(
+                    (values.get("kg", float("nan")) / values[p] if ratios and values.get(p) else float("nan"))
+                    for p in ratio_to
+                ),
+            ]
+        )
 
     for row in ROWS:
         line(row, {s: _p50(r[row]) for s, r in res.items()})
@@ -444,52 +564,92 @@ def report(n: int, res: dict[str, dict[str, Any]]) -> str:
         line("  MCP round trip alone (echo server), 100 entities", {"kg": _p50(echo["100"])}, ratios=False)
         line("  MCP round trip alone (echo server), 1 entity", {"kg": _p50(echo["1"])}, ratios=False)
         if res["kg"]["extra"]:
-            for size, row, floor in (("100", "create_entities (100)", "extra"), ("1", "create_entities (1)", "extra_single")):
+            for size, row, floor in (
+                ("100", "create_entities (100)", "extra"),
+                ("1", "create_entities (1)", "extra_single"),
+            ):
                 both = _p50(res["kg"][floor]) + _p50(echo[size])
-                line(f"  kg {row} / (raw floor + MCP round trip)", {"kg": _p50(res["kg"][row]) / both}, ratios=False)
+                line(
+                    f"  kg {row} / (raw floor + MCP round trip)",
+                    {"kg": _p50(res["kg"][row]) / both},
+                    ratios=False,
+                )
     if "kg-embed" in res and res["kg-embed"]["extra"]:
-        line("  bare encode, a batch's texts", {"kg-embed": _p50([t for t, _ in res["kg-embed"]["extra"]])}, ratios=False)
-        line("  bare encode, 1 entity's texts", {"kg-embed": _p50([t for t, _ in res["kg-embed"]["extra_single"]])},
-             ratios=False)
+        line(
+            "  bare encode, a batch's texts",
+            {"kg-embed": _p50([t for t, _ in res["kg-embed"]["extra"]])},
+            ratios=False,
+        )
+        line(
+            "  bare encode, 1 entity's texts",
+            {"kg-embed": _p50([t for t, _ in res["kg-embed"]["extra_single"]])},
+            ratios=False,
+        )
     line("ingest, entities + relations (s)", {s: sum(r["ingest_s"][:2]) for s, r in res.items()})
     line("ingest, entities/s", {s: r["ingest_s"][2] / r["ingest_s"][0] for s, r in res.items()}, ratios=False)
-    line("ingest, relations/s", {s: r["ingest_s"][3] / r["ingest_s"][1] for s, r in res.items()}, ratios=False)
+    line(
+        "ingest, relations/s", {s: r["ingest_s"][3] / r["ingest_s"][1] for s, r in res.items()}, ratios=False
+    )
     line("read_graph answer (MB)", {s: r["read_bytes"] / 1e6 for s, r in res.items() if r["read_graph"]})
     line("  of which client validation", {s: _p50(r["validation"]) for s, r in res.items()})
-    line("search hits per query", {s: sum(r["hits"]) / max(1, len(r["hits"])) for s, r in res.items()}, ratios=False)
-    out = [f"N = {n:,} entities (3 observations each) and {n:,} relations; batches of {BATCH}", table(headers, rows,
-                                                                                                       left_first=True)]
+    line(
+        "search hits per query",
+        {s: sum(r["hits"]) / max(1, len(r["hits"])) for s, r in res.items()},
+        ratios=False,
+    )
+    out = [
+        f"N = {n:,} entities (3 observations each) and {n:,} relations; batches of {BATCH}",
+        table(headers, rows, left_first=True),
+    ]
     if "kg" in res and "paged" in res["kg"]:
         secs, ents, pages = res["kg"]["paged"]
-        out.append(f"kg read_graph past the answer cap: paged read (limit 10,000, default profile) "
-                   f"{secs * 1000:,.0f} ms for {ents:,} entities in {pages} pages")
+        out.append(
+            f"kg read_graph past the answer cap: paged read (limit 10,000, default profile) "
+            f"{secs * 1000:,.0f} ms for {ents:,} entities in {pages} pages"
+        )
     if "kg-embed" in res and res["kg-embed"]["extra"]:
         r = res["kg-embed"]
         texts = sum(k for _, k in r["extra"])
         mcp = texts / sum(r["create_entities (100)"][b] for b in r["extra_batches"])
         raw = texts / sum(t for t, _ in r["extra"])
-        out.append(f"kg-embed ingest: {mcp:,.0f} texts/s through MCP vs {raw:,.0f} texts/s bare model.encode of the "
-                   f"same texts ({100 * mcp / raw:.0f}%; {len(r['extra'])} batches of {BATCH}, each encoded right after its call)")
+        out.append(
+            f"kg-embed ingest: {mcp:,.0f} texts/s through MCP vs {raw:,.0f} texts/s bare model.encode of the "
+            f"same texts ({100 * mcp / raw:.0f}%; {len(r['extra'])} batches of {BATCH}, each encoded right after its call)"
+        )
     for r in res.values():
         out += r["notes"]
     if "neo4j-memory" in res:
-        out.append("neo4j-memory's search_memories is a Lucene query over a fulltext index (terms, not substrings; "
-                   "asked the prefix query '000004*' where the others get the substring 'Entity-000004'): its row "
-                   "is not the same operation as search_nodes")
+        out.append(
+            "neo4j-memory's search_memories is a Lucene query over a fulltext index (terms, not substrings; "
+            "asked the prefix query '000004*' where the others get the substring 'Entity-000004'): its row "
+            "is not the same operation as search_nodes"
+        )
     return "\n".join(out)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", default="10000", help="entities per run, comma-separated (e.g. 1000,10000,100000)")
-    ap.add_argument("--systems", default=",".join(SYSTEMS), help=f"comma-separated subset of {', '.join(SYSTEMS)}")
+    ap.add_argument(
+        "--sizes", default="10000", help="entities per run, comma-separated (e.g. 1000,10000,100000)"
+    )
+    ap.add_argument(
+        "--systems", default=",".join(SYSTEMS), help=f"comma-separated subset of {', '.join(SYSTEMS)}"
+    )
     ap.add_argument("--calls", type=int, default=200, help="timed calls per latency row")
     ap.add_argument("--read-calls", type=int, default=20, help="timed read_graph calls")
-    ap.add_argument("--encode-every", type=int, default=4,
-                    help="kg-embed: encode every k-th batch's texts bare, beside its call (1 = every batch)")
-    ap.add_argument("--peer-ingest-cap", type=float, default=1800.0,
-                    help="seconds after which neo4j-memory's entity ingest stops, and then its relation ingest "
-                         "(its MERGE scans every :Memory)")
+    ap.add_argument(
+        "--encode-every",
+        type=int,
+        default=4,
+        help="kg-embed: encode every k-th batch's texts bare, beside its call (1 = every batch)",
+    )
+    ap.add_argument(
+        "--peer-ingest-cap",
+        type=float,
+        default=1800.0,
+        help="seconds after which neo4j-memory's entity ingest stops, and then its relation ingest "
+        "(its MERGE scans every :Memory)",
+    )
     a = ap.parse_args()
     systems = [s for s in a.systems.split(",") if s]
     bad = [s for s in systems if s not in SYSTEMS]

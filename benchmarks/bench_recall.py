@@ -52,12 +52,18 @@ LIMIT = 10
 
 #: Store-level single-channel fusions (benchmark only): one channel weighted, nothing else added.
 ALONE: dict[str, FusionWeights] = {
-    "bm25": FusionWeights(vector=0, fulltext=1, entity=0, mention=0, context=0, proximity=0, prior=0, turn_context=0),
-    "vector": FusionWeights(vector=1, fulltext=0, entity=0, mention=0, context=0, proximity=0, prior=0,
-                            turn_context=0),
+    "bm25": FusionWeights(
+        vector=0, fulltext=1, entity=0, mention=0, context=0, proximity=0, prior=0, turn_context=0
+    ),
+    "vector": FusionWeights(
+        vector=1, fulltext=0, entity=0, mention=0, context=0, proximity=0, prior=0, turn_context=0
+    ),
 }
-LABELS = {"hybrid": "hybrid (MCP search_memory, default)", "bm25": "BM25 only (store, fulltext channel)",
-          "vector": "vector only (store, observation vectors)"}
+LABELS = {
+    "hybrid": "hybrid (MCP search_memory, default)",
+    "bm25": "BM25 only (store, fulltext channel)",
+    "vector": "vector only (store, observation vectors)",
+}
 
 
 def _ok(result: Any, tool: str) -> dict[str, Any]:
@@ -68,27 +74,45 @@ def _ok(result: Any, tool: str) -> dict[str, Any]:
 
 
 def _rank(hits: list[tuple[str, str | None]], evidence: set[tuple[str, str]]) -> int | None:
-    return next((i for i, (name, obs) in enumerate(hits, 1) if obs is not None and (name, obs) in evidence), None)
+    return next(
+        (i for i, (name, obs) in enumerate(hits, 1) if obs is not None and (name, obs) in evidence), None
+    )
 
 
 async def write_conversation(session: Any, conv: dict[str, Any]) -> None:
     """The protocol's writes: one entity per speaker, then each session's turns as observations, in order."""
-    _ok(await session.call_tool("create_entities", {"entities": [
-        {"name": s, "entityType": "person", "observations": []} for s in conv["speakers"]]}), "create_entities")
+    _ok(
+        await session.call_tool(
+            "create_entities",
+            {"entities": [{"name": s, "entityType": "person", "observations": []} for s in conv["speakers"]]},
+        ),
+        "create_entities",
+    )
     for sess in conv["sessions"]:
-        _ok(await session.call_tool("add_observations", {"observations": [
-            {"entityName": t["speaker"], "contents": [t["text"]]} for t in sess["turns"]]}), "add_observations")
+        _ok(
+            await session.call_tool(
+                "add_observations",
+                {
+                    "observations": [
+                        {"entityName": t["speaker"], "contents": [t["text"]]} for t in sess["turns"]
+                    ]
+                },
+            ),
+            "add_observations",
+        )
 
 
-async def run_conversation(conv: dict[str, Any], ns: str, conn: Any, channels: list[str], store: GraphStore | None,
-                           bar: tqdm) -> list[dict[str, Any]]:
+async def run_conversation(
+    conv: dict[str, Any], ns: str, conn: Any, channels: list[str], store: GraphStore | None, bar: tqdm
+) -> list[dict[str, Any]]:
     """Write one conversation through MCP, ask its questions; one row per question."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     turns = {t["id"]: (t["speaker"], t["text"], s["id"]) for s in conv["sessions"] for t in s["turns"]}
-    params = StdioServerParameters(command=KG, args=["serve", "--namespace", ns, "--log-level", "WARNING"],
-                                   env=server_env(conn))
+    params = StdioServerParameters(
+        command=KG, args=["serve", "--namespace", ns, "--log-level", "WARNING"], env=server_env(conn)
+    )
     rows: list[dict[str, Any]] = []
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -102,8 +126,10 @@ async def run_conversation(conv: dict[str, Any], ns: str, conn: Any, channels: l
             ev_sessions = {turns[e][2] for e in q["evidence"]}
             row: dict[str, Any] = {"id": q["id"], "category": q["category"], "ingest_s": ingest_s}
             if "hybrid" in channels:
-                data = _ok(await session.call_tool("search_memory", {"query": q["question"], "limit": LIMIT}),
-                           "search_memory")
+                data = _ok(
+                    await session.call_tool("search_memory", {"query": q["question"], "limit": LIMIT}),
+                    "search_memory",
+                )
                 hits = [(h["name"], h.get("observation")) for h in data["hits"]]
                 row["hybrid"] = _rank(hits, evidence)
                 # session level: any hit whose text is a turn of an evidence session (diagnostic)
@@ -140,11 +166,17 @@ def report(rows: list[dict[str, Any]], channels: list[str]) -> str:
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default=str(HERE / "recall_eval" / "dataset.json"))
-    ap.add_argument("--channels", default="hybrid,bm25,vector",
-                    help="comma-separated: hybrid (MCP), bm25, vector (store-level single channel)")
+    ap.add_argument(
+        "--channels",
+        default="hybrid,bm25,vector",
+        help="comma-separated: hybrid (MCP), bm25, vector (store-level single channel)",
+    )
     ap.add_argument("--conversations", default="", help="comma-separated conversation ids (default: all)")
-    ap.add_argument("--model", default="all-MiniLM-L6-v2", help="embedder of the store-level channels "
-                    "(must be the server's default model)")
+    ap.add_argument(
+        "--model",
+        default="all-MiniLM-L6-v2",
+        help="embedder of the store-level channels (must be the server's default model)",
+    )
     ap.add_argument("--json", dest="json_out", help="also write the per-question ranks here")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
@@ -176,7 +208,11 @@ async def main() -> int:
         with tqdm(total=n_q, file=sys.stderr, unit="q", dynamic_ncols=True) as bar:
             for conv in convs:
                 ns = f"bench-recall-{run_id}-{conv['id']}"
-                store = GraphStore(adrv, database=conn.database, namespace=ns, embedder=embedder) if adrv else None
+                store = (
+                    GraphStore(adrv, database=conn.database, namespace=ns, embedder=embedder)
+                    if adrv
+                    else None
+                )
                 try:
                     got = await run_conversation(conv, ns, conn, channels, store, bar)
                 finally:
@@ -192,13 +228,16 @@ async def main() -> int:
     per_cat: dict[str, int] = defaultdict(int)
     for r in rows:
         per_cat[r["category"]] += 1
-    print(f"recall on {data['name']}: {len(convs)} conversations, {n_t} turns, {len(rows)} questions "
-          f"({', '.join(f'{k} {v}' for k, v in sorted(per_cat.items()))}); run {elapsed:.0f}s, "
-          f"of which MCP ingest {sum(ingest.values()):.0f}s")
+    print(
+        f"recall on {data['name']}: {len(convs)} conversations, {n_t} turns, {len(rows)} questions "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(per_cat.items()))}); run {elapsed:.0f}s, "
+        f"of which MCP ingest {sum(ingest.values()):.0f}s"
+    )
     print(report(rows, channels))
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps({"dataset": data["name"], "elapsed_s": elapsed, "rows": rows},
-                                                  indent=1))
+        Path(args.json_out).write_text(
+            json.dumps({"dataset": data["name"], "elapsed_s": elapsed, "rows": rows}, indent=1)
+        )
     return 0
 
 

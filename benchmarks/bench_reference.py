@@ -102,14 +102,21 @@ def _row_of(e: dict[str, Any]) -> dict[str, Any]:
     type label included: it is part of the data model, README "Neo4j Browser")."""
     from kg_neo4j.store.type_labels import type_labels
 
-    return {"name": e["name"], "entityType": e["entityType"], "name_lower": e["name"].lower(),
-            "type_labels": type_labels(e["entityType"]),
-            "type_lower": e["entityType"].lower(), "observations": e["observations"],
-            "observations_lower": [o.lower() for o in e["observations"]]}
+    return {
+        "name": e["name"],
+        "entityType": e["entityType"],
+        "name_lower": e["name"].lower(),
+        "type_labels": type_labels(e["entityType"]),
+        "type_lower": e["entityType"].lower(),
+        "observations": e["observations"],
+        "observations_lower": [o.lower() for o in e["observations"]],
+    }
 
 
 # --- (a) + (b) interleaved, then (c) -----------------------------------------------------------------
-async def run_size(conn: Any, ns_mcp: str, ns_floor: str, ns_store: str, n: int, calls: int) -> dict[str, Any]:
+async def run_size(
+    conn: Any, ns_mcp: str, ns_floor: str, ns_store: str, n: int, calls: int
+) -> dict[str, Any]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
     from neo4j import AsyncGraphDatabase
@@ -117,11 +124,15 @@ async def run_size(conn: Any, ns_mcp: str, ns_floor: str, ns_store: str, n: int,
     from kg_neo4j.models import EntityIn, RelationIn
     from kg_neo4j.store import GraphStore
 
-    params = StdioServerParameters(command=KG, args=["serve", "--namespace", ns_mcp, "--log-level", "WARNING",
-                                                       "--embedding-model", "none"],
-                                   env=server_env(conn))
+    params = StdioServerParameters(
+        command=KG,
+        args=["serve", "--namespace", ns_mcp, "--log-level", "WARNING", "--embedding-model", "none"],
+        env=server_env(conn),
+    )
     # The floor uses the same driver class as the server (the async driver), one execute_query per batch.
-    adrv = AsyncGraphDatabase.driver(conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF")
+    adrv = AsyncGraphDatabase.driver(
+        conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
+    )
     db = conn.database
     # The third path: the product's GraphStore in this process (same Cypher as the server, no MCP layer).
     store = GraphStore(adrv, database=db, namespace=ns_store)
@@ -146,8 +157,16 @@ async def run_size(conn: Any, ns_mcp: str, ns_floor: str, ns_store: str, n: int,
 
             rng = random.Random(1)
             now = datetime.now(UTC)
-            t = {"mcp_ent": 0.0, "mcp_rel": 0.0, "floor_ent": 0.0, "floor_rel": 0.0, "val_ent": 0.0, "val_rel": 0.0,
-                 "store_ent": 0.0, "store_rel": 0.0}
+            t = {
+                "mcp_ent": 0.0,
+                "mcp_rel": 0.0,
+                "floor_ent": 0.0,
+                "floor_rel": 0.0,
+                "val_ent": 0.0,
+                "val_rel": 0.0,
+                "store_ent": 0.0,
+                "store_rel": 0.0,
+            }
             for batch in chunks(n, BATCH):
                 args = {"entities": [entity_arg(i, rng) for i in batch]}
                 rows = [_row_of(e) for e in args["entities"]]
@@ -157,8 +176,9 @@ async def run_size(conn: Any, ns_mcp: str, ns_floor: str, ns_store: str, n: int,
                 t["mcp_ent"] += time.perf_counter() - t0
                 t["val_ent"] += validation[0] - v0
                 if len(res.structured_content["entities"]) != len(batch):
-                    raise RuntimeError(f"create_entities created {len(res.structured_content['entities'])} "
-                                       f"of {len(batch)}")
+                    raise RuntimeError(
+                        f"create_entities created {len(res.structured_content['entities'])} of {len(batch)}"
+                    )
                 t0 = time.perf_counter()
                 await adrv.execute_query(FLOOR_ENTITIES, rows=rows, ns=ns_floor, now=now, database_=db)
                 t["floor_ent"] += time.perf_counter() - t0
@@ -178,8 +198,9 @@ async def run_size(conn: Any, ns_mcp: str, ns_floor: str, ns_store: str, n: int,
                 if len(res.structured_content["relations"]) != len(batch):
                     raise RuntimeError("create_relations did not create the whole batch")
                 t0 = time.perf_counter()
-                await adrv.execute_query(FLOOR_RELATIONS, rows=rel_args["relations"], ns=ns_floor, now=now,
-                                         database_=db)
+                await adrv.execute_query(
+                    FLOOR_RELATIONS, rows=rel_args["relations"], ns=ns_floor, now=now, database_=db
+                )
                 t["floor_rel"] += time.perf_counter() - t0
                 ritems = [RelationIn.model_validate(r) for r in rel_args["relations"]]
                 t0 = time.perf_counter()
@@ -188,10 +209,12 @@ async def run_size(conn: Any, ns_mcp: str, ns_floor: str, ns_store: str, n: int,
                 if batch.stop % 20_000 == 0:
                     log(f"  {batch.stop}/{n} relations: MCP {t['mcp_rel']:.1f}s, floor {t['floor_rel']:.1f}s")
             out["ingest"] = t
-            log(f"  ingest: MCP entities {t['mcp_ent']:.1f}s relations {t['mcp_rel']:.1f}s "
+            log(
+                f"  ingest: MCP entities {t['mcp_ent']:.1f}s relations {t['mcp_rel']:.1f}s "
                 f"(client schema validation {t['val_ent']:.1f}s + {t['val_rel']:.1f}s); "
                 f"floor entities {t['floor_ent']:.1f}s relations {t['floor_rel']:.1f}s; "
-                f"GraphStore entities {t['store_ent']:.1f}s relations {t['store_rel']:.1f}s")
+                f"GraphStore entities {t['store_ent']:.1f}s relations {t['store_rel']:.1f}s"
+            )
 
             out["latency"] = await _latency(session, n, calls, validation)
     finally:
@@ -218,9 +241,14 @@ class _Calls:
 
     def add(self) -> dict[str, Any]:
         self.k += 1
-        return {"observations": [{"entityName": entity_name(self.rng.randrange(self.n)),
-                                  "contents": [f"bench note {self.tag} {self.k}a",
-                                               f"bench note {self.tag} {self.k}b"]}]}
+        return {
+            "observations": [
+                {
+                    "entityName": entity_name(self.rng.randrange(self.n)),
+                    "contents": [f"bench note {self.tag} {self.k}a", f"bench note {self.tag} {self.k}b"],
+                }
+            ]
+        }
 
 
 TOOLS = ("search_nodes", "open_nodes", "add_observations")
@@ -267,7 +295,9 @@ async def _direct_latency(conn: Any, ns: str, n: int, calls: int) -> dict[str, l
     from kg_neo4j.models import ObservationAdd
     from kg_neo4j.store import GraphStore
 
-    adrv = AsyncGraphDatabase.driver(conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF")
+    adrv = AsyncGraphDatabase.driver(
+        conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
+    )
     store = GraphStore(adrv, database=conn.database, namespace=ns)
 
     async def one(tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -305,7 +335,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,100000", help="comma-separated entity counts")
     ap.add_argument("--calls", type=int, default=200, help="timed calls per tool for the latency table")
-    ap.add_argument("--keep", action="store_true", help="keep the benchmark namespaces (default: delete them)")
+    ap.add_argument(
+        "--keep", action="store_true", help="keep the benchmark namespaces (default: delete them)"
+    )
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
@@ -337,44 +369,102 @@ def main() -> int:
             ingest_rows.append([n, "MCP stdio", t["mcp_ent"], t["mcp_rel"], m_tot, n / m_tot])
             ingest_rows.append([n, "  of which client schema validation", v_ent, v_rel, v_ent + v_rel, "-"])
             s_tot = t["store_ent"] + t["store_rel"]
-            ingest_rows.append([n, "GraphStore in-process (no MCP)", t["store_ent"], t["store_rel"], s_tot, n / s_tot])
+            ingest_rows.append(
+                [n, "GraphStore in-process (no MCP)", t["store_ent"], t["store_rel"], s_tot, n / s_tot]
+            )
             ingest_rows.append([n, "raw driver floor", t["floor_ent"], t["floor_rel"], f_tot, n / f_tot])
-            ratio_rows.append([n, "MCP / floor", _x(t["mcp_ent"], t["floor_ent"]), _x(t["mcp_rel"], t["floor_rel"]),
-                               _x(m_tot, f_tot), "PASS" if m_tot / f_tot <= 1.5 else "FAIL"])
+            ratio_rows.append(
+                [
+                    n,
+                    "MCP / floor",
+                    _x(t["mcp_ent"], t["floor_ent"]),
+                    _x(t["mcp_rel"], t["floor_rel"]),
+                    _x(m_tot, f_tot),
+                    "PASS" if m_tot / f_tot <= 1.5 else "FAIL",
+                ]
+            )
             m_ex = m_tot - v_ent - v_rel
-            ratio_rows.append([n, "(MCP - client validation) / floor", _x(t["mcp_ent"] - v_ent, t["floor_ent"]),
-                               _x(t["mcp_rel"] - v_rel, t["floor_rel"]), _x(m_ex, f_tot),
-                               "PASS" if m_ex / f_tot <= 1.5 else "FAIL"])
-            ratio_rows.append([n, "GraphStore / floor (product Cypher alone)", _x(t["store_ent"], t["floor_ent"]),
-                               _x(t["store_rel"], t["floor_rel"]), _x(s_tot, f_tot), "-"])
+            ratio_rows.append(
+                [
+                    n,
+                    "(MCP - client validation) / floor",
+                    _x(t["mcp_ent"] - v_ent, t["floor_ent"]),
+                    _x(t["mcp_rel"] - v_rel, t["floor_rel"]),
+                    _x(m_ex, f_tot),
+                    "PASS" if m_ex / f_tot <= 1.5 else "FAIL",
+                ]
+            )
+            ratio_rows.append(
+                [
+                    n,
+                    "GraphStore / floor (product Cypher alone)",
+                    _x(t["store_ent"], t["floor_ent"]),
+                    _x(t["store_rel"], t["floor_rel"]),
+                    _x(s_tot, f_tot),
+                    "-",
+                ]
+            )
             added = 2 * (args.calls + 10)
-            notes.append(f"N={n}: (entities, observations, relations) written: MCP {c_mcp} "
-                         f"(incl. {added} observations added by the MCP latency run and {added} by the direct run), "
-                         f"floor {c_floor}")
+            notes.append(
+                f"N={n}: (entities, observations, relations) written: MCP {c_mcp} "
+                f"(incl. {added} observations added by the MCP latency run and {added} by the direct run), "
+                f"floor {c_floor}"
+            )
             for tool in TOOLS:
                 m = res["latency"][tool]
                 p50, p95, mean = summary_ms(m["samples"])
                 d50, d95, _ = summary_ms(res["direct"][tool])
-                latency_rows.append([n, tool, len(m["samples"]), p50, p95, mean,
-                                     m["validation"] * 1000 / len(m["samples"]), d50, d95])
+                latency_rows.append(
+                    [
+                        n,
+                        tool,
+                        len(m["samples"]),
+                        p50,
+                        p95,
+                        mean,
+                        m["validation"] * 1000 / len(m["samples"]),
+                        d50,
+                        d95,
+                    ]
+                )
     finally:
         drv.close()
 
     print()
-    print(f"Ingest: N entities x 3 observations, then N relations; batches of {BATCH}; "
-          "seconds = sum of the batch calls")
+    print(
+        f"Ingest: N entities x 3 observations, then N relations; batches of {BATCH}; "
+        "seconds = sum of the batch calls"
+    )
     print(table(["N", "path", "entities s", "relations s", "total s", "entities/s (total)"], ingest_rows))
     print(table(["N", "ratio", "entities", "relations", "total", "target <= 1.5x"], ratio_rows))
     for note in notes:
         print(note)
     print()
     print(f"Latency, milliseconds ({args.calls} timed calls per tool after 10 warm-up calls)")
-    print(table(["N", "tool", "calls", "MCP p50", "MCP p95", "MCP mean", "of which client validation (mean)",
-                 "GraphStore p50", "GraphStore p95"], latency_rows))
-    print("  MCP = request -> validated answer through the stdio session; GraphStore = the same call in-process,"
-          " no MCP.")
-    print("  search_nodes: substring 'entity-NNNNNN' hitting 10 entities (and their ~20 relations); "
-          "open_nodes: 5 random names; add_observations: 1 entity, 2 new observations.")
+    print(
+        table(
+            [
+                "N",
+                "tool",
+                "calls",
+                "MCP p50",
+                "MCP p95",
+                "MCP mean",
+                "of which client validation (mean)",
+                "GraphStore p50",
+                "GraphStore p95",
+            ],
+            latency_rows,
+        )
+    )
+    print(
+        "  MCP = request -> validated answer through the stdio session; GraphStore = the same call in-process,"
+        " no MCP."
+    )
+    print(
+        "  search_nodes: substring 'entity-NNNNNN' hitting 10 entities (and their ~20 relations); "
+        "open_nodes: 5 random names; add_observations: 1 entity, 2 new observations."
+    )
     print()
     print("Floor Cypher (one execute_query = one transaction per batch of 1,000 rows):")
     print("-- entities")

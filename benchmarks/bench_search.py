@@ -64,7 +64,9 @@ MODEL = "all-MiniLM-L6-v2"
 OBS_PER_ENTITY = 10
 WARMUP = 20
 LIMIT = 10
-BARE_K = first_vector_k(10, FusionWeights())  # what search_memory's first round asks the vector index for at limit 10
+BARE_K = first_vector_k(
+    10, FusionWeights()
+)  # what search_memory's first round asks the vector index for at limit 10
 
 BARE_QUERY = """
 CALL db.index.vector.queryNodes('kg_observation_embedding', $k, $v) YIELD node, score
@@ -82,26 +84,44 @@ CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS
 """.strip()
 
 # --- the synthetic memory: word lists ------------------------------------------------------
-FIRST = ("Alice Bob Carol David Emma Frank Grace Henry Irene Jack Karen Liam Maria Noah Olivia Peter Quinn Rachel "
-         "Samuel Tara Umar Vera William Xenia Yusuf Zoe Aisha Bruno Chloe Diego Elena Felix Greta Hugo Ines Jonas "
-         "Kenji Lara Marco Nadia Oscar Priya Rafael Sofia Tomas Ulla Viktor Wendy Yara Zane").split()
-LAST = ("Smith Johnson Lee Garcia Muller Rossi Tanaka Kowalski Nguyen Silva Novak Costa Schmidt Dubois Jensen Ivanova "
-        "Okafor Haddad Kim Larsen Moreau Petrov Santos Weber Fischer Bianchi Yamamoto Lindqvist Horvat Brennan "
-        "Castillo Dimitrov Eriksen Fontaine Gallo Hoffmann Iqbal Jovanovic Keller Lopez Mendes Nielsen "
-        "OBrien Park Quintero Reyes Sato Torres Vargas Walsh").split()
-ADJ = ("Blue Silent Rapid Golden Northern Hidden Bright Iron Crystal Amber Scarlet Quiet Swift Solar Lunar Arctic "
-       "Coral Cobalt Velvet Emerald").split()
-NOUN = ("Falcon Harbor Beacon Summit Compass Orchard Meadow Lantern Anchor Canyon Glacier Horizon Pioneer Atlas "
-        "Cascade Ember Willow Granite Comet Prairie").split()
-TOOLS = ("Postgres Kafka Redis Terraform Kubernetes Grafana Jenkins Airflow Spark Elasticsearch Docker Ansible "
-         "Prometheus Vault Jira Figma Tableau Snowflake RabbitMQ Nginx").split()
-CITIES = ("Lisbon Berlin Tokyo Toronto Nairobi Oslo Madrid Seoul Austin Dublin Prague Lyon Porto Zurich Melbourne "
-          "Denver Bogota Krakow Helsinki Vienna").split()
-ORGS = ("Acme Globex Initech Umbrella Stark Wayne Hooli Vandelay Soylent Tyrell Cyberdyne Wonka Aperture Gringotts "
-        "Pied-Piper Monarch").split()
-ROLES = ("data engineer;product manager;site reliability engineer;designer;backend developer;sales lead;"
-         "research scientist;support engineer;finance analyst;frontend developer;security engineer;recruiter").split(";")
-DRINKS = "green tea;black coffee;espresso;oat milk latte;mint tea;sparkling water;hot chocolate;matcha".split(";")
+FIRST = (
+    "Alice Bob Carol David Emma Frank Grace Henry Irene Jack Karen Liam Maria Noah Olivia Peter Quinn Rachel "
+    "Samuel Tara Umar Vera William Xenia Yusuf Zoe Aisha Bruno Chloe Diego Elena Felix Greta Hugo Ines Jonas "
+    "Kenji Lara Marco Nadia Oscar Priya Rafael Sofia Tomas Ulla Viktor Wendy Yara Zane"
+).split()
+LAST = (
+    "Smith Johnson Lee Garcia Muller Rossi Tanaka Kowalski Nguyen Silva Novak Costa Schmidt Dubois Jensen Ivanova "
+    "Okafor Haddad Kim Larsen Moreau Petrov Santos Weber Fischer Bianchi Yamamoto Lindqvist Horvat Brennan "
+    "Castillo Dimitrov Eriksen Fontaine Gallo Hoffmann Iqbal Jovanovic Keller Lopez Mendes Nielsen "
+    "OBrien Park Quintero Reyes Sato Torres Vargas Walsh"
+).split()
+ADJ = (
+    "Blue Silent Rapid Golden Northern Hidden Bright Iron Crystal Amber Scarlet Quiet Swift Solar Lunar Arctic "
+    "Coral Cobalt Velvet Emerald"
+).split()
+NOUN = (
+    "Falcon Harbor Beacon Summit Compass Orchard Meadow Lantern Anchor Canyon Glacier Horizon Pioneer Atlas "
+    "Cascade Ember Willow Granite Comet Prairie"
+).split()
+TOOLS = (
+    "Postgres Kafka Redis Terraform Kubernetes Grafana Jenkins Airflow Spark Elasticsearch Docker Ansible "
+    "Prometheus Vault Jira Figma Tableau Snowflake RabbitMQ Nginx"
+).split()
+CITIES = (
+    "Lisbon Berlin Tokyo Toronto Nairobi Oslo Madrid Seoul Austin Dublin Prague Lyon Porto Zurich Melbourne "
+    "Denver Bogota Krakow Helsinki Vienna"
+).split()
+ORGS = (
+    "Acme Globex Initech Umbrella Stark Wayne Hooli Vandelay Soylent Tyrell Cyberdyne Wonka Aperture Gringotts "
+    "Pied-Piper Monarch"
+).split()
+ROLES = (
+    "data engineer;product manager;site reliability engineer;designer;backend developer;sales lead;"
+    "research scientist;support engineer;finance analyst;frontend developer;security engineer;recruiter"
+).split(";")
+DRINKS = "green tea;black coffee;espresso;oat milk latte;mint tea;sparkling water;hot chocolate;matcha".split(
+    ";"
+)
 FOODS = "peanuts;shellfish;gluten;dairy;strawberries;eggs;sesame;soy".split(";")
 PETS = "dog;cat;parrot;rabbit;tortoise;goldfish;hamster".split(";")
 PET_NAMES = "Biscuit Luna Pepper Mochi Rex Shadow Ziggy Nala Otis Pickles".split()
@@ -110,13 +130,23 @@ WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
 MONTHS = "January February March April May June July August September October November December".split()
 LANGS = "Spanish Japanese German Portuguese Korean Italian Mandarin Swedish".split()
 COUNTRIES = "Japan Brazil Italy Norway Mexico Vietnam Canada Kenya Portugal Iceland".split()
-BOOKS = ("Thinking Fast and Slow;The Pragmatic Programmer;Deep Work;Atomic Habits;Sapiens;Clean Code;"
-         "The Phoenix Project;Designing Data-Intensive Applications;Range;Shape Up").split(";")
-MEETINGS = "quarterly planning;weekly sync;architecture review;retrospective;budget;all-hands;design critique".split(";")
-PROBLEMS = ("flaky tests;a memory leak;slow queries;vendor delays;missing requirements;a security audit;"
-            "hiring freeze;a data migration;network outages;unclear ownership").split(";")
-TASKS = ("log aggregation;nightly backups;feature flags;load testing;invoice processing;dashboards;"
-         "schema migrations;on-call alerts;customer onboarding;model training").split(";")
+BOOKS = (
+    "Thinking Fast and Slow;The Pragmatic Programmer;Deep Work;Atomic Habits;Sapiens;Clean Code;"
+    "The Phoenix Project;Designing Data-Intensive Applications;Range;Shape Up"
+).split(";")
+MEETINGS = (
+    "quarterly planning;weekly sync;architecture review;retrospective;budget;all-hands;design critique".split(
+        ";"
+    )
+)
+PROBLEMS = (
+    "flaky tests;a memory leak;slow queries;vendor delays;missing requirements;a security audit;"
+    "hiring freeze;a data migration;network outages;unclear ownership"
+).split(";")
+TASKS = (
+    "log aggregation;nightly backups;feature flags;load testing;invoice processing;dashboards;"
+    "schema migrations;on-call alerts;customer onboarding;model training"
+).split(";")
 AMENITIES = "rooftop terrace;gym;quiet room;bike storage;cafeteria;game room;library;nap pod".split(";")
 TEAMS = "platform;payments;growth;data;mobile;infrastructure;search;billing".split(";")
 
@@ -205,14 +235,35 @@ QUESTIONS = [
 
 def _fill(template: str, rng: random.Random, names: dict[str, list[str]]) -> str:
     return template.format(
-        org=rng.choice(ORGS), role=rng.choice(ROLES), year=rng.randint(2015, 2025), drink=rng.choice(DRINKS),
-        drink2=rng.choice(DRINKS), city=rng.choice(CITIES), city2=rng.choice(CITIES), month=rng.choice(MONTHS),
-        day=rng.randint(1, 28), food=rng.choice(FOODS), book=rng.choice(BOOKS), meeting=rng.choice(MEETINGS),
-        pet=rng.choice(PETS), petname=rng.choice(PET_NAMES), sport=rng.choice(SPORTS), weekday=rng.choice(WEEKDAYS),
-        language=rng.choice(LANGS), country=rng.choice(COUNTRIES), problem=rng.choice(PROBLEMS),
-        tool=rng.choice(TOOLS), tool2=rng.choice(TOOLS), task=rng.choice(TASKS), team=rng.choice(TEAMS),
-        pct=rng.randint(5, 60), ver=f"{rng.randint(1, 9)}.{rng.randint(0, 20)}", price=rng.randint(3, 90),
-        hour=rng.randint(6, 10), floor=rng.randint(1, 12), amenity=rng.choice(AMENITIES),
+        org=rng.choice(ORGS),
+        role=rng.choice(ROLES),
+        year=rng.randint(2015, 2025),
+        drink=rng.choice(DRINKS),
+        drink2=rng.choice(DRINKS),
+        city=rng.choice(CITIES),
+        city2=rng.choice(CITIES),
+        month=rng.choice(MONTHS),
+        day=rng.randint(1, 28),
+        food=rng.choice(FOODS),
+        book=rng.choice(BOOKS),
+        meeting=rng.choice(MEETINGS),
+        pet=rng.choice(PETS),
+        petname=rng.choice(PET_NAMES),
+        sport=rng.choice(SPORTS),
+        weekday=rng.choice(WEEKDAYS),
+        language=rng.choice(LANGS),
+        country=rng.choice(COUNTRIES),
+        problem=rng.choice(PROBLEMS),
+        tool=rng.choice(TOOLS),
+        tool2=rng.choice(TOOLS),
+        task=rng.choice(TASKS),
+        team=rng.choice(TEAMS),
+        pct=rng.randint(5, 60),
+        ver=f"{rng.randint(1, 9)}.{rng.randint(0, 20)}",
+        price=rng.randint(3, 90),
+        hour=rng.randint(6, 10),
+        floor=rng.randint(1, 12),
+        amenity=rng.choice(AMENITIES),
         project=rng.choice(names["project"]) if names["project"] else "Blue Falcon",
         person=rng.choice(names["person"]) if names["person"] else "Alice Smith",
     )
@@ -241,7 +292,9 @@ def make_dataset(n_entities: int, seed: int = 42) -> list[EntityIn]:
         elif t == "project":
             base = f"{rng.choice(ADJ)} {rng.choice(NOUN)}"
         elif t == "tool":
-            base = f"{rng.choice(TOOLS)} {rng.choice(['cluster', 'instance', 'pipeline', 'workspace', 'setup'])}"
+            base = (
+                f"{rng.choice(TOOLS)} {rng.choice(['cluster', 'instance', 'pipeline', 'workspace', 'setup'])}"
+            )
         elif t == "place":
             base = f"{rng.choice(CITIES)} {rng.choice(['office', 'warehouse', 'lab', 'studio', 'hub'])}"
         else:
@@ -268,9 +321,13 @@ def make_questions(entities: Sequence[EntityIn], n: int, seed: int) -> list[str]
     return [_fill(rng.choice(QUESTIONS), rng, names) for _ in range(n)]
 
 
-REL_TYPES = {"person": ["works_with", "reports_to", "works_on"], "project": ["depends_on", "uses", "located_in"],
-             "tool": ["integrates_with", "owned_by"], "place": ["near", "part_of"],
-             "organization": ["partners_with", "customer_of"]}
+REL_TYPES = {
+    "person": ["works_with", "reports_to", "works_on"],
+    "project": ["depends_on", "uses", "located_in"],
+    "tool": ["integrates_with", "owned_by"],
+    "place": ["near", "part_of"],
+    "organization": ["partners_with", "customer_of"],
+}
 RELS_PER_ENTITY = 2
 
 
@@ -283,8 +340,14 @@ def make_relations(entities: Sequence[EntityIn], seed: int = 3) -> list[Relation
             other = rng.choice(entities)
             while other.name == e.name:
                 other = rng.choice(entities)
-            out.append(RelationIn(**{"from": e.name}, to=other.name, relationType=rng.choice(REL_TYPES[e.entityType]),
-                                  weight=round(rng.uniform(0.2, 1.0), 2)))
+            out.append(
+                RelationIn(
+                    **{"from": e.name},
+                    to=other.name,
+                    relationType=rng.choice(REL_TYPES[e.entityType]),
+                    weight=round(rng.uniform(0.2, 1.0), 2),
+                )
+            )
     return out
 
 
@@ -295,8 +358,14 @@ async def write_relations(store: GraphStore, relations: Sequence[RelationIn], ba
     return time.perf_counter() - t0
 
 
-PERTURB = ["Reportedly: {s}", "{s} (as noted last week)", "Update - {s}", "{s} Still true as of today.",
-           "Someone said: {s}", "{s} Needs double-checking."]
+PERTURB = [
+    "Reportedly: {s}",
+    "{s} (as noted last week)",
+    "Update - {s}",
+    "{s} Still true as of today.",
+    "Someone said: {s}",
+    "{s} Needs double-checking.",
+]
 
 
 def near_duplicates(entities: Sequence[EntityIn], n_obs: int, seed: int = 7) -> list[EntityIn]:
@@ -304,8 +373,13 @@ def near_duplicates(entities: Sequence[EntityIn], n_obs: int, seed: int = 7) -> 
     rng = random.Random(seed)
     out = []
     for e in entities[: max(1, n_obs // OBS_PER_ENTITY)]:
-        out.append(EntityIn(name=e.name, entityType=e.entityType,
-                            observations=[rng.choice(PERTURB).format(s=o) for o in e.observations]))
+        out.append(
+            EntityIn(
+                name=e.name,
+                entityType=e.entityType,
+                observations=[rng.choice(PERTURB).format(s=o) for o in e.observations],
+            )
+        )
     return out
 
 
@@ -365,13 +439,22 @@ def other_benchmarks() -> list[str]:
         out = subprocess.run(["pgrep", "-af", "benchmarks/bench_"], capture_output=True, text=True).stdout
     except OSError:
         return []
-    return [line for line in out.splitlines() if line.split(" ", 1)[0] != str(os.getpid())
-            and "pgrep" not in line and "bench_search.py" not in line]
+    return [
+        line
+        for line in out.splitlines()
+        if line.split(" ", 1)[0] != str(os.getpid()) and "pgrep" not in line and "bench_search.py" not in line
+    ]
 
 
 # --- the phases ------------------------------------------------------------------------------
-async def ingest(store: GraphStore, emb: TimedEmbedder, entities: Sequence[EntityIn], batch_obs: int,
-                 label: str, model: Any = None) -> dict[str, float]:
+async def ingest(
+    store: GraphStore,
+    emb: TimedEmbedder,
+    entities: Sequence[EntityIn],
+    batch_obs: int,
+    label: str,
+    model: Any = None,
+) -> dict[str, float]:
     """Write ``entities`` with ``create_entities``, ``batch_obs`` observations per call.  With ``model``,
     each batch's texts (exactly what the store embeds) are also encoded raw, right before or after the
     store call (alternating), so that both see the same background load."""
@@ -399,18 +482,42 @@ async def ingest(store: GraphStore, emb: TimedEmbedder, entities: Sequence[Entit
             raise RuntimeError(f"{label}: batch {b} created {len(created)} of {len(batch)} entities")
         n_obs += sum(len(e.observations) for e in batch)
         if b % max(1, len(batches) // 10) == 0 or b == len(batches):
-            log(f"  {label}: {n_obs:,} observations written ({n_obs / total:,.0f} obs/s so far"
-                + (f"; raw encode {n_obs / raw:,.0f} obs/s)" if raw else ")"))
-    return {"seconds": total, "encode_seconds": emb.seconds, "observations": n_obs, "calls": len(batches),
-            "raw_batch_seconds": raw}
+            log(
+                f"  {label}: {n_obs:,} observations written ({n_obs / total:,.0f} obs/s so far"
+                + (f"; raw encode {n_obs / raw:,.0f} obs/s)" if raw else ")")
+            )
+    return {
+        "seconds": total,
+        "encode_seconds": emb.seconds,
+        "observations": n_obs,
+        "calls": len(batches),
+        "raw_batch_seconds": raw,
+    }
 
 
-async def measure_queries(store: GraphStore, emb: TimedEmbedder, questions: Sequence[str],
-                          *, bare: bool) -> dict[str, Any]:
+async def measure_queries(
+    store: GraphStore, emb: TimedEmbedder, questions: Sequence[str], *, bare: bool
+) -> dict[str, Any]:
     """Per question: search_memory end to end (parts timed) and, if ``bare``, the bare vector query."""
     driver, db = store.driver, store.database
-    res: dict[str, Any] = {k: [] for k in ("sm", "sm_embed", "sm_mentions", "sm_search", "sm_around", "sm_rest",
-                                           "bare", "bare_embed", "bare_query", "rounds", "k", "hits", "starved")}
+    res: dict[str, Any] = {
+        k: []
+        for k in (
+            "sm",
+            "sm_embed",
+            "sm_mentions",
+            "sm_search",
+            "sm_around",
+            "sm_rest",
+            "bare",
+            "bare_embed",
+            "bare_query",
+            "rounds",
+            "k",
+            "hits",
+            "starved",
+        )
+    }
     spent = time_store_runs(store)
 
     async def one_search(q: str) -> None:
@@ -425,7 +532,9 @@ async def measure_queries(store: GraphStore, emb: TimedEmbedder, questions: Sequ
         # The candidate channels run concurrently, the fulltext one while the question is embedded: each
         # part is the wall time it adds to the parts before it (embedding, then mentions, then candidates).
         embed_iv = [iv for iv in emb.intervals if iv[0] >= t0]
-        cand_iv = [(a, b) for n, a, b in spent if n.startswith("search_memory") and n != "search_memory_around"]
+        cand_iv = [
+            (a, b) for n, a, b in spent if n.startswith("search_memory") and n != "search_memory_around"
+        ]
         mention_iv = [(a, b) for n, a, b in spent if n == "search_mentions"]
         around_iv = [(a, b) for n, a, b in spent if n == "search_memory_around"]
         res["sm_embed"].append(covered(embed_iv))
@@ -442,8 +551,9 @@ async def measure_queries(store: GraphStore, emb: TimedEmbedder, questions: Sequ
         t0 = time.perf_counter()
         v = (await asyncio.to_thread(emb.inner.encode, [q]))[0]
         t1 = time.perf_counter()
-        records, _, _ = await driver.execute_query(BARE_QUERY, parameters_={"k": BARE_K, "v": v}, database_=db,
-                                                   routing_=RoutingControl.READ)
+        records, _, _ = await driver.execute_query(
+            BARE_QUERY, parameters_={"k": BARE_K, "v": v}, database_=db, routing_=RoutingControl.READ
+        )
         t2 = time.perf_counter()
         assert len(records) == BARE_K
         res["bare"].append(t2 - t0)
@@ -494,12 +604,19 @@ async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--observations", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--foreign", type=int, default=20_000,
-                    help="near-duplicate observations in a second namespace (0: skip settings b and c)")
+    ap.add_argument(
+        "--foreign",
+        type=int,
+        default=20_000,
+        help="near-duplicate observations in a second namespace (0: skip settings b and c)",
+    )
     ap.add_argument("--batch", type=int, default=1000, help="observations per create_entities call")
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--skip-encode-all", action="store_true",
-                    help="skip raw encode A (all texts in one call); the verdict then uses B alone")
+    ap.add_argument(
+        "--skip-encode-all",
+        action="store_true",
+        help="skip raw encode A (all texts in one call); the verdict then uses B alone",
+    )
     args = ap.parse_args()
 
     busy: list[str] = []
@@ -525,7 +642,9 @@ async def main() -> None:
         log(f"WARNING: {bootstrap_note}")
         await bootstrap(driver, conn.database)
         await ensure_vector_indexes(driver, conn.database, info.dimension)
-        records, _, _ = await driver.execute_query(queries()["schema_vector_dimensions"], database_=conn.database)
+        records, _, _ = await driver.execute_query(
+            queries()["schema_vector_dimensions"], database_=conn.database
+        )
         dims = {r["name"]: r["dimension"] for r in records}
         if len(dims) != 2 or any(int(d) != info.dimension for d in dims.values()):
             raise
@@ -543,10 +662,12 @@ async def main() -> None:
     store = GraphStore(driver, database=conn.database, namespace=ns, embedder=emb)
     foreign = GraphStore(driver, database=conn.database, namespace=ns_foreign, embedder=emb)
     records, _, _ = await driver.execute_query(
-        "CALL dbms.components() YIELD versions RETURN versions[0] AS v", database_=conn.database)
+        "CALL dbms.components() YIELD versions RETURN versions[0] AS v", database_=conn.database
+    )
     neo4j_version = records[0]["v"]
     records, _, _ = await driver.execute_query(
-        "MATCH (o:Observation) WHERE o.embedding IS NOT NULL RETURN count(o) AS c", database_=conn.database)
+        "MATCH (o:Observation) WHERE o.embedding IS NOT NULL RETURN count(o) AS c", database_=conn.database
+    )
     preexisting = int(records[0]["c"])
 
     try:
@@ -559,8 +680,12 @@ async def main() -> None:
 
         # 1. raw encode of exactly the texts the store embeds, then the store's ingest.  Warm the model up
         # first on a sample of the same texts (the first call at each new padded length is slower).
-        model.encode(random.Random(5).sample(texts, min(1000, len(texts))), batch_size=64,
-                     normalize_embeddings=True, show_progress_bar=False)
+        model.encode(
+            random.Random(5).sample(texts, min(1000, len(texts))),
+            batch_size=64,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
         raw_s = float("nan")
         if not args.skip_encode_all:
             log(f"raw encode of {len(texts):,} texts (batch_size=64)")
@@ -589,7 +714,9 @@ async def main() -> None:
         fing = None
         if args.foreign > 0:
             fents = near_duplicates(entities, args.foreign)
-            log(f"foreign namespace {ns_foreign}: {sum(len(e.observations) for e in fents):,} near-duplicates")
+            log(
+                f"foreign namespace {ns_foreign}: {sum(len(e.observations) for e in fents):,} near-duplicates"
+            )
             made.append(ns_foreign)
             fing = await ingest(foreign, emb, fents, args.batch, "foreign")
             await write_relations(foreign, make_relations(fents))
@@ -600,15 +727,19 @@ async def main() -> None:
             check_busy("after foreign-setting queries")
 
         # --- report ---
-        print(f"\n# bench_search: {n_obs:,} observations ({n_entities:,} entities x {OBS_PER_ENTITY}, "
-              f"{len(rels):,} relations), "
-              f"model {MODEL}, Neo4j {neo4j_version}, {os.cpu_count()} cores, torch threads "
-              f"{__import__('torch').get_num_threads()}")
+        print(
+            f"\n# bench_search: {n_obs:,} observations ({n_entities:,} entities x {OBS_PER_ENTITY}, "
+            f"{len(rels):,} relations), "
+            f"model {MODEL}, Neo4j {neo4j_version}, {os.cpu_count()} cores, torch threads "
+            f"{__import__('torch').get_num_threads()}"
+        )
         print(f"# other embedded observations already in the database: {preexisting:,}")
         if busy:
             print("# WARNING: measured while another benchmark ran:\n#   " + "\n#   ".join(busy))
         else:
-            print("# no other benchmarks/bench_* process seen at start, after ingest or after any query phase")
+            print(
+                "# no other benchmarks/bench_* process seen at start, after ingest or after any query phase"
+            )
         if bootstrap_note:
             print(f"# NOTE: {bootstrap_note}")
         print(f"# namespace {ns}" + (" (kept)" if args.keep else ""))
@@ -620,33 +751,59 @@ async def main() -> None:
         rawb_obs_s = n_obs / rawb_s
         ing_obs_s = n_obs / ing_s
         print("\n## 1. Ingest (real MiniLM vectors)\n")
-        print(f"texts embedded: {len(texts):,} = {n_obs:,} observations + {n_entities:,} entity texts; "
-              f"GraphStore: {ing['calls']} create_entities calls of {args.batch:,} observations")
-        print(table(
-            ["path", "seconds", "obs/s", "note"],
-            [
-                ["A raw model.encode, all texts in one call (before ingest)", raw_s, raw_obs_s, ""],
-                ["B raw model.encode, per batch, interleaved with ingest", rawb_s, rawb_obs_s, ""],
-                ["C GraphStore.create_entities (total)", ing_s, ing_obs_s,
-                 f"{ing_obs_s / raw_obs_s:.0%} of A, {ing_obs_s / rawb_obs_s:.0%} of B"],
-                ["  of which embedder.encode (incl. tolist)", ing["encode_seconds"], n_obs / ing["encode_seconds"],
-                 f"{ing['encode_seconds'] / ing_s:.0%} of C"],
-                ["  of which Neo4j write + rest", db_s, n_obs / db_s if db_s > 0 else float("nan"),
-                 f"{db_s / ing_s:.0%} of C"],
-            ],
-        ))
+        print(
+            f"texts embedded: {len(texts):,} = {n_obs:,} observations + {n_entities:,} entity texts; "
+            f"GraphStore: {ing['calls']} create_entities calls of {args.batch:,} observations"
+        )
+        print(
+            table(
+                ["path", "seconds", "obs/s", "note"],
+                [
+                    ["A raw model.encode, all texts in one call (before ingest)", raw_s, raw_obs_s, ""],
+                    ["B raw model.encode, per batch, interleaved with ingest", rawb_s, rawb_obs_s, ""],
+                    [
+                        "C GraphStore.create_entities (total)",
+                        ing_s,
+                        ing_obs_s,
+                        f"{ing_obs_s / raw_obs_s:.0%} of A, {ing_obs_s / rawb_obs_s:.0%} of B",
+                    ],
+                    [
+                        "  of which embedder.encode (incl. tolist)",
+                        ing["encode_seconds"],
+                        n_obs / ing["encode_seconds"],
+                        f"{ing['encode_seconds'] / ing_s:.0%} of C",
+                    ],
+                    [
+                        "  of which Neo4j write + rest",
+                        db_s,
+                        n_obs / db_s if db_s > 0 else float("nan"),
+                        f"{db_s / ing_s:.0%} of C",
+                    ],
+                ],
+            )
+        )
         # A runs alone before the ingest, B batch by batch next to it: under changing background load only B
         # saw the same conditions, so the verdict takes the less favourable of the two.
-        share = ing_obs_s / rawb_obs_s if args.skip_encode_all else min(ing_obs_s / raw_obs_s, ing_obs_s / rawb_obs_s)
+        share = (
+            ing_obs_s / rawb_obs_s
+            if args.skip_encode_all
+            else min(ing_obs_s / raw_obs_s, ing_obs_s / rawb_obs_s)
+        )
         verdict = "MET" if share >= 0.8 else "MISSED"
-        print(f"target ingest >= 80% of raw encode throughput: {ing_obs_s / raw_obs_s:.0%} of A, "
-              f"{ing_obs_s / rawb_obs_s:.0%} of B (same load) -> {verdict}; encode is "
-              f"{ing['encode_seconds'] / ing_s:.0%} of the ingest time, Neo4j write + rest "
-              f"{db_s / ing['calls']:.2f} s per call of {args.batch:,} observations")
-        print(f"(then {len(rels):,} relations via create_relations in {rel_s:.1f} s; not part of the ingest figures)")
+        print(
+            f"target ingest >= 80% of raw encode throughput: {ing_obs_s / raw_obs_s:.0%} of A, "
+            f"{ing_obs_s / rawb_obs_s:.0%} of B (same load) -> {verdict}; encode is "
+            f"{ing['encode_seconds'] / ing_s:.0%} of the ingest time, Neo4j write + rest "
+            f"{db_s / ing['calls']:.2f} s per call of {args.batch:,} observations"
+        )
+        print(
+            f"(then {len(rels):,} relations via create_relations in {rel_s:.1f} s; not part of the ingest figures)"
+        )
         if fing:
-            print(f"(foreign namespace: {fing['observations']:,} observations in {fing['seconds']:.1f} s, "
-                  f"{fing['observations'] / fing['seconds']:,.0f} obs/s)")
+            print(
+                f"(foreign namespace: {fing['observations']:,} observations in {fing['seconds']:.1f} s, "
+                f"{fing['observations'] / fing['seconds']:,.0f} obs/s)"
+            )
 
         def latency_rows(r: dict[str, Any]) -> list[list[Any]]:
             rows = []
@@ -670,34 +827,46 @@ async def main() -> None:
             sm95 = percentile(r["sm"], 95) * 1000
             bare95 = percentile(r["bare"], 95) * 1000
             ok = sm95 <= 50 and sm95 <= 2 * bare95
-            return (f"search_memory p95 {sm95:.1f} ms (target <= 50 ms), bare p95 {bare95:.1f} ms, ratio "
-                    f"{sm95 / bare95:.2f}x (target <= 2x) -> {'MET' if ok else 'MISSED'}")
+            return (
+                f"search_memory p95 {sm95:.1f} ms (target <= 50 ms), bare p95 {bare95:.1f} ms, ratio "
+                f"{sm95 / bare95:.2f}x (target <= 2x) -> {'MET' if ok else 'MISSED'}"
+            )
 
         def rounds_line(r: dict[str, Any]) -> str:
             n = len(r["rounds"])
             multi = sum(1 for x in r["rounds"] if x > 1)
             short = sum(1 for x in r["hits"] if x < LIMIT)
-            return (f"rounds > 1: {multi}/{n} ({multi / n:.0%}); rounds distribution {{{dist(r['rounds'])}}}; "
-                    f"final k {{{dist(r['k'])}}}; answers with < {LIMIT} hits: {short}; "
-                    f"starved rounds by channel {{{', '.join(f'{k}: {v}' for k, v in sorted(Counter(r['starved']).items())) or 'none'}}}")
+            return (
+                f"rounds > 1: {multi}/{n} ({multi / n:.0%}); rounds distribution {{{dist(r['rounds'])}}}; "
+                f"final k {{{dist(r['k'])}}}; answers with < {LIMIT} hits: {short}; "
+                f"starved rounds by channel {{{', '.join(f'{k}: {v}' for k, v in sorted(Counter(r['starved']).items())) or 'none'}}}"
+            )
 
-        print(f"\n## 2. Query latency, plain setting ({len(questions)} questions after {WARMUP} warm-up, "
-              f"ms, nearest-rank percentiles)\n")
+        print(
+            f"\n## 2. Query latency, plain setting ({len(questions)} questions after {WARMUP} warm-up, "
+            f"ms, nearest-rank percentiles)\n"
+        )
         print(table(["what", "p50", "p95", "mean", "max"], latency_rows(plain)))
         print(latency_verdict(plain))
         print(f"embedding alone p95: {percentile(plain['bare_embed'], 95) * 1000:.1f} ms")
 
-        print(f"\n## 3. Over-fetch rounds (limit 10, first k = {BARE_K} observations / 150 entities / {BARE_K} fulltext; "
-              "a starved "
-              "vector channel is ranked exactly in a namespace of <= 2,000; else only the starved channel, "
-              "x4 per round up to 10,000; 'vector:exact' = an exact round)\n")
+        print(
+            f"\n## 3. Over-fetch rounds (limit 10, first k = {BARE_K} observations / 150 entities / {BARE_K} fulltext; "
+            "a starved "
+            "vector channel is ranked exactly in a namespace of <= 2,000; else only the starved channel, "
+            "x4 per round up to 10,000; 'vector:exact' = an exact round)\n"
+        )
         print(f"(a) plain, {n_obs:,} observations: {rounds_line(plain)}")
         if with_foreign is not None and in_foreign is not None and fing is not None:
             big_ratio = n_obs / fing["observations"]
-            print(f"(b) same questions, after a foreign namespace of {fing['observations']:,} near-duplicates: "
-                  f"{rounds_line(with_foreign)}")
-            print(f"(c) questions asked in the {fing['observations']:,}-observation namespace, the "
-                  f"{n_obs:,} one ({big_ratio:.0f}x larger) being foreign: {rounds_line(in_foreign)}")
+            print(
+                f"(b) same questions, after a foreign namespace of {fing['observations']:,} near-duplicates: "
+                f"{rounds_line(with_foreign)}"
+            )
+            print(
+                f"(c) questions asked in the {fing['observations']:,}-observation namespace, the "
+                f"{n_obs:,} one ({big_ratio:.0f}x larger) being foreign: {rounds_line(in_foreign)}"
+            )
             print("\n### (b) latency with the foreign namespace present (ms)\n")
             print(table(["what", "p50", "p95", "mean", "max"], latency_rows(with_foreign)))
             print(latency_verdict(with_foreign))
@@ -708,9 +877,14 @@ async def main() -> None:
                 by_rounds: dict[int, list[float]] = {}
                 for rounds, t in zip(r["rounds"], r["sm"], strict=True):
                     by_rounds.setdefault(rounds, []).append(t)
-                print(f"{label} search_memory p50/p95 by rounds: " + "; ".join(
-                    f"{k} round(s): n={len(v)} p50 {percentile(v, 50) * 1000:.1f} / p95 "
-                    f"{percentile(v, 95) * 1000:.1f} ms" for k, v in sorted(by_rounds.items())))
+                print(
+                    f"{label} search_memory p50/p95 by rounds: "
+                    + "; ".join(
+                        f"{k} round(s): n={len(v)} p50 {percentile(v, 50) * 1000:.1f} / p95 "
+                        f"{percentile(v, 95) * 1000:.1f} ms"
+                        for k, v in sorted(by_rounds.items())
+                    )
+                )
         sys.stdout.flush()
     finally:
         if args.keep:

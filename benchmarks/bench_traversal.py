@@ -86,7 +86,9 @@ def baseline_text(name: str) -> str:
     for pattern, repl in BASELINE_PATTERNS:
         text, k = re.subn(pattern, repl, text)
         if k == 0:
-            raise AssertionError(f"baseline for {name}: pattern {pattern!r} no longer matches the product statement")
+            raise AssertionError(
+                f"baseline for {name}: pattern {pattern!r} no longer matches the product statement"
+            )
     code = [line.split("//")[0] for line in text.splitlines()]  # comments may mention $at
     if any("$at" in line for line in code):
         left = [line.strip() for line in code if "$at" in line]
@@ -110,8 +112,15 @@ def seed(drv: Any, db: str, ns: str, n: int, n_rel: int) -> None:
         c = T0 + timedelta(days=30, seconds=rng.randrange(30 * 86400))
         vf = c - timedelta(days=rng.randrange(10)) if rng.random() < 0.3 else c
         vu = T0 + timedelta(days=90, seconds=rng.randrange(30 * 86400)) if rng.random() < 0.1 else None
-        return {"from": entity_name(a), "to": entity_name(b), "relationType": rng.choice(RELATION_TYPES),
-                "weight": round(rng.random(), 3), "valid_from": vf, "valid_until": vu, "created_at": c}
+        return {
+            "from": entity_name(a),
+            "to": entity_name(b),
+            "relationType": rng.choice(RELATION_TYPES),
+            "weight": round(rng.random(), 3),
+            "valid_from": vf,
+            "valid_until": vu,
+            "created_at": c,
+        }
 
     t_r = seed_relations(drv, db, ns, n, n_rel, row_fn=rel)
     log(f"  {n_rel} relations in {t_r:.1f}s")
@@ -124,7 +133,9 @@ async def measure(conn: Any, ns: str, n: int, calls: int) -> dict[str, Any]:
     from kg_neo4j.models import TraverseIn
     from kg_neo4j.store import GraphStore
 
-    adrv = AsyncGraphDatabase.driver(conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF")
+    adrv = AsyncGraphDatabase.driver(
+        conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
+    )
     store = GraphStore(adrv, database=conn.database, namespace=ns)
     rng = random.Random(11)
     out: dict[str, Any] = {"traverse": {}, "asof": {}}
@@ -134,8 +145,9 @@ async def measure(conn: Any, ns: str, n: int, calls: int) -> dict[str, Any]:
         params.setdefault("ns", ns)
         params.setdefault("now", datetime.now(UTC))
         params.setdefault("at", params["now"])
-        records, _, _ = await adrv.execute_query(text, parameters_=params, database_=conn.database,
-                                                 routing_=RoutingControl.READ)
+        records, _, _ = await adrv.execute_query(
+            text, parameters_=params, database_=conn.database, routing_=RoutingControl.READ
+        )
         return records
 
     try:
@@ -143,7 +155,9 @@ async def measure(conn: Any, ns: str, n: int, calls: int) -> dict[str, Any]:
         for depth in (2, 3):
             for label, as_of in (("now", None), ("asOf past", AT_PAST)):
                 for _ in range(10):  # warm-up
-                    await store.traverse(TraverseIn(start=[entity_name(rng.randrange(n))], maxDepth=depth, asOf=as_of))
+                    await store.traverse(
+                        TraverseIn(start=[entity_name(rng.randrange(n))], maxDepth=depth, asOf=as_of)
+                    )
                 samples, reached, truncated = [], 0, 0
                 for _ in range(calls):
                     req = TraverseIn(start=[entity_name(rng.randrange(n))], maxDepth=depth, asOf=as_of)
@@ -154,8 +168,10 @@ async def measure(conn: Any, ns: str, n: int, calls: int) -> dict[str, Any]:
                     truncated += res.truncated
                 out["traverse"][(depth, label)] = (samples, reached / calls, truncated)
                 p50, p95, _ = summary_ms(samples)
-                log(f"  traverse depth {depth} {label}: p50 {p50:.1f} ms p95 {p95:.1f} ms, "
-                    f"{reached / calls:.1f} entities/answer")
+                log(
+                    f"  traverse depth {depth} {label}: p50 {p50:.1f} ms p95 {p95:.1f} ms, "
+                    f"{reached / calls:.1f} entities/answer"
+                )
 
         # 2. as-of (store's statement, at = AT_PAST) vs baseline, interleaved call by call.
         def page_params() -> dict[str, Any]:
@@ -166,14 +182,25 @@ async def measure(conn: Any, ns: str, n: int, calls: int) -> dict[str, Any]:
 
         def trav_params(depth: int) -> Any:
             def make() -> dict[str, Any]:
-                return {"start": [entity_name(rng.randrange(n))], "max_depth": depth, "direction": "both",
-                        "types": None, "min_weight": 0.0, "fanout": 50, "fanout_probe": 51, "frontier_cap": 101}
+                return {
+                    "start": [entity_name(rng.randrange(n))],
+                    "max_depth": depth,
+                    "direction": "both",
+                    "types": None,
+                    "min_weight": 0.0,
+                    "fanout": 50,
+                    "fanout_probe": 51,
+                    "frontier_cap": 101,
+                }
+
             return make
 
-        cases = [("read_graph_page (limit 100)", "read_graph_page", baseline_text("read_graph_page"), page_params),
-                 ("open_nodes (5 names)", "open_nodes", baseline_text("open_nodes"), open_params),
-                 ("traverse_graph depth 2", "traverse_graph", baseline_text("traverse_graph"), trav_params(2)),
-                 ("traverse_graph depth 3", "traverse_graph", baseline_text("traverse_graph"), trav_params(3))]
+        cases = [
+            ("read_graph_page (limit 100)", "read_graph_page", baseline_text("read_graph_page"), page_params),
+            ("open_nodes (5 names)", "open_nodes", baseline_text("open_nodes"), open_params),
+            ("traverse_graph depth 2", "traverse_graph", baseline_text("traverse_graph"), trav_params(2)),
+            ("traverse_graph depth 3", "traverse_graph", baseline_text("traverse_graph"), trav_params(3)),
+        ]
         for label, name, base_text, make in cases:
             for _ in range(10):  # warm-up both
                 p = make()
@@ -224,7 +251,9 @@ def main() -> int:
     ap.add_argument("--namespace", help="reuse an already seeded namespace (skips seeding; implies --keep)")
     ap.add_argument("--print-baselines", action="store_true", help="print the baseline statements and exit")
     args = ap.parse_args()
-    baselines = {name: baseline_text(name) for name in BASELINE_OF}  # fails early if the product changed shape
+    baselines = {
+        name: baseline_text(name) for name in BASELINE_OF
+    }  # fails early if the product changed shape
     if args.print_baselines:
         _print_baselines(baselines)
         return 0
@@ -247,31 +276,68 @@ def main() -> int:
         drv.close()
 
     print()
-    print(f"Graph: {n:,} entities (2 observations each), {n_rel:,} random relationships "
-          f"({len(RELATION_TYPES)} types, random weights); {args.calls} timed calls each, random start/names")
+    print(
+        f"Graph: {n:,} entities (2 observations each), {n_rel:,} random relationships "
+        f"({len(RELATION_TYPES)} types, random weights); {args.calls} timed calls each, random start/names"
+    )
     print()
     print("GraphStore.traverse (end to end: one query + path assembly), fanout 50, limit 100, direction both")
     rows = []
     for (depth, label), (samples, reached, truncated) in res["traverse"].items():
         p50, p95, mean = summary_ms(samples)
         rows.append([depth, label, p50, p95, mean, f"{reached:.1f}", truncated])
-    print(table(["depth", "asOf", "p50 ms", "p95 ms", "mean ms", "entities/answer", "truncated answers"], rows))
+    print(
+        table(["depth", "asOf", "p50 ms", "p95 ms", "mean ms", "entities/answer", "truncated answers"], rows)
+    )
     print()
-    print(f"As-of reads (at = {AT_PAST.date()}, every row visible) vs. the same statement without validity "
-          "predicates (BASELINE: the same statement, validity predicates -> true); Cypher level, same driver call, interleaved")
+    print(
+        f"As-of reads (at = {AT_PAST.date()}, every row visible) vs. the same statement without validity "
+        "predicates (BASELINE: the same statement, validity predicates -> true); Cypher level, same driver call, interleaved"
+    )
     rows = []
     for label, (s_asof, s_base, s_now, mism) in res["asof"].items():
         a50, a95, am = summary_ms(s_asof)
         b50, b95, bm = summary_ms(s_base)
         n50, n95, _ = summary_ms(s_now)
         ratio = a50 / b50
-        rows.append([label, a50, a95, b50, b95, f"{ratio:.2f}x", f"{a95 / b95:.2f}x",
-                     "PASS" if ratio <= 1.5 else "FAIL", n50, n95, mism])
-    print(table(["statement", "as-of p50", "as-of p95", "baseline p50", "baseline p95", "ratio p50", "ratio p95",
-                 "target <= 1.5x (p50)", "now p50", "now p95", "answer mismatches"], rows))
-    print("  ms; 'now' = the store's statement with at = now (10% of relationships are closed by then, "
-          "so it returns slightly less); 'answer mismatches' = calls where as-of and baseline returned "
-          "different entity/relation counts (expected 0).")
+        rows.append(
+            [
+                label,
+                a50,
+                a95,
+                b50,
+                b95,
+                f"{ratio:.2f}x",
+                f"{a95 / b95:.2f}x",
+                "PASS" if ratio <= 1.5 else "FAIL",
+                n50,
+                n95,
+                mism,
+            ]
+        )
+    print(
+        table(
+            [
+                "statement",
+                "as-of p50",
+                "as-of p95",
+                "baseline p50",
+                "baseline p95",
+                "ratio p50",
+                "ratio p95",
+                "target <= 1.5x (p50)",
+                "now p50",
+                "now p95",
+                "answer mismatches",
+            ],
+            rows,
+        )
+    )
+    print(
+        "  ms; 'now' = the store's statement with at = now (10% of relationships are closed by then, "
+        "so it returns slightly less); 'answer mismatches' = calls where as-of and baseline returned "
+        "different entity/relation counts (expected 0)."
+    )
     print()
     _print_baselines(baselines)
     return 0

@@ -58,9 +58,13 @@ def main() -> None:
         records, _, _ = drv.execute_query(
             "MATCH (e:Entity) WHERE e.namespace = $ns RETURN count(e) AS all, "
             "count(CASE WHEN size(e.type_labels) = 1 AND e.type_labels[0] IN labels(e) THEN 1 END) AS labelled",
-            ns=ns, database_=conn.database)
-        print(f"backfill: {n} entities in {seconds:.2f} s ({n / seconds:,.0f} entities/s, batches of "
-              f"{args.batch_size}); labelled read back: {records[0]['labelled']}/{records[0]['all']}")
+            ns=ns,
+            database_=conn.database,
+        )
+        print(
+            f"backfill: {n} entities in {seconds:.2f} s ({n / seconds:,.0f} entities/s, batches of "
+            f"{args.batch_size}); labelled read back: {records[0]['labelled']}/{records[0]['all']}"
+        )
     finally:
         delete_namespace(drv, conn.database, ns)
         drv.close()

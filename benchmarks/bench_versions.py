@@ -86,10 +86,14 @@ CONFIGS: dict[str, FusionWeights] = {
 
 async def load_conversation(store: GraphStore, conv: dict[str, Any]) -> None:
     """Write one recall_eval conversation (one entity per speaker, one observation per turn) through the store."""
-    await store.create_entities([EntityIn(name=s, entityType="person", observations=[]) for s in conv["speakers"]])
+    await store.create_entities(
+        [EntityIn(name=s, entityType="person", observations=[]) for s in conv["speakers"]]
+    )
     for session in conv["sessions"]:
-        await store.add_observations([ObservationAdd(entityName=t["speaker"], contents=[t["text"]])
-                                      for t in session["turns"]])
+        await store.add_observations(
+            [ObservationAdd(entityName=t["speaker"], contents=[t["text"]]) for t in session["turns"]]
+        )
+
 
 MODEL = "all-MiniLM-L6-v2"
 WARMUP = 20
@@ -105,8 +109,12 @@ SEARCH o IN (VECTOR INDEX kg_observation_embedding_filtered FOR $v WHERE o.names
 RETURN o.namespace AS ns, score
 """.strip()
 
-CHANNELS = {"vector": ("search_memory_vector",), "entity": ("search_memory_entities",),
-            "fulltext": ("search_memory_fulltext",), "exact": ("search_memory_exact",)}
+CHANNELS = {
+    "vector": ("search_memory_vector",),
+    "entity": ("search_memory_entities",),
+    "fulltext": ("search_memory_fulltext",),
+    "exact": ("search_memory_exact",),
+}
 
 
 def channel_of(statement: str) -> str | None:
@@ -138,9 +146,11 @@ def vector_cache(inner: Any, texts: list[str], cache_dir: Path) -> dict[str, lis
         log(f"embedding {len(texts):,} seeding texts once (cached in {path})")
         t0, parts = time.perf_counter(), []
         for i in range(0, len(texts), 512):
-            parts.append(np.asarray(inner.encode(texts[i:i + 512]), dtype=np.float32))
+            parts.append(np.asarray(inner.encode(texts[i : i + 512]), dtype=np.float32))
             if (i // 512) % 20 == 0:
-                log(f"  {i + len(parts[-1]):,} embedded ({(i + len(parts[-1])) / (time.perf_counter() - t0):,.0f}/s)")
+                log(
+                    f"  {i + len(parts[-1]):,} embedded ({(i + len(parts[-1])) / (time.perf_counter() - t0):,.0f}/s)"
+                )
         arr = np.concatenate(parts)
         cache_dir.mkdir(parents=True, exist_ok=True)
         np.save(path, arr)
@@ -154,8 +164,17 @@ def free_port() -> int:
 
 
 def server(home: Path, version: str, bolt: int, http: int) -> LocalNeo4j:
-    return LocalNeo4j(Settings(home=home, local_neo4j_version=version, local_bolt_port=bolt, local_http_port=http,
-                               local_heap="1g", local_pagecache="1g", local_tx_log_retention="100M size"))
+    return LocalNeo4j(
+        Settings(
+            home=home,
+            local_neo4j_version=version,
+            local_bolt_port=bolt,
+            local_http_port=http,
+            local_heap="1g",
+            local_pagecache="1g",
+            local_tx_log_retention="100M size",
+        )
+    )
 
 
 async def open_store(db: LocalNeo4j, emb: Any) -> tuple[AsyncDriver, str]:
@@ -177,28 +196,43 @@ async def open_store(db: LocalNeo4j, emb: Any) -> tuple[AsyncDriver, str]:
     return driver, conn.database
 
 
-async def seed(driver: AsyncDriver, database: str, emb: CachedEmbedder, big: list[EntityIn],
-               small: list[EntityIn], recall: dict[str, Any]) -> None:
+async def seed(
+    driver: AsyncDriver,
+    database: str,
+    emb: CachedEmbedder,
+    big: list[EntityIn],
+    small: list[EntityIn],
+    recall: dict[str, Any],
+) -> None:
     for ns, entities in (("bench-versions-big", big), ("bench-versions-small", small)):
         store = GraphStore(driver, database=database, namespace=ns, embedder=emb)
         per_call = 100
         t0 = time.perf_counter()
         for i in range(0, len(entities), per_call):
-            await store.create_entities(entities[i:i + per_call])
+            await store.create_entities(entities[i : i + per_call])
             if (i // per_call) % 10 == 9:
                 done = (i + per_call) * OBS_PER_ENTITY
                 log(f"  {ns}: {done:,} observations ({done / (time.perf_counter() - t0):,.0f}/s)")
         await write_relations(store, make_relations(entities))
     for conv in recall["conversations"]:
-        await load_conversation(GraphStore(driver, database=database, namespace=f"recall-{conv['id']}",
-                                           embedder=emb), conv)
+        await load_conversation(
+            GraphStore(driver, database=database, namespace=f"recall-{conv['id']}", embedder=emb), conv
+        )
     await driver.execute_query("CALL db.awaitIndexes(600)", database_=database)
 
 
-async def measure(driver: AsyncDriver, database: str, emb: CachedEmbedder, questions: list[str],
-                  warm: list[str], filtered: bool) -> dict[str, Any]:
-    stores = {"plain": GraphStore(driver, database=database, namespace="bench-versions-big", embedder=emb),
-              "small": GraphStore(driver, database=database, namespace="bench-versions-small", embedder=emb)}
+async def measure(
+    driver: AsyncDriver,
+    database: str,
+    emb: CachedEmbedder,
+    questions: list[str],
+    warm: list[str],
+    filtered: bool,
+) -> dict[str, Any]:
+    stores = {
+        "plain": GraphStore(driver, database=database, namespace="bench-versions-big", embedder=emb),
+        "small": GraphStore(driver, database=database, namespace="bench-versions-small", embedder=emb),
+    }
     spent = {k: time_store_runs(s) for k, s in stores.items()}
     res: dict[str, Any] = {k: [] for k in ("plain", "small", "bare", "bare small")}
     res["per_channel"] = {k: Counter() for k in stores}  # (channel, queries) -> questions
@@ -222,8 +256,12 @@ async def measure(driver: AsyncDriver, database: str, emb: CachedEmbedder, quest
         ns = stores["plain" if kind == "bare" else "small"].namespace
         t0 = time.perf_counter()
         v = (await asyncio.to_thread(emb.inner.encode, [q]))[0]
-        records, _, _ = await driver.execute_query(bare_text, parameters_={"k": BARE_K, "v": v, "ns": ns},
-                                                   database_=database, routing_=RoutingControl.READ)
+        records, _, _ = await driver.execute_query(
+            bare_text,
+            parameters_={"k": BARE_K, "v": v, "ns": ns},
+            database_=database,
+            routing_=RoutingControl.READ,
+        )
         if record:
             res[kind].append(time.perf_counter() - t0)
         assert len(records) == BARE_K
@@ -231,12 +269,14 @@ async def measure(driver: AsyncDriver, database: str, emb: CachedEmbedder, quest
     ways = [("plain", search), ("bare", bare), ("small", search), ("bare small", bare)]
     for i, q in enumerate([*warm, *questions]):
         record = i >= len(warm)
-        for kind, fn in ways[i % 4:] + ways[:i % 4]:
+        for kind, fn in ways[i % 4 :] + ways[: i % 4]:
             await fn(kind, q, record)
     return res
 
 
-async def recall(driver: AsyncDriver, database: str, emb: CachedEmbedder, data: dict[str, Any]) -> dict[str, Any]:
+async def recall(
+    driver: AsyncDriver, database: str, emb: CachedEmbedder, data: dict[str, Any]
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for cname in ("fused (shipped)", "vector only"):
         ranks: list[int | None] = []
@@ -248,20 +288,39 @@ async def recall(driver: AsyncDriver, database: str, emb: CachedEmbedder, data: 
                 evidence = {turns[e] for e in question["evidence"]}
                 hits = (await store.search_memory(question["question"], limit=LIMIT)).hits
                 ranks.append(next((i for i, h in enumerate(hits, 1) if h.observation in evidence), None))
-        out[cname] = (sum(r is not None for r in ranks) / len(ranks), sum(1 / r for r in ranks if r) / len(ranks))
+        out[cname] = (
+            sum(r is not None for r in ranks) / len(ranks),
+            sum(1 / r for r in ranks if r) / len(ranks),
+        )
     return out
 
 
-async def profile_filtered(driver: AsyncDriver, database: str, emb: CachedEmbedder, question: str,
-                           version: str, setting: str, path: Path) -> None:
+async def profile_filtered(
+    driver: AsyncDriver,
+    database: str,
+    emb: CachedEmbedder,
+    question: str,
+    version: str,
+    setting: str,
+    path: Path,
+) -> None:
     store = GraphStore(driver, database=database, namespace="bench-versions-small", embedder=emb)
     now = store.clock.now()
-    params = {"ns": store.namespace, "k": BARE_K, "vector": emb.encode([question])[0], "at": now, "now": now,
-              "types": None, "fulltext": None, "model": emb.name}
+    params = {
+        "ns": store.namespace,
+        "k": BARE_K,
+        "vector": emb.encode([question])[0],
+        "at": now,
+        "now": now,
+        "types": None,
+        "fulltext": None,
+        "model": emb.name,
+    }
     text = queries()["search_memory_vector_filtered"]
     await driver.execute_query(text, parameters_=params, database_=database)
-    records, summary, _ = await driver.execute_query(text.replace("CYPHER 25", "CYPHER 25 PROFILE", 1),
-                                                     parameters_=params, database_=database)
+    records, summary, _ = await driver.execute_query(
+        text.replace("CYPHER 25", "CYPHER 25 PROFILE", 1), parameters_=params, database_=database
+    )
     assert summary.profile is not None
     lines, _, hits = walk(summary.profile)
     stack, index_ops = [summary.profile], []
@@ -275,7 +334,9 @@ async def profile_filtered(driver: AsyncDriver, database: str, emb: CachedEmbedd
         f"PROFILE of search_memory_vector_filtered (cypher/search.cypher) on Neo4j {version}\n"
         f"{setting}; k={BARE_K}; question {question!r}\n"
         f"{records[0]['raw_count']} index rows, {len(records[0]['hits'])} hits, {hits:,} db hits in total\n\n"
-        f"{text}\n\n" + "\n".join(lines) + "\n\n" + "\n".join(index_ops) + "\n", encoding="utf-8")
+        f"{text}\n\n" + "\n".join(lines) + "\n\n" + "\n".join(index_ops) + "\n",
+        encoding="utf-8",
+    )
     log(f"PROFILE written to {path}")
 
 
@@ -289,25 +350,32 @@ def verdict(ok: bool) -> str:
 
 def report(args: argparse.Namespace, runs: dict[str, dict[str, Any]], n_small: int, n_big: int) -> None:
     versions = list(runs)
-    print(f"\n# bench_versions: {n_big:,} observations (big namespace) + {n_small:,} (small one), "
-          f"{args.queries} questions after {WARMUP} warm-up, model {MODEL}, limit {LIMIT}, bare k {BARE_K}; "
-          f"Neo4j {' then '.join(versions)} on the same data directory; ms, nearest-rank percentiles\n")
+    print(
+        f"\n# bench_versions: {n_big:,} observations (big namespace) + {n_small:,} (small one), "
+        f"{args.queries} questions after {WARMUP} warm-up, model {MODEL}, limit {LIMIT}, bare k {BARE_K}; "
+        f"Neo4j {' then '.join(versions)} on the same data directory; ms, nearest-rank percentiles\n"
+    )
     rows = []
     for kind in ("plain", "small", "bare", "bare small"):
-        rows.append([kind] + [f"{p(runs[v]['q'][kind], 50):.1f} / {p(runs[v]['q'][kind], 95):.1f}" for v in versions])
+        rows.append(
+            [kind] + [f"{p(runs[v]['q'][kind], 50):.1f} / {p(runs[v]['q'][kind], 95):.1f}" for v in versions]
+        )
     print(table(["p50 / p95 (ms)", *versions], rows, left_first=True))
     print()
     for v in versions:
         q = runs[v]["q"]
         for kind in ("plain", "small"):
             dist = ", ".join(f"{c}={n}: {m}" for (c, n), m in sorted(q["per_channel"][kind].items()) if m)
-            print(f"{v} {kind}: index queries per question by channel {{{dist}}}; rounds {dict(q['rounds'][kind])}; "
-                  f"filtered statements: {sorted(q['filtered'][kind])}")
+            print(
+                f"{v} {kind}: index queries per question by channel {{{dist}}}; rounds {dict(q['rounds'][kind])}; "
+                f"filtered statements: {sorted(q['filtered'][kind])}"
+            )
     print()
     cur, lts = versions[-1], versions[0]
     qc, ql = runs[cur]["q"], runs[lts]["q"]
-    one = all(n <= 1 for (c, n), m in qc["per_channel"]["small"].items() if m and c != "exact") and \
-        not any(m for (c, n), m in qc["per_channel"]["small"].items() if c == "exact" and n)
+    one = all(n <= 1 for (c, n), m in qc["per_channel"]["small"].items() if m and c != "exact") and not any(
+        m for (c, n), m in qc["per_channel"]["small"].items() if c == "exact" and n
+    )
     a = p(qc["small"], 95) / p(qc["plain"], 95)
     a_lts = p(ql["small"], 95) / p(ql["plain"], 95)
     b = p(qc["plain"], 95) / p(qc["bare"], 95)
@@ -315,22 +383,50 @@ def report(args: argparse.Namespace, runs: dict[str, dict[str, Any]], n_small: i
     b_lts = p(ql["plain"], 95) / p(ql["bare"], 95)
     (hc, mc), (hl, ml) = runs[cur]["recall"]["fused (shipped)"], runs[lts]["recall"]["fused (shipped)"]
     (vhc, vmc), (vhl, vml) = runs[cur]["recall"]["vector only"], runs[lts]["recall"]["vector only"]
-    print(table(["target", "measured", "verdict"], [
-        [f"(a) {cur}: small p95 / plain p95 <= 1.2x", f"{a:.2f}x ({lts}: {a_lts:.2f}x)", verdict(a <= 1.2)],
-        [f"(a) {cur}: 1 index query per channel, every small-namespace question", "yes" if one else "no",
-         verdict(one)],
-        [f"(b) {cur}: search_memory p95 / bare p95 (embed + 1 filtered SEARCH) <= 1.5x",
-         f"{b:.2f}x (small ns {b_small:.2f}x)", verdict(b <= 1.5)],
-        [f"(b) {lts}: search_memory p95 / bare p95 (embed + 1 queryNodes)", f"{b_lts:.2f}x", "reported"],
-        [f"(c) recall hit@10 (fused) {cur} - {lts} within +-0.015", f"{hc:.3f} - {hl:.3f} = {hc - hl:+.3f}",
-         verdict(abs(hc - hl) <= 0.015)],
-        ["(c) MRR@10 (fused); vector only hit@10 / MRR@10",
-         f"{mc:.3f} vs {ml:.3f}; {vhc:.3f}/{vmc:.3f} vs {vhl:.3f}/{vml:.3f}", "reported"],
-    ], left_first=True))
+    print(
+        table(
+            ["target", "measured", "verdict"],
+            [
+                [
+                    f"(a) {cur}: small p95 / plain p95 <= 1.2x",
+                    f"{a:.2f}x ({lts}: {a_lts:.2f}x)",
+                    verdict(a <= 1.2),
+                ],
+                [
+                    f"(a) {cur}: 1 index query per channel, every small-namespace question",
+                    "yes" if one else "no",
+                    verdict(one),
+                ],
+                [
+                    f"(b) {cur}: search_memory p95 / bare p95 (embed + 1 filtered SEARCH) <= 1.5x",
+                    f"{b:.2f}x (small ns {b_small:.2f}x)",
+                    verdict(b <= 1.5),
+                ],
+                [
+                    f"(b) {lts}: search_memory p95 / bare p95 (embed + 1 queryNodes)",
+                    f"{b_lts:.2f}x",
+                    "reported",
+                ],
+                [
+                    f"(c) recall hit@10 (fused) {cur} - {lts} within +-0.015",
+                    f"{hc:.3f} - {hl:.3f} = {hc - hl:+.3f}",
+                    verdict(abs(hc - hl) <= 0.015),
+                ],
+                [
+                    "(c) MRR@10 (fused); vector only hit@10 / MRR@10",
+                    f"{mc:.3f} vs {ml:.3f}; {vhc:.3f}/{vmc:.3f} vs {vhl:.3f}/{vml:.3f}",
+                    "reported",
+                ],
+            ],
+            left_first=True,
+        )
+    )
     for v in versions:
-        print(f"{v}: connect + bootstrap (+ filtered indexes ONLINE) {runs[v]['wait_s']:.0f} s; questions + recall "
-              f"{runs[v]['measure_s']:.0f} s; load average before / after the questions {runs[v]['load']} / "
-              f"{runs[v]['load_after']}")
+        print(
+            f"{v}: connect + bootstrap (+ filtered indexes ONLINE) {runs[v]['wait_s']:.0f} s; questions + recall "
+            f"{runs[v]['measure_s']:.0f} s; load average before / after the questions {runs[v]['load']} / "
+            f"{runs[v]['load_after']}"
+        )
 
 
 async def main() -> None:
@@ -338,13 +434,25 @@ async def main() -> None:
     ap.add_argument("--observations", type=int, default=100_000)
     ap.add_argument("--small", type=int, default=1_000)
     ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--versions", default=f"{LTS_VERSION},{CURRENT_VERSION}",
-                    help="oldest first: the store is upgraded from one to the next, never back")
-    ap.add_argument("--home", type=Path, default=Path.home() / ".kg-neo4j-bench" / "versions",
-                    help="private Neo4j home (wiped at start and, unless --keep, at the end)")
+    ap.add_argument(
+        "--versions",
+        default=f"{LTS_VERSION},{CURRENT_VERSION}",
+        help="oldest first: the store is upgraded from one to the next, never back",
+    )
+    ap.add_argument(
+        "--home",
+        type=Path,
+        default=Path.home() / ".kg-neo4j-bench" / "versions",
+        help="private Neo4j home (wiped at start and, unless --keep, at the end)",
+    )
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "kg-neo4j-bench")
-    ap.add_argument("--profile-out", type=Path,
-                    default=Path(__file__).resolve().parent / "results" / f"profile_filtered_vector_{CURRENT_VERSION}.txt")
+    ap.add_argument(
+        "--profile-out",
+        type=Path,
+        default=Path(__file__).resolve().parent
+        / "results"
+        / f"profile_filtered_vector_{CURRENT_VERSION}.txt",
+    )
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     versions = args.versions.split(",")
@@ -383,13 +491,25 @@ async def main() -> None:
                     load_after = " ".join(Path("/proc/loadavg").read_text().split()[:3])
                     log(f"Neo4j {version}: recall on the frozen set")
                     rec = await recall(driver, database, emb, data)
-                    runs[version] = {"q": q, "recall": rec, "wait_s": wait_s, "load": load, "load_after": load_after,
-                                     "measure_s": time.perf_counter() - t0}
+                    runs[version] = {
+                        "q": q,
+                        "recall": rec,
+                        "wait_s": wait_s,
+                        "load": load,
+                        "load_after": load_after,
+                        "measure_s": time.perf_counter() - t0,
+                    }
                     if filtered:
-                        await profile_filtered(driver, database, emb, questions[0], version,
-                                               f"namespace of {sum(len(e.observations) for e in small):,} "
-                                               f"observations beside one of {args.observations:,}",
-                                               args.profile_out)
+                        await profile_filtered(
+                            driver,
+                            database,
+                            emb,
+                            questions[0],
+                            version,
+                            f"namespace of {sum(len(e.observations) for e in small):,} "
+                            f"observations beside one of {args.observations:,}",
+                            args.profile_out,
+                        )
                 finally:
                     await driver.close()
             finally:

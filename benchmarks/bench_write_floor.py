@@ -54,13 +54,17 @@ EC_KEYWORD = "OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword', `fulltext.e
 
 def schema(v: str) -> list[str]:
     k, e, o, t = f"KgNode_{v}", f"Entity_{v}", f"Observation_{v}", f"KgText_{v}"
-    out = [f"CREATE CONSTRAINT floor_key_{v} IF NOT EXISTS FOR (n:{k}) REQUIRE (n.namespace, n.name) IS UNIQUE",
-           f"CREATE INDEX floor_ns_name_{v} IF NOT EXISTS FOR (n:{e}) ON (n.namespace, n.name)",
-           f"CREATE INDEX floor_ns_lower_{v} IF NOT EXISTS FOR (n:{e}) ON (n.namespace, n.name_lower)",
-           f"CREATE INDEX floor_ns_turn_{v} IF NOT EXISTS FOR (o:{o}) ON (o.namespace, o.turn)"]
+    out = [
+        f"CREATE CONSTRAINT floor_key_{v} IF NOT EXISTS FOR (n:{k}) REQUIRE (n.namespace, n.name) IS UNIQUE",
+        f"CREATE INDEX floor_ns_name_{v} IF NOT EXISTS FOR (n:{e}) ON (n.namespace, n.name)",
+        f"CREATE INDEX floor_ns_lower_{v} IF NOT EXISTS FOR (n:{e}) ON (n.namespace, n.name_lower)",
+        f"CREATE INDEX floor_ns_turn_{v} IF NOT EXISTS FOR (o:{o}) ON (o.namespace, o.turn)",
+    ]
     if v in ("before", "ec"):
-        out += [f"CREATE TEXT INDEX floor_name_{v} IF NOT EXISTS FOR (n:{e}) ON (n.name_lower)",
-                f"CREATE TEXT INDEX floor_type_{v} IF NOT EXISTS FOR (n:{e}) ON (n.type_lower)"]
+        out += [
+            f"CREATE TEXT INDEX floor_name_{v} IF NOT EXISTS FOR (n:{e}) ON (n.name_lower)",
+            f"CREATE TEXT INDEX floor_type_{v} IF NOT EXISTS FOR (n:{e}) ON (n.type_lower)",
+        ]
     if v == "merged":
         out.append(f"CREATE TEXT INDEX floor_name_type_{v} IF NOT EXISTS FOR (n:{e}) ON (n.text_lower)")
     if v in ("before", "ec", "merged"):
@@ -68,10 +72,14 @@ def schema(v: str) -> list[str]:
     if v in ("one", "one_no_fulltext", "deferred"):
         out.append(f"CREATE TEXT INDEX floor_text_{v} IF NOT EXISTS FOR (n:{t}) ON (n.text_lower)")
     if v == "keyword":
-        out.append(f"CREATE FULLTEXT INDEX floor_text_{v} IF NOT EXISTS FOR (n:{t}) ON EACH [n.text_lower] {EC_KEYWORD}")
+        out.append(
+            f"CREATE FULLTEXT INDEX floor_text_{v} IF NOT EXISTS FOR (n:{t}) ON EACH [n.text_lower] {EC_KEYWORD}"
+        )
     if v in ("before", "ec", "merged", "one", "keyword", "deferred"):
-        out.append(f"CREATE FULLTEXT INDEX floor_fulltext_{v} IF NOT EXISTS FOR (n:{e}|{o}) "
-                   f"ON EACH [n.name, n.entityType, n.text] {EC if v != 'before' else ''}")
+        out.append(
+            f"CREATE FULLTEXT INDEX floor_fulltext_{v} IF NOT EXISTS FOR (n:{e}|{o}) "
+            f"ON EACH [n.name, n.entityType, n.text] {EC if v != 'before' else ''}"
+        )
     return out
 
 
@@ -111,8 +119,17 @@ class Rows:
             name = f"entity-{self.i:07d}-{self.rng.choice(WORDS)}"
             obs = [" ".join(self.rng.choice(WORDS) for _ in range(8)) + f" {self.i}-{j}" for j in range(3)]
             t = self.rng.choice(["person", "project", "place", "tool"])
-            out.append({"name": name, "entityType": t, "name_lower": name.lower(), "type_lower": t,
-                        "type_labels": [t], "observations": obs, "observations_lower": [x.lower() for x in obs]})
+            out.append(
+                {
+                    "name": name,
+                    "entityType": t,
+                    "name_lower": name.lower(),
+                    "type_lower": t,
+                    "type_labels": [t],
+                    "observations": obs,
+                    "observations_lower": [x.lower() for x in obs],
+                }
+            )
         return out
 
 
@@ -120,7 +137,9 @@ async def cleanup(drv: Any, layouts: list[str]) -> None:
     async with drv.session() as session:  # CALL ... IN TRANSACTIONS needs an implicit transaction
         for v in layouts:
             for label in (f"Observation_{v}", f"KgNode_{v}"):
-                result = await session.run(f"MATCH (n:{label}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS")
+                result = await session.run(
+                    f"MATCH (n:{label}) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS"
+                )
                 await result.consume()
     records = (await drv.execute_query("SHOW INDEXES YIELD name, owningConstraint")).records
     for r in records:
@@ -136,7 +155,9 @@ async def run(a: argparse.Namespace) -> None:
 
     conn = connection()
     layouts = [v for v in a.layouts.split(",") if v]
-    drv = AsyncGraphDatabase.driver(conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF")
+    drv = AsyncGraphDatabase.driver(
+        conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
+    )
     # each layout writes the same rows (same seed), so its searches must find the same nodes
     rows, ns = {v: Rows() for v in layouts}, f"floor-{int(time.time())}"
     try:
@@ -149,8 +170,10 @@ async def run(a: argparse.Namespace) -> None:
 
         async def write(v: str, k: int) -> float:
             label = f"KgPending_{v}" if v == "deferred" else f"KgText_{v}"
-            params = {"text_label": [label] if v.startswith("one") or v in ("keyword", "deferred") else [],
-                      "entity_text": v in ("merged", "one", "one_no_fulltext", "keyword", "deferred")}
+            params = {
+                "text_label": [label] if v.startswith("one") or v in ("keyword", "deferred") else [],
+                "entity_text": v in ("merged", "one", "one_no_fulltext", "keyword", "deferred"),
+            }
             t0 = time.perf_counter()
             await drv.execute_query(text[v], rows=rows[v](k), ns=ns, now=datetime.now(UTC), **params)
             return (time.perf_counter() - t0) * 1000
@@ -171,8 +194,10 @@ async def run(a: argparse.Namespace) -> None:
         if mover is not None:
             mover.cancel()
         base = layouts[0]
-        print(f"create_entities' bare UNWIND, {a.n:,} entities per layout already written, {a.calls} interleaved "
-              f"rounds (p50 ms; ratio to {base!r})")
+        print(
+            f"create_entities' bare UNWIND, {a.n:,} entities per layout already written, {a.calls} interleaved "
+            f"rounds (p50 ms; ratio to {base!r})"
+        )
         print("| layout | 100 entities | ratio | 1 entity | ratio |\n| --- | --- | --- | --- | --- |")
         for v in layouts:
             p100, p1 = statistics.median(res[(v, 100)]), statistics.median(res[(v, 1)])
@@ -190,8 +215,10 @@ async def move_deferred(drv: Any, every: float) -> None:
     in one transaction (one Lucene refresh for all of it)."""
     while True:
         await asyncio.sleep(every)
-        await drv.execute_query("MATCH (n:KgPending_deferred) WITH n LIMIT 100000 "
-                                "SET n:KgText_deferred REMOVE n:KgPending_deferred")
+        await drv.execute_query(
+            "MATCH (n:KgPending_deferred) WITH n LIMIT 100000 "
+            "SET n:KgText_deferred REMOVE n:KgPending_deferred"
+        )
 
 
 #: the layouts whose substring search is timed, and how each one answers "which texts contain $q"
@@ -206,9 +233,11 @@ def _wildcard(q: str) -> str:
 
 def search_statement(v: str) -> str:
     if v == "keyword":
-        return ("CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh() "
-                f"CALL db.index.fulltext.queryNodes('floor_text_{v}', $wildcard) YIELD node "
-                "RETURN count(node) AS hits")
+        return (
+            "CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh() "
+            f"CALL db.index.fulltext.queryNodes('floor_text_{v}', $wildcard) YIELD node "
+            "RETURN count(node) AS hits"
+        )
     label = f"KgText_{v}" if v == "one" else f"Observation_{v}"  # no_lucene: a label scan of the texts
     return f"MATCH (n:{label}) WHERE n.text_lower CONTAINS $q RETURN count(n) AS hits"
 
@@ -226,8 +255,10 @@ async def search_costs(drv: Any, layouts: list[str], calls: int) -> None:
                 records = (await drv.execute_query(search_statement(v), q=q, wildcard=_wildcard(q))).records
                 res[(v, q)].append((time.perf_counter() - t0) * 1000)
                 hits[(v, q)] = records[0]["hits"]
-    print(f"\nsubstring search over each layout's texts ({calls} interleaved rounds, p50 ms, hits); "
-          "no_lucene counts observations only (a label scan)")
+    print(
+        f"\nsubstring search over each layout's texts ({calls} interleaved rounds, p50 ms, hits); "
+        "no_lucene counts observations only (a label scan)"
+    )
     print("| query | " + " | ".join(layouts) + " |\n| --- |" + " --- |" * len(layouts))
     for q in QUERIES:
         cells = [f"{statistics.median(res[(v, q)]):.1f} ({hits[(v, q)]:,})" for v in layouts]
@@ -237,12 +268,23 @@ async def search_costs(drv: Any, layouts: list[str], calls: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=10_000, help="entities written per layout before timing")
-    ap.add_argument("--calls", type=int, default=60, help="interleaved rounds (one 100-batch and one single each)")
-    ap.add_argument("--move-every", type=float, default=0.2,
-                    help="seconds between the deferred layout's catch-up transactions")
-    ap.add_argument("--search", action="store_true",
-                    help=f"also time a substring search on the layouts {', '.join(SEARCHED)} (those given)")
-    ap.add_argument("--layouts", default=",".join(LAYOUTS), help=f"comma-separated subset of {', '.join(LAYOUTS)}")
+    ap.add_argument(
+        "--calls", type=int, default=60, help="interleaved rounds (one 100-batch and one single each)"
+    )
+    ap.add_argument(
+        "--move-every",
+        type=float,
+        default=0.2,
+        help="seconds between the deferred layout's catch-up transactions",
+    )
+    ap.add_argument(
+        "--search",
+        action="store_true",
+        help=f"also time a substring search on the layouts {', '.join(SEARCHED)} (those given)",
+    )
+    ap.add_argument(
+        "--layouts", default=",".join(LAYOUTS), help=f"comma-separated subset of {', '.join(LAYOUTS)}"
+    )
     a = ap.parse_args()
     bad = [v for v in a.layouts.split(",") if v and v not in LAYOUTS]
     if bad:

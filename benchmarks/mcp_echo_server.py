@@ -23,15 +23,20 @@ from kg_neo4j.server.stdio import stdio_transport
 TOOL = create_entities.tool("reference")
 
 
-async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-                     ) -> types.ListToolsResult:
+async def list_tools(
+    ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
     return types.ListToolsResult(tools=[TOOL])
 
 
-async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+async def call_tool(
+    ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
     entities = (params.arguments or {}).get("entities", [])
-    return types.CallToolResult(content=[types.TextContent(type="text", text=reference_text(entities))],
-                                structured_content={"entities": entities})
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=reference_text(entities))],
+        structured_content={"entities": entities},
+    )
 
 
 async def main() -> None:

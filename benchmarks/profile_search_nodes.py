@@ -48,11 +48,22 @@ from kg_neo4j.cypher import queries  # noqa: E402
 from kg_neo4j.store.answer_cap import DEFAULT_MAX_ANSWER_BYTES  # noqa: E402
 
 #: Operators that read every node / relationship (of a label or type) instead of seeking.
-BAD = {"AllNodesScan", "NodeByLabelScan", "UnionNodeByLabelsScan", "IntersectionNodeByLabelsScan",
-       "SubtractionNodeByLabelsScan", "DirectedRelationshipTypeScan", "UndirectedRelationshipTypeScan",
-       "DirectedAllRelationshipsScan", "UndirectedAllRelationshipsScan", "NodeIndexScan",
-       "DirectedRelationshipIndexScan", "UndirectedRelationshipIndexScan", "PartitionedAllNodesScan",
-       "PartitionedNodeByLabelScan"}
+BAD = {
+    "AllNodesScan",
+    "NodeByLabelScan",
+    "UnionNodeByLabelsScan",
+    "IntersectionNodeByLabelsScan",
+    "SubtractionNodeByLabelsScan",
+    "DirectedRelationshipTypeScan",
+    "UndirectedRelationshipTypeScan",
+    "DirectedAllRelationshipsScan",
+    "UndirectedAllRelationshipsScan",
+    "NodeIndexScan",
+    "DirectedRelationshipIndexScan",
+    "UndirectedRelationshipIndexScan",
+    "PartitionedAllNodesScan",
+    "PartitionedNodeByLabelScan",
+}
 
 #: GraphStore's cap: search_nodes passes max_entities = max_answer_bytes // 16 + 1.
 MAX_ENTITIES = max(1, DEFAULT_MAX_ANSWER_BYTES // 16) + 1
@@ -62,9 +73,15 @@ def seed(drv: Any, db: str, ns: str, n: int, created: datetime) -> None:
     t_e = seed_entities(drv, db, ns, n, created_at=created)
 
     def rel(k: int, _rng: Any) -> dict[str, Any]:
-        return {"from": entity_name(k), "to": entity_name((k + 7919) % n),
-                "relationType": RELATION_TYPES[k % len(RELATION_TYPES)], "weight": 0.5,
-                "valid_from": created, "valid_until": None, "created_at": created}
+        return {
+            "from": entity_name(k),
+            "to": entity_name((k + 7919) % n),
+            "relationType": RELATION_TYPES[k % len(RELATION_TYPES)],
+            "weight": 0.5,
+            "valid_from": created,
+            "valid_until": None,
+            "created_at": created,
+        }
 
     t_r = seed_relations(drv, db, ns, n, n, row_fn=rel)
     log(f"  seeded {ns}: {n} entities in {t_e:.1f}s, {n} relations in {t_r:.1f}s")
@@ -74,8 +91,13 @@ def op_name(plan: dict[str, Any]) -> str:
     return str(plan["operatorType"]).split("@")[0]
 
 
-def walk(plan: dict[str, Any], depth: int = 0, out: list[str] | None = None, bad: list[str] | None = None,
-         total: list[int] | None = None) -> tuple[list[str], list[str], int]:
+def walk(
+    plan: dict[str, Any],
+    depth: int = 0,
+    out: list[str] | None = None,
+    bad: list[str] | None = None,
+    total: list[int] | None = None,
+) -> tuple[list[str], list[str], int]:
     out = [] if out is None else out
     bad = [] if bad is None else bad
     total = [0] if total is None else total
@@ -88,8 +110,16 @@ def walk(plan: dict[str, Any], depth: int = 0, out: list[str] | None = None, bad
     hits = plan.get("dbHits", args.get("DbHits", 0)) or 0
     total[0] += int(hits)
     prefix_scan = "Seek" in name and " IS NOT NULL" in details
-    flag = "  <-- SCAN" if name in BAD else "  <-- PREFIX SCAN (reads the whole namespace)" if prefix_scan else ""
-    out.append(f"{'  ' * depth}{name:<{max(1, 34 - 2 * depth)}} rows={rows!s:>7} dbHits={hits!s:>8}  {details}{flag}")
+    flag = (
+        "  <-- SCAN"
+        if name in BAD
+        else "  <-- PREFIX SCAN (reads the whole namespace)"
+        if prefix_scan
+        else ""
+    )
+    out.append(
+        f"{'  ' * depth}{name:<{max(1, 34 - 2 * depth)}} rows={rows!s:>7} dbHits={hits!s:>8}  {details}{flag}"
+    )
     if name in BAD or prefix_scan:
         bad.append(f"{name} rows={rows}: {details}")
     for child in plan.get("children", []):
@@ -108,8 +138,15 @@ def entry_rows(plan: dict[str, Any]) -> list[tuple[str, int]]:
     return found
 
 
-def profile(drv: Any, db: str, title: str, name: str, params: dict[str, Any], text: str | None = None,
-            clear_cache: bool = True) -> list[str]:
+def profile(
+    drv: Any,
+    db: str,
+    title: str,
+    name: str,
+    params: dict[str, Any],
+    text: str | None = None,
+    clear_cache: bool = True,
+) -> list[str]:
     text = text or queries()[name]
     if clear_cache:
         # Plan this statement afresh for these parameter values (else the first plan cached for the
@@ -130,9 +167,13 @@ def profile(drv: Any, db: str, title: str, name: str, params: dict[str, Any], te
     if bad:
         print(f"    VERDICT: {name}: FAIL -- {len(bad)} scan operator(s): " + "; ".join(bad))
     else:
-        ops = sorted({line.split()[0] for line in lines if "Seek" in line.split()[0] or "Scan" in line.split()[0]})
-        print(f"    VERDICT: {name}: OK -- no AllNodesScan / NodeByLabelScan / full or prefix scans; "
-              f"entry operators: {', '.join(ops) or '(none)'}")
+        ops = sorted(
+            {line.split()[0] for line in lines if "Seek" in line.split()[0] or "Scan" in line.split()[0]}
+        )
+        print(
+            f"    VERDICT: {name}: OK -- no AllNodesScan / NodeByLabelScan / full or prefix scans; "
+            f"entry operators: {', '.join(ops) or '(none)'}"
+        )
     # A seek is not enough: flag a seek that reads far more index entries than the page it returns.
     limit = params.get("limit")
     for op, rows in entry_rows(summary.profile):
@@ -145,18 +186,27 @@ def profile(drv: Any, db: str, title: str, name: str, params: dict[str, Any], te
 #: NOT product code: read_graph_page with the one change that lets the (namespace, name) range index
 #: provide the order (ORDER BY e.namespace, e.name -- namespace is fixed, so the order is the same).
 EXPERIMENT_PAGE_ORDER = queries()["read_graph_page"].replace(
-    "WITH e ORDER BY e.name\n  LIMIT $limit", "WITH e ORDER BY e.namespace, e.name\n  LIMIT $limit")
+    "WITH e ORDER BY e.name\n  LIMIT $limit", "WITH e ORDER BY e.namespace, e.name\n  LIMIT $limit"
+)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=100_000)
-    ap.add_argument("--other", type=int, default=0,
-                    help="also seed another namespace with the same names (this many entities)")
+    ap.add_argument(
+        "--other",
+        type=int,
+        default=0,
+        help="also seed another namespace with the same names (this many entities)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the seeded namespaces")
     ap.add_argument("--namespace", help="profile an already seeded namespace (skips seeding; implies --keep)")
-    ap.add_argument("--no-clear-cache", dest="clear_cache", action="store_false",
-                    help="do not clear the query cache before each profiled statement")
+    ap.add_argument(
+        "--no-clear-cache",
+        dest="clear_cache",
+        action="store_false",
+        help="do not clear the query cache before each profiled statement",
+    )
     args = ap.parse_args()
 
     conn = connection()
@@ -181,43 +231,102 @@ def main() -> int:
         base = {"ns": ns, "now": now, "at": now}
         mid = n // 2
         runs = [
-            ("search_nodes, name substring hitting 10 entities", "search_nodes",
-             {**base, "q": f"entity-{mid // 10:06d}", "max_entities": MAX_ENTITIES}),
-            ("search_nodes, observation substring hitting 11 entities", "search_nodes",
-             {**base, "q": f"#{mid // 10}", "max_entities": MAX_ENTITIES}),
-            ("search_nodes, asOf a past time", "search_nodes",
-             {**base, "at": past, "q": f"entity-{mid // 10:06d}", "max_entities": MAX_ENTITIES}),
-            ("open_nodes, 5 names", "open_nodes",
-             {**base, "names": [entity_name(mid + 17 * k) for k in range(5)]}),
-            ("read_graph_page, first page (limit 1000)", "read_graph_page", {**base, "after": "", "limit": 1000}),
-            ("read_graph_page, page after a middle name (limit 1000)", "read_graph_page",
-             {**base, "after": entity_name(mid), "limit": 1000}),
-            ("read_graph_page, last page (50 entities left, limit 1000)", "read_graph_page",
-             {**base, "after": entity_name(n - 51), "limit": 1000}),
-            ("read_graph_page, asOf a past time (limit 100)", "read_graph_page",
-             {**base, "at": past, "after": entity_name(mid), "limit": 100}),
-            ("traverse_graph, depth 2 from one entity", "traverse_graph",
-             {**base, "start": [entity_name(mid)], "max_depth": 2, "direction": "both", "types": None,
-              "min_weight": 0.0, "fanout": 50, "fanout_probe": 51, "frontier_cap": 101}),
-            ("traverse_graph, depth 3 from one entity", "traverse_graph",
-             {**base, "start": [entity_name(mid)], "max_depth": 3, "direction": "both", "types": None,
-              "min_weight": 0.0, "fanout": 50, "fanout_probe": 51, "frontier_cap": 101}),
+            (
+                "search_nodes, name substring hitting 10 entities",
+                "search_nodes",
+                {**base, "q": f"entity-{mid // 10:06d}", "max_entities": MAX_ENTITIES},
+            ),
+            (
+                "search_nodes, observation substring hitting 11 entities",
+                "search_nodes",
+                {**base, "q": f"#{mid // 10}", "max_entities": MAX_ENTITIES},
+            ),
+            (
+                "search_nodes, asOf a past time",
+                "search_nodes",
+                {**base, "at": past, "q": f"entity-{mid // 10:06d}", "max_entities": MAX_ENTITIES},
+            ),
+            (
+                "open_nodes, 5 names",
+                "open_nodes",
+                {**base, "names": [entity_name(mid + 17 * k) for k in range(5)]},
+            ),
+            (
+                "read_graph_page, first page (limit 1000)",
+                "read_graph_page",
+                {**base, "after": "", "limit": 1000},
+            ),
+            (
+                "read_graph_page, page after a middle name (limit 1000)",
+                "read_graph_page",
+                {**base, "after": entity_name(mid), "limit": 1000},
+            ),
+            (
+                "read_graph_page, last page (50 entities left, limit 1000)",
+                "read_graph_page",
+                {**base, "after": entity_name(n - 51), "limit": 1000},
+            ),
+            (
+                "read_graph_page, asOf a past time (limit 100)",
+                "read_graph_page",
+                {**base, "at": past, "after": entity_name(mid), "limit": 100},
+            ),
+            (
+                "traverse_graph, depth 2 from one entity",
+                "traverse_graph",
+                {
+                    **base,
+                    "start": [entity_name(mid)],
+                    "max_depth": 2,
+                    "direction": "both",
+                    "types": None,
+                    "min_weight": 0.0,
+                    "fanout": 50,
+                    "fanout_probe": 51,
+                    "frontier_cap": 101,
+                },
+            ),
+            (
+                "traverse_graph, depth 3 from one entity",
+                "traverse_graph",
+                {
+                    **base,
+                    "start": [entity_name(mid)],
+                    "max_depth": 3,
+                    "direction": "both",
+                    "types": None,
+                    "min_weight": 0.0,
+                    "fanout": 50,
+                    "fanout_probe": 51,
+                    "frontier_cap": 101,
+                },
+            ),
         ]
         for title, name, params in runs:
             bad = profile(drv, db, title, name, params, clear_cache=args.clear_cache)
             if bad:
                 failures[title] = bad
         if EXPERIMENT_PAGE_ORDER != queries()["read_graph_page"]:
-            profile(drv, db, "EXPERIMENT, not product code: read_graph_page with ORDER BY e.namespace, e.name "
-                    "(first page, limit 1000)", "read_graph_page", {**base, "after": "", "limit": 1000},
-                    text=EXPERIMENT_PAGE_ORDER)
+            profile(
+                drv,
+                db,
+                "EXPERIMENT, not product code: read_graph_page with ORDER BY e.namespace, e.name "
+                "(first page, limit 1000)",
+                "read_graph_page",
+                {**base, "after": "", "limit": 1000},
+                text=EXPERIMENT_PAGE_ORDER,
+            )
         # A broad query: not a plan problem, but shows what an unselective substring costs.
         t0 = time.perf_counter()
-        rec = drv.execute_query(queries()["search_nodes"], parameters_={**base, "q": "project",
-                                                                          "max_entities": MAX_ENTITIES},
-                                database_=db)[0][0]
-        print(f"=== broad search_nodes('project'): {len(rec['entities']):,} entities, {len(rec['relations']):,} "
-              f"relations in {time.perf_counter() - t0:.2f}s (no row cap below {MAX_ENTITIES:,} entities)")
+        rec = drv.execute_query(
+            queries()["search_nodes"],
+            parameters_={**base, "q": "project", "max_entities": MAX_ENTITIES},
+            database_=db,
+        )[0][0]
+        print(
+            f"=== broad search_nodes('project'): {len(rec['entities']):,} entities, {len(rec['relations']):,} "
+            f"relations in {time.perf_counter() - t0:.2f}s (no row cap below {MAX_ENTITIES:,} entities)"
+        )
         print()
     finally:
         if not keep:

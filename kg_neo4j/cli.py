@@ -30,11 +30,23 @@ from kg_neo4j.settings import PROFILES, Settings, env_name, load
 log = logging.getLogger("kg_neo4j")
 
 #: The settings a flag sets, and the flag (errors name the flag when the value came from it).
-FLAGS = {"namespace": "--namespace", "log_level": "--log-level", "transport": "--transport", "host": "--host",
-         "port": "--port", "tools": "--tools", "auth_token": "--auth-token", "allowed_origins": "--allowed-origin",
-         "max_answer_bytes": "--max-answer-bytes", "embedding_model": "--embedding-model",
-         "embedding_runtime": "--embedding-runtime", "fulltext_analyzer": "--fulltext-analyzer",
-         "schemas_dir": "--schemas", "skills_dir": "--skills-dir", "session_id": "--session-id"}
+FLAGS = {
+    "namespace": "--namespace",
+    "log_level": "--log-level",
+    "transport": "--transport",
+    "host": "--host",
+    "port": "--port",
+    "tools": "--tools",
+    "auth_token": "--auth-token",
+    "allowed_origins": "--allowed-origin",
+    "max_answer_bytes": "--max-answer-bytes",
+    "embedding_model": "--embedding-model",
+    "embedding_runtime": "--embedding-runtime",
+    "fulltext_analyzer": "--fulltext-analyzer",
+    "schemas_dir": "--schemas",
+    "skills_dir": "--skills-dir",
+    "session_id": "--session-id",
+}
 #: ``maintain --min-similarity``: the same range as ``maintain_graph``'s ``minSimilarity``.
 MIN_SIMILARITY = (0.5, 1.0)
 
@@ -52,19 +64,27 @@ class _Parser(argparse.ArgumentParser):
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--namespace", help="graph namespace to use (default: 'default')")
-    p.add_argument("--log-level", dest="log_level", help="DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO)")
+    p.add_argument(
+        "--log-level", dest="log_level", help="DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO)"
+    )
 
 
 def _embedding_runtime(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--embedding-runtime", dest="embedding_runtime",
-                   help="auto (numpy where it runs the model exactly, else sentence-transformers), numpy, "
-                        "sentence-transformers")
+    p.add_argument(
+        "--embedding-runtime",
+        dest="embedding_runtime",
+        help="auto (numpy where it runs the model exactly, else sentence-transformers), numpy, "
+        "sentence-transformers",
+    )
 
 
 def _fulltext_analyzer(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--fulltext-analyzer", dest="fulltext_analyzer",
-                   help="analyzer of the fulltext index, one of Neo4j's (default english; e.g. cjk, german, "
-                        "standard-no-stop-words); a change needs `kg-neo4j rebuild-fulltext`")
+    p.add_argument(
+        "--fulltext-analyzer",
+        dest="fulltext_analyzer",
+        help="analyzer of the fulltext index, one of Neo4j's (default english; e.g. cjk, german, "
+        "standard-no-stop-words); a change needs `kg-neo4j rebuild-fulltext`",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,31 +99,55 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", help="HTTP port (default 8000)")
     serve.add_argument("--tools", choices=PROFILES, help="tool profile (default: 'default')")
     serve.add_argument("--auth-token", dest="auth_token", help="bearer token required over HTTP")
-    serve.add_argument("--allowed-origin", dest="allowed_origins", action="append",
-                       help="extra browser Origin allowed over HTTP (repeatable)")
-    serve.add_argument("--max-answer-bytes", dest="max_answer_bytes",
-                       help="server-wide cap on one answer's size")
+    serve.add_argument(
+        "--allowed-origin",
+        dest="allowed_origins",
+        action="append",
+        help="extra browser Origin allowed over HTTP (repeatable)",
+    )
+    serve.add_argument(
+        "--max-answer-bytes", dest="max_answer_bytes", help="server-wide cap on one answer's size"
+    )
     _embedding_runtime(serve)
     _fulltext_analyzer(serve)
-    serve.add_argument("--embedding-model", dest="embedding_model",
-                       help="sentence-transformers model name or local path, or 'none' (default all-MiniLM-L6-v2)")
-    serve.add_argument("--schemas", dest="schemas_dir", type=Path,
-                       help="directory of MemoryMesh *.schema.json files (default: the shipped examples)")
-    serve.add_argument("--skills-dir", dest="skills_dir", type=Path,
-                       help="the only directory crystallize_skill reads skill markdown from (default: none)")
-    serve.add_argument("--session-id", dest="session_id",
-                       help="session recorded on knowledge when a call names none (default: the MCP session)")
+    serve.add_argument(
+        "--embedding-model",
+        dest="embedding_model",
+        help="sentence-transformers model name or local path, or 'none' (default all-MiniLM-L6-v2)",
+    )
+    serve.add_argument(
+        "--schemas",
+        dest="schemas_dir",
+        type=Path,
+        help="directory of MemoryMesh *.schema.json files (default: the shipped examples)",
+    )
+    serve.add_argument(
+        "--skills-dir",
+        dest="skills_dir",
+        type=Path,
+        help="the only directory crystallize_skill reads skill markdown from (default: none)",
+    )
+    serve.add_argument(
+        "--session-id",
+        dest="session_id",
+        help="session recorded on knowledge when a call names none (default: the MCP session)",
+    )
 
-    reembed = sub.add_parser("reembed", help="re-embed every observation and entity with the configured model "
-                                             "(committed batches, resumable)")
+    reembed = sub.add_parser(
+        "reembed",
+        help="re-embed every observation and entity with the configured model (committed batches, resumable)",
+    )
     reembed.add_argument("--embedding-model", dest="embedding_model")
     _embedding_runtime(reembed)
     reembed.add_argument("--batch-size", dest="batch_size", type=_positive, default=256)
     reembed.add_argument("--no-progress", dest="progress", action="store_false")
     reembed.add_argument("--log-level", dest="log_level")
 
-    rebuild = sub.add_parser("rebuild-fulltext", help="rebuild the fulltext index with the configured analyzer "
-                                                      "(Neo4j indexes the existing text again)")
+    rebuild = sub.add_parser(
+        "rebuild-fulltext",
+        help="rebuild the fulltext index with the configured analyzer "
+        "(Neo4j indexes the existing text again)",
+    )
     _fulltext_analyzer(rebuild)
     rebuild.add_argument("--no-progress", dest="progress", action="store_false")
     rebuild.add_argument("--log-level", dest="log_level")
@@ -111,49 +155,88 @@ def build_parser() -> argparse.ArgumentParser:
     neo = sub.add_parser("neo4j", help="manage the local (no-Docker) Neo4j server")
     neo.add_argument("action", choices=["start", "stop", "status", "env"])
 
-    brw = sub.add_parser("browser", help="where Neo4j Browser is, who logs in, and its style and guide "
-                                         "(README, \"Neo4j Browser\")")
-    brw.add_argument("--export", metavar="DIR", type=Path, default=None,
-                     help="write the style sheet, the guide and its queries into DIR (to host them yourself)")
+    brw = sub.add_parser(
+        "browser",
+        help='where Neo4j Browser is, who logs in, and its style and guide (README, "Neo4j Browser")',
+    )
+    brw.add_argument(
+        "--export",
+        metavar="DIR",
+        type=Path,
+        default=None,
+        help="write the style sheet, the guide and its queries into DIR (to host them yourself)",
+    )
 
-    imp = sub.add_parser("import", help="import a memory file (reference JSONL, memory.json, Simple Memory, "
-                                        "MemoryMesh JSONL, kg-neo4j full export)")
+    imp = sub.add_parser(
+        "import",
+        help="import a memory file (reference JSONL, memory.json, Simple Memory, "
+        "MemoryMesh JSONL, kg-neo4j full export)",
+    )
     _common(imp)
     imp.add_argument("path")
-    imp.add_argument("--format", dest="fmt", default="auto",
-                     choices=["auto", *IMPORT_FORMATS])
-    imp.add_argument("--batch-size", dest="batch_size", type=_positive, default=1000,
-                     help="items per transaction, 1 to KG_NEO4J_MAX_BATCH_ITEMS (default 1000)")
+    imp.add_argument("--format", dest="fmt", default="auto", choices=["auto", *IMPORT_FORMATS])
+    imp.add_argument(
+        "--batch-size",
+        dest="batch_size",
+        type=_positive,
+        default=1000,
+        help="items per transaction, 1 to KG_NEO4J_MAX_BATCH_ITEMS (default 1000)",
+    )
     imp.add_argument("--no-progress", dest="progress", action="store_false")
     imp.add_argument("--embedding-model", dest="embedding_model")
     _embedding_runtime(imp)
     _fulltext_analyzer(imp)
 
-    mnt = sub.add_parser("maintain", help="maintain the knowledge graph: prune (decay, weak edges), merge "
-                                          "near-duplicates, validate, orphans; a dry run unless --apply")
+    mnt = sub.add_parser(
+        "maintain",
+        help="maintain the knowledge graph: prune (decay, weak edges), merge "
+        "near-duplicates, validate, orphans; a dry run unless --apply",
+    )
     _common(mnt)
-    mnt.add_argument("--apply", action="store_true",
-                     help="apply the changes (committed per batch); without it nothing is changed")
-    mnt.add_argument("--actions", type=_actions, default=None,
-                     help="comma-separated: prune,merge,validate,orphans (default: all)")
+    mnt.add_argument(
+        "--apply",
+        action="store_true",
+        help="apply the changes (committed per batch); without it nothing is changed",
+    )
+    mnt.add_argument(
+        "--actions",
+        type=_actions,
+        default=None,
+        help="comma-separated: prune,merge,validate,orphans (default: all)",
+    )
     mnt.add_argument("--batch-size", dest="batch_size", type=_positive, default=2000)
-    mnt.add_argument("--min-similarity", dest="min_similarity", type=_similarity, default=None,
-                     help="merge: cosine similarity a pair needs, 0.5 to 1.0 (default 0.9)")
+    mnt.add_argument(
+        "--min-similarity",
+        dest="min_similarity",
+        type=_similarity,
+        default=None,
+        help="merge: cosine similarity a pair needs, 0.5 to 1.0 (default 0.9)",
+    )
     mnt.add_argument("--no-progress", dest="progress", action="store_false")
 
-    hook = sub.add_parser("hook", help="agent lifecycle hook: reads the hook's JSON on stdin, prints what "
-                                       "Claude Code reads (text or a JSON decision); always exits 0")
+    hook = sub.add_parser(
+        "hook",
+        help="agent lifecycle hook: reads the hook's JSON on stdin, prints what "
+        "Claude Code reads (text or a JSON decision); always exits 0",
+    )
     _common(hook)
     hook.add_argument("hook", choices=HOOKS)
 
     skills = sub.add_parser("import-skills", help="import skill markdown files under DIR as knowledge")
     _common(skills)
     skills.add_argument("directory", type=Path)
-    skills.add_argument("--type", dest="knowledge_type", default=None,
-                        help="knowledge type of sections whose headings and path name none (default observation)")
-    skills.add_argument("--trust", default="pattern",
-                        help="pattern or inference (default pattern; principle needs an expert's quote, which a "
-                             "file does not carry)")
+    skills.add_argument(
+        "--type",
+        dest="knowledge_type",
+        default=None,
+        help="knowledge type of sections whose headings and path name none (default observation)",
+    )
+    skills.add_argument(
+        "--trust",
+        default="pattern",
+        help="pattern or inference (default pattern; principle needs an expert's quote, which a "
+        "file does not carry)",
+    )
     skills.add_argument("--category", default="creative", help="fundamental or creative (default creative)")
     skills.add_argument("--batch-size", dest="batch_size", type=_positive, default=200)
     skills.add_argument("--no-progress", dest="progress", action="store_false")
@@ -173,7 +256,9 @@ def _actions(value: str) -> list[str]:
     actions = [a.strip() for a in value.split(",") if a.strip()]
     bad = [a for a in actions if a not in ACTIONS]
     if bad or not actions:
-        raise argparse.ArgumentTypeError(f"must be a comma-separated list of {', '.join(ACTIONS)}; got {value!r}")
+        raise argparse.ArgumentTypeError(
+            f"must be a comma-separated list of {', '.join(ACTIONS)}; got {value!r}"
+        )
     return list(dict.fromkeys(actions))
 
 
@@ -208,8 +293,12 @@ def _settings(args: argparse.Namespace) -> Settings:
 
     batch = getattr(args, "batch_size", None)
     if args.command in ("import", "import-skills") and batch is not None and batch > settings.max_batch_items:
-        raise SettingError("--batch-size", repr(str(batch)), f"an integer from 1 to {settings.max_batch_items} "
-                           "(KG_NEO4J_MAX_BATCH_ITEMS)", from_flag=True)
+        raise SettingError(
+            "--batch-size",
+            repr(str(batch)),
+            f"an integer from 1 to {settings.max_batch_items} (KG_NEO4J_MAX_BATCH_ITEMS)",
+            from_flag=True,
+        )
     if args.command == "import-skills":  # name the flag, not only the field (the rules live in skills)
         from kg_neo4j.skills import check_import_labels
 
@@ -227,8 +316,12 @@ def _settings(args: argparse.Namespace) -> Settings:
         except KgError as exc:
             name, from_flag = source("embedding_model")
             why = str(exc).removeprefix(f"embedding model {settings.embedding_model!r} ")
-            raise SettingError(name, repr(settings.embedding_model), f"a model this machine has (this one {why})",
-                               from_flag=from_flag) from exc
+            raise SettingError(
+                name,
+                repr(settings.embedding_model),
+                f"a model this machine has (this one {why})",
+                from_flag=from_flag,
+            ) from exc
         if info is not None and settings.embedding_runtime == "numpy":
             from kg_neo4j.embeddings.numpy_support import Unsupported, check_model
 
@@ -236,12 +329,20 @@ def _settings(args: argparse.Namespace) -> Settings:
                 check_model(info.path)
             except Unsupported as exc:
                 name, from_flag = source("embedding_runtime")
-                raise SettingError(name, "'numpy'", f"a runtime that can run the model {info.name!r} "
-                                   f"(numpy cannot: {exc}; use auto or sentence-transformers)",
-                                   from_flag=from_flag) from exc
+                raise SettingError(
+                    name,
+                    "'numpy'",
+                    f"a runtime that can run the model {info.name!r} "
+                    f"(numpy cannot: {exc}; use auto or sentence-transformers)",
+                    from_flag=from_flag,
+                ) from exc
     if settings.local_bolt_port == settings.local_http_port:
-        raise SettingError(env_name("local_bolt_port"), repr(str(settings.local_bolt_port)),
-                           f"a port other than {env_name('local_http_port')}'s ({settings.local_http_port})", from_flag=False)
+        raise SettingError(
+            env_name("local_bolt_port"),
+            repr(str(settings.local_bolt_port)),
+            f"a port other than {env_name('local_http_port')}'s ({settings.local_http_port})",
+            from_flag=False,
+        )
     # The local server's version, sizes and retention are checked where they are used; check them
     # now so that a bad value stops every command, not only those that start or find that server.
     from kg_neo4j.localdb import LocalNeo4j
@@ -256,17 +357,23 @@ def _check_dir(directory: Path, name: str, from_flag: bool) -> None:
     try:
         os.listdir(directory)
     except OSError as exc:
-        raise SettingError(name, repr(str(directory)), f"an existing directory this user can read ({exc.strerror})",
-                           from_flag=from_flag) from exc
+        raise SettingError(
+            name,
+            repr(str(directory)),
+            f"an existing directory this user can read ({exc.strerror})",
+            from_flag=from_flag,
+        ) from exc
 
 
 def _setup_logging(level: str) -> None:
-    logging.basicConfig(stream=sys.stderr, level=level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     logging.getLogger("neo4j").setLevel(logging.WARNING)
     # the driver logs this just before raising it (ServiceUnavailable), which we report: one line, not two
     logging.getLogger("neo4j.pool").addFilter(
-        lambda record: record.getMessage() != "Unable to retrieve routing information")
+        lambda record: record.getMessage() != "Unable to retrieve routing information"
+    )
     logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
@@ -313,8 +420,10 @@ def _report(exc: BaseException, command: str, settings: Settings | None) -> int:
         _say(f"{prefix}{exc}")
         return 2
     if getattr(exc, "code", None) == "Neo.ClientError.Database.DatabaseNotFound" and settings is not None:
-        _say(f"{prefix}Neo4j has no database {settings.neo4j_database!r}: set NEO4J_DATABASE to one "
-             "that exists (SHOW DATABASES lists them)")
+        _say(
+            f"{prefix}Neo4j has no database {settings.neo4j_database!r}: set NEO4J_DATABASE to one "
+            "that exists (SHOW DATABASES lists them)"
+        )
         return 2
     log.debug("unexpected error", exc_info=exc)
     _say(f"{prefix}{type(exc).__name__}: {exc} (KG_NEO4J_LOG_LEVEL=DEBUG shows the traceback)")

@@ -53,7 +53,9 @@ def default_cypher_dir() -> Traversable:
     checkout = Path(__file__).resolve().parent.parent / "cypher"
     if checkout.is_dir():
         return checkout
-    raise CypherFileError(f"no Cypher statements: neither {packaged} (installed) nor {checkout} (checkout) exists")
+    raise CypherFileError(
+        f"no Cypher statements: neither {packaged} (installed) nor {checkout} (checkout) exists"
+    )
 
 
 def parse_file(path: Traversable) -> list[Statement]:
@@ -67,7 +69,9 @@ def parse_file(path: Traversable) -> list[Statement]:
             return
         text = "\n".join(body).strip()
         if not text:
-            raise CypherFileError(f"{path}:{current['line']}: statement {current['name']!r} has no Cypher body")
+            raise CypherFileError(
+                f"{path}:{current['line']}: statement {current['name']!r} has no Cypher body"
+            )
         if text.endswith(";"):
             text = text[:-1].rstrip()
         statements.append(
@@ -86,14 +90,18 @@ def parse_file(path: Traversable) -> list[Statement]:
                 raise CypherFileError(f"{path}:{lineno}: bad statement name {name!r} (use lower_snake_case)")
             doc_line = lines[i + 1].strip() if i + 1 < len(lines) else ""
             if not doc_line.startswith("//") or _HEADER.match(doc_line) or not doc_line.lstrip("/").strip():
-                raise CypherFileError(f"{path}:{lineno + 1}: statement {name!r} needs a one-line // comment after its header")
+                raise CypherFileError(
+                    f"{path}:{lineno + 1}: statement {name!r} needs a one-line // comment after its header"
+                )
             current = {"name": name, "doc": doc_line.lstrip("/").strip(), "line": lineno}
             body = []
             i += 2
             continue
         if current is None:
             if raw.strip() and not raw.strip().startswith("//"):
-                raise CypherFileError(f"{path}:{lineno}: Cypher outside a named block (start blocks with '// name: ...')")
+                raise CypherFileError(
+                    f"{path}:{lineno}: Cypher outside a named block (start blocks with '// name: ...')"
+                )
         else:
             body.append(raw)
         i += 1

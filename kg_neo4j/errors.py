@@ -28,9 +28,12 @@ class ConflictError(ValidationError):
 class NotFoundError(KgError):
     """A named thing that must exist does not, e.g. ``NotFoundError("entity", "Bob")``."""
 
-    def __init__(self, kind: str, name: str, message: str | None = None, *, suggestions: tuple[str, ...] = ()
-                 ) -> None:
-        super().__init__(message or f"{kind.capitalize()} with name {name} not found", suggestions=suggestions)
+    def __init__(
+        self, kind: str, name: str, message: str | None = None, *, suggestions: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(
+            message or f"{kind.capitalize()} with name {name} not found", suggestions=suggestions
+        )
         self.kind = kind
         self.name = name
 
@@ -54,11 +57,15 @@ class Neo4jUnavailableError(KgError):
 class SettingError(ConfigError):
     """A setting with a bad value: names its environment variable or flag, the value and what is allowed."""
 
-    def __init__(self, source: str, shown: str, allowed: str, *, from_flag: bool, more: list[str] | None = None
-                 ) -> None:
+    def __init__(
+        self, source: str, shown: str, allowed: str, *, from_flag: bool, more: list[str] | None = None
+    ) -> None:
         # argparse's own wording for a flag ("argument --port: ..."), shell-like for a variable
-        first = f"argument {source}: must be {allowed}; got {shown}" if from_flag else \
-            f"{source} must be {allowed}; got {shown}"
+        first = (
+            f"argument {source}: must be {allowed}; got {shown}"
+            if from_flag
+            else f"{source} must be {allowed}; got {shown}"
+        )
         super().__init__("; also ".join([first, *(more or [])]))
         self.source = source
         self.from_flag = from_flag

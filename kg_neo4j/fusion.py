@@ -65,7 +65,9 @@ class FusionWeights:
     entity: float = 0.5
     mention: float = 0.3  # share of the top score added to observations of entities named in the question
     context: float = 0.2  # share of the previous observation's score (same entity) an observation gets
-    proximity: float = 0.05  # share of the top score, times relation weight, for neighbours of strong entities
+    proximity: float = (
+        0.05  # share of the top score, times relation weight, for neighbours of strong entities
+    )
     prior: float = 0.1  # share of the top score, times the [0, 1] prior (memory score), added
     strong_entities: int = 3
     turn_context: float = 0.5  # share of the top score, times the min-max turn-context cosine (re-rank)
@@ -130,8 +132,9 @@ def score_channels(
             norm = (float(h["score"]) - lo) / span
             hit = hits.get(key)
             if hit is None:
-                hit = hits[key] = Hit(h["name"], h["entityType"], h.get("observation"), h.get("seq"),
-                                      oid=h.get("oid"))
+                hit = hits[key] = Hit(
+                    h["name"], h["entityType"], h.get("observation"), h.get("seq"), oid=h.get("oid")
+                )
             hit.channels[channel] = round(norm, 6)
             hit.score += w * norm
 
@@ -187,8 +190,9 @@ def turn_context(own: float, prev: float | None, pair: float | None) -> float:
     return (own + prev) / norm if norm > 1e-6 else own
 
 
-def rerank_by_context(hits: Hits, head: Sequence[Hit], context: Mapping[str, float],
-                      weights: FusionWeights) -> None:
+def rerank_by_context(
+    hits: Hits, head: Sequence[Hit], context: Mapping[str, float], weights: FusionWeights
+) -> None:
     """Phase 1b: add to each hit of ``head`` (``rerank_head``) ``turn_context`` x the best score so
     far (mention and context bonuses included) x its turn-context cosine min-maxed over the head
     (``context``: element id -> cosine; a hit without one gets nothing).  Changes the hits."""
@@ -216,12 +220,20 @@ def _best_by_entity(hits: Hits) -> dict[str, float]:
 def strong_entities(hits: Hits, mentions: Sequence[str], weights: FusionWeights) -> set[str]:
     """The entities whose neighbours get the proximity bonus: the best few, plus those named."""
     best = _best_by_entity(hits)
-    return {n for n, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[: weights.strong_entities]} \
-        | set(mentions)
+    return {
+        n for n, _ in sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[: weights.strong_entities]
+    } | set(mentions)
 
 
-def pool(hits: Hits, top: float, *, mentions: Sequence[str], prior: Mapping[str, float] | None,
-         weights: FusionWeights, limit: int) -> list[str]:
+def pool(
+    hits: Hits,
+    top: float,
+    *,
+    mentions: Sequence[str],
+    prior: Mapping[str, float] | None,
+    weights: FusionWeights,
+    limit: int,
+) -> list[str]:
     """The entities whose graph surroundings ``finish`` needs, best first: the strong ones and the
     ``limit`` best by score plus prior (the answer's likely entities), then those named."""
     best = _best_by_entity(hits)
@@ -270,7 +282,9 @@ def finish(
             if allowed is not None and types.get(other, "") not in allowed:
                 continue
             if (other, None) not in hits:
-                hits[(other, None)] = Hit(other, types.get(other, ""), None, None, score=b, channels={"graph": 1.0})
+                hits[(other, None)] = Hit(
+                    other, types.get(other, ""), None, None, score=b, channels={"graph": 1.0}
+                )
 
     if prior and weights.prior:
         for hit in hits.values():
@@ -281,4 +295,3 @@ def finish(
 
     ordered = sorted(hits.values(), key=_rank_key)
     return ordered[:limit]
-

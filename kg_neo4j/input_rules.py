@@ -19,7 +19,6 @@ MAX_OBSERVATIONS_PER_CALL = 100_000
 MAX_QUERY_CHARS = 1024
 
 
-
 def _no_blank(v: str, what: str = "the text") -> str:
     if not v.strip():
         raise ValueError(f"{what} must not be empty or only whitespace")
@@ -31,8 +30,9 @@ NotBlank = AfterValidator(_no_blank)
 
 Name = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_NAME_CHARS), NotBlank]
 EntityType = Annotated[str, StringConstraints(strict=True, max_length=MAX_TYPE_CHARS)]
-RelationType = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_RELATION_TYPE_CHARS),
-                         NotBlank]
+RelationType = Annotated[
+    str, StringConstraints(strict=True, min_length=1, max_length=MAX_RELATION_TYPE_CHARS), NotBlank
+]
 ObservationText = Annotated[str, StringConstraints(strict=True, max_length=MAX_OBSERVATION_CHARS)]
 #: A name to look up (open_nodes): any string within the name limit; the reference accepts even "".
 LookupName = Annotated[str, StringConstraints(strict=True, max_length=MAX_NAME_CHARS)]

@@ -43,7 +43,6 @@ class EntityIn(StrictInput):
     observations: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
 
 
-
 class RelationIn(StrictInput):
     from_: Name = Field(alias="from")
     to: Name
@@ -114,11 +113,9 @@ class ObservationAdd(StrictInput):
     contents: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
 
 
-
 class ObservationDelete(StrictInput):
     entityName: Name
     observations: list[ObservationText] = Field(max_length=MAX_OBSERVATIONS_PER_ITEM)
-
 
 
 # --- outputs ------------------------------------------------------------------
@@ -156,7 +153,9 @@ class KnowledgeFacts(BaseModel):
     """What a knowledge entity is, shown where search_memory and traverse_graph return it (spec 004:
     trust stays visible when knowledge is used).  README "Knowledge layer", "Trust at recall"."""
 
-    trust: str = Field(description="principle (the expert's), pattern (observed) or inference (the agent's own idea)")
+    trust: str = Field(
+        description="principle (the expert's), pattern (observed) or inference (the agent's own idea)"
+    )
     level: int = Field(description="memory level: 1 new, 2 verifying, 3 consolidated, 4 core")
     quote: str | None = Field(default=None, description="the expert's exact words, if any")
     retention: float = Field(description="R in [0, 1] at the read's moment (asOf when given)")
@@ -165,8 +164,11 @@ class KnowledgeFacts(BaseModel):
 
 def _knowledge_field() -> Any:
     # Omitted (not null) for entities that are not knowledge, so answers about a plain graph keep their shape.
-    return Field(default=None, exclude_if=lambda v: v is None,
-                 description="Only for knowledge entities (spec 004): trust, level, quote, retention, fading")
+    return Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="Only for knowledge entities (spec 004): trust, level, quote, retention, fading",
+    )
 
 
 class TraversalEntity(Entity):
@@ -221,8 +223,12 @@ MAX_SEARCH_LIMIT = 100
 
 
 class SearchMemoryIn(StrictInput):
-    query: Annotated[str, NotBlank] = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to recall, in your own words")
-    limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT, description="At most this many hits (default 10)")
+    query: Annotated[str, NotBlank] = Field(
+        min_length=1, max_length=MAX_QUERY_CHARS, description="What to recall, in your own words"
+    )
+    limit: int = Field(
+        default=10, ge=1, le=MAX_SEARCH_LIMIT, description="At most this many hits (default 10)"
+    )
     entityTypes: list[EntityType] | None = Field(
         default=None, max_length=100, description="Only hits on entities of these types"
     )
@@ -249,7 +255,9 @@ class SearchResult(BaseModel):
     hits: list[SearchHit]
     entities: list[SearchEntity]
     relations: list[RelationFull]
-    mode: str = Field(description="'hybrid' (vector + fulltext + graph) or 'fulltext+graph' (no embedding model)")
+    mode: str = Field(
+        description="'hybrid' (vector + fulltext + graph) or 'fulltext+graph' (no embedding model)"
+    )
 
 
 # --- the knowledge layer (docs/knowledge-model.md) -------------------------------------------------
@@ -258,24 +266,40 @@ class SearchResult(BaseModel):
 MAX_KNOWLEDGE_LIST = 500
 MAX_EXPERIENCE_ITEMS = 100  # steps, decisions
 MAX_SESSION_CHARS = 255
-SessionId = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_SESSION_CHARS), NotBlank]
-Content = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_OBSERVATION_CHARS), NotBlank]
+SessionId = Annotated[
+    str, StringConstraints(strict=True, min_length=1, max_length=MAX_SESSION_CHARS), NotBlank
+]
+Content = Annotated[
+    str, StringConstraints(strict=True, min_length=1, max_length=MAX_OBSERVATION_CHARS), NotBlank
+]
 Quote = Annotated[str, StringConstraints(strict=True, max_length=MAX_OBSERVATION_CHARS)]
 Source = Annotated[str, StringConstraints(strict=True, max_length=MAX_NAME_CHARS)]
 
 
 class KnowledgeIn(StrictInput):
-    name: Name = Field(description="Unique name of the knowledge (case-sensitive), e.g. 'Run migrations before deploy'")
+    name: Name = Field(
+        description="Unique name of the knowledge (case-sensitive), e.g. 'Run migrations before deploy'"
+    )
     content: Content = Field(description="The knowledge itself, in full")
     type: KnowledgeType = Field(description="rule, procedure, observation, insight, core or preference")
-    trust: Trust = Field(description="Who says so: principle (taught by the expert; needs quote), pattern "
-                                     "(observed), inference (your own idea)")
-    category: Category = Field(default=Category.CREATIVE, description="fundamental (has a right answer; never "
-                               "decays) or creative (a choice; decays unless used). Default creative")
-    quote: Quote | None = Field(default=None, description="The expert's exact words (required for a principle)")
-    source: Source | None = Field(default=None, description="Where it came from: 'teacher', a session id, a file")
-    sessionId: SessionId | None = Field(default=None, description="Session to record (default: this MCP session)")
-
+    trust: Trust = Field(
+        description="Who says so: principle (taught by the expert; needs quote), pattern "
+        "(observed), inference (your own idea)"
+    )
+    category: Category = Field(
+        default=Category.CREATIVE,
+        description="fundamental (has a right answer; never "
+        "decays) or creative (a choice; decays unless used). Default creative",
+    )
+    quote: Quote | None = Field(
+        default=None, description="The expert's exact words (required for a principle)"
+    )
+    source: Source | None = Field(
+        default=None, description="Where it came from: 'teacher', a session id, a file"
+    )
+    sessionId: SessionId | None = Field(
+        default=None, description="Session to record (default: this MCP session)"
+    )
 
 
 class SimilarKnowledge(BaseModel):
@@ -292,14 +316,17 @@ class StoredKnowledge(BaseModel):
     memoryLevel: int
     similar: list[SimilarKnowledge] = Field(
         default_factory=list,
-        description="Existing knowledge close to this one: candidates for connect_knowledge (or a duplicate)")
+        description="Existing knowledge close to this one: candidates for connect_knowledge (or a duplicate)",
+    )
 
 
 class ConnectIn(StrictInput):
     from_: Name = Field(alias="from", description="Knowledge the edge starts from")
     to: Name = Field(description="Knowledge (or any entity) the edge points to")
-    relationType: EdgeType = Field(description="must_precede, requires_reading, refines, contradicts, reason_for, "
-                                               "causes, implies, aligns_to, tends_to or observed_in")
+    relationType: EdgeType = Field(
+        description="must_precede, requires_reading, refines, contradicts, reason_for, "
+        "causes, implies, aligns_to, tends_to or observed_in"
+    )
     reasoning: Quote | None = Field(default=None, description="Why the edge holds")
     weight: float = Field(default=1.0, ge=0.0, le=1.0, description="Strength in [0, 1] (default 1)")
     source: Source | None = None
@@ -316,14 +343,19 @@ class KnowledgeUpdate(StrictInput):
     content: Content | None = None
     type: KnowledgeType | None = None
     category: Category | None = None
-    trust: Trust | None = Field(default=None, description="A higher trust needs expertConfirmed (and a quote for "
-                                                          "principle); trust never upgrades by itself")
+    trust: Trust | None = Field(
+        default=None,
+        description="A higher trust needs expertConfirmed (and a quote for "
+        "principle); trust never upgrades by itself",
+    )
     quote: Quote | None = None
     source: Source | None = None
     expertConfirmed: bool = Field(default=False, description="The expert explicitly confirmed this knowledge")
     feedback: Literal["applied", "corrected"] | None = Field(
-        default=None, description="Record an access of this grade: applied (used without correction, grows "
-        "stability most) or corrected (the expert corrected it, shrinks stability)")
+        default=None,
+        description="Record an access of this grade: applied (used without correction, grows "
+        "stability most) or corrected (the expert corrected it, shrinks stability)",
+    )
     sessionId: SessionId | None = None
 
 
@@ -356,7 +388,6 @@ class ExperienceIn(StrictInput):
     outcome: Content = Field(description="What came of it")
     success: bool | None = Field(default=None, description="Whether it went well")
     sessionId: SessionId | None = None
-
 
 
 class Experience(BaseModel):

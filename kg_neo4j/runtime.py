@@ -72,27 +72,42 @@ class Opened:
         if "graph" not in self._stores:
             from kg_neo4j.store import GraphStore
 
-            self._stores["graph"] = GraphStore(self.driver, database=self.database, namespace=self.namespace,
-                                               clock=self.clock, max_answer_bytes=self.settings.max_answer_bytes,
-                                               embedder=self.embedder, text_index=self.text_index)
+            self._stores["graph"] = GraphStore(
+                self.driver,
+                database=self.database,
+                namespace=self.namespace,
+                clock=self.clock,
+                max_answer_bytes=self.settings.max_answer_bytes,
+                embedder=self.embedder,
+                text_index=self.text_index,
+            )
         store: GraphStore = self._stores["graph"]
         return store
 
     def transfer_store(self) -> TransferStore:
         from kg_neo4j.store.transfer import TransferStore
 
-        return TransferStore(self.driver, self.database, self.namespace, self.clock or SystemClock(), self.embedder,
-                             text_index=self.text_index)
+        return TransferStore(
+            self.driver,
+            self.database,
+            self.namespace,
+            self.clock or SystemClock(),
+            self.embedder,
+            text_index=self.text_index,
+        )
 
     def maintenance_store(self) -> MaintenanceStore:
         from kg_neo4j.store.maintenance import MaintenanceStore
 
-        return MaintenanceStore(self.driver, database=self.database, namespace=self.namespace, clock=self.clock)
+        return MaintenanceStore(
+            self.driver, database=self.database, namespace=self.namespace, clock=self.clock
+        )
 
 
 @contextlib.asynccontextmanager
-async def open_runtime(settings: Settings, *, bootstrap: Bootstrap = "full", embedder: bool = False,
-                       clock: Clock | None = None) -> AsyncIterator[Opened]:
+async def open_runtime(
+    settings: Settings, *, bootstrap: Bootstrap = "full", embedder: bool = False, clock: Clock | None = None
+) -> AsyncIterator[Opened]:
     """Connect to Neo4j (a clear error when it does not answer), bootstrap as asked, yield, close.
 
     With ``embedder``, the configured model (if not 'none') starts loading in the background
@@ -113,7 +128,9 @@ async def open_runtime(settings: Settings, *, bootstrap: Bootstrap = "full", emb
     text_index = TextCatchUp(driver, conn.database, auto=True)
     try:
         if bootstrap == "full":
-            await run_bootstrap(driver, conn.database, clock, model, fulltext_analyzer=settings.fulltext_analyzer)
+            await run_bootstrap(
+                driver, conn.database, clock, model, fulltext_analyzer=settings.fulltext_analyzer
+            )
             text_index.poke()  # what a stopped process left pending (store/text_catch_up.py)
         elif bootstrap == "schema":
             await run_bootstrap(driver, conn.database, clock)
@@ -139,8 +156,12 @@ def hook_driver(settings: Settings, timeout: float) -> tuple[Any, Connection]:
     from kg_neo4j.store.connection import resolve_connection
 
     conn = resolve_connection(settings)
-    driver = AsyncGraphDatabase.driver(conn.uri, auth=(conn.username, conn.password),
-                                       connection_timeout=timeout, connection_acquisition_timeout=timeout,
-                                       max_transaction_retry_time=0.0, notifications_min_severity="OFF")
+    driver = AsyncGraphDatabase.driver(
+        conn.uri,
+        auth=(conn.username, conn.password),
+        connection_timeout=timeout,
+        connection_acquisition_timeout=timeout,
+        max_transaction_retry_time=0.0,
+        notifications_min_severity="OFF",
+    )
     return driver, conn
-

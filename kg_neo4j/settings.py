@@ -32,8 +32,15 @@ MAX_NAMESPACE_CHARS = 255
 #: URI schemes of the Bolt driver (the driver's ``http(s)`` preview needs extras we do not ship).
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 #: Levels both Python's logging and uvicorn know (any case); WARN and FATAL are read as WARNING and CRITICAL.
-LOG_LEVELS = {"DEBUG": "DEBUG", "INFO": "INFO", "WARNING": "WARNING", "WARN": "WARNING", "ERROR": "ERROR",
-              "CRITICAL": "CRITICAL", "FATAL": "CRITICAL"}
+LOG_LEVELS = {
+    "DEBUG": "DEBUG",
+    "INFO": "INFO",
+    "WARNING": "WARNING",
+    "WARN": "WARNING",
+    "ERROR": "ERROR",
+    "CRITICAL": "CRITICAL",
+    "FATAL": "CRITICAL",
+}
 #: A browser ``Origin`` header: scheme://host[:port], nothing after (the HTTP guard compares whole strings).
 _ORIGIN_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]+")
 
@@ -45,7 +52,7 @@ Positive = Annotated[int, Field(ge=1)]
 #: What each checked setting must be (the end of "X must be ...; got 'v'").
 ALLOWED: dict[str, str] = {
     "neo4j_uri": f"a {', '.join(s + '://' for s in NEO4J_SCHEMES)} URI with a host (port 1-65535), no user:password@ "
-                 "(they go in NEO4J_USERNAME / NEO4J_PASSWORD), and a ?query only after neo4j schemes",
+    "(they go in NEO4J_USERNAME / NEO4J_PASSWORD), and a ?query only after neo4j schemes",
     "namespace": f"a non-empty string of at most {MAX_NAMESPACE_CHARS} characters",
     "transport": "one of stdio, http",
     "tools": f"one of {', '.join(PROFILES)}",
@@ -56,7 +63,7 @@ ALLOWED: dict[str, str] = {
     "hook_corrections": "true or false",
     "hook_guard_tools": "a comma-separated list of tool names (e.g. Edit,Write,Bash; * for every tool)",
     "hook_search_url": "the http(s) URL of a running `kg-neo4j serve --transport http` endpoint, "
-                       "e.g. http://127.0.0.1:8000/mcp",
+    "e.g. http://127.0.0.1:8000/mcp",
     "max_answer_bytes": "an integer >= 1",
     "max_batch_items": "an integer >= 1",
     "local_bolt_port": "an integer from 1 to 65535",
@@ -64,7 +71,7 @@ ALLOWED: dict[str, str] = {
     "local_guide_port": "an integer from 1 to 65535",
     "embedding_runtime": "one of auto, numpy, sentence-transformers",
     "fulltext_analyzer": "the name of a Neo4j fulltext analyzer (e.g. english, standard-no-stop-words, cjk, german; "
-                         "the server checks it against db.index.fulltext.listAvailableAnalyzers())",
+    "the server checks it against db.index.fulltext.listAvailableAnalyzers())",
     "log_level": "one of DEBUG, INFO, WARNING, ERROR, CRITICAL (any case)",
 }
 #: Never echoed in an error.
@@ -89,7 +96,9 @@ class Settings(BaseSettings):
     neo4j_password: str | None = Field(
         default=None, validation_alias=AliasChoices("NEO4J_PASSWORD", "neo4j_password")
     )
-    neo4j_database: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database"))
+    neo4j_database: str = Field(
+        default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database")
+    )
 
     # --- what the server exposes ---
     namespace: str = "default"
@@ -167,8 +176,13 @@ class Settings(BaseSettings):
             raise ValueError(f"bad URI: {exc}") from exc
         scheme = parts.scheme.lower()
         # the driver refuses (with a traceback) userinfo, and a routing ?query on a direct bolt URI
-        if (scheme not in NEO4J_SCHEMES or not parts.hostname or port == 0 or "@" in parts.netloc
-                or (parts.query and scheme.startswith("bolt"))):
+        if (
+            scheme not in NEO4J_SCHEMES
+            or not parts.hostname
+            or port == 0
+            or "@" in parts.netloc
+            or (parts.query and scheme.startswith("bolt"))
+        ):
             raise ValueError("not a Neo4j Bolt URI the driver accepts")
         return v
 
@@ -176,7 +190,9 @@ class Settings(BaseSettings):
     @classmethod
     def _check_namespace(cls, v: str) -> str:
         if not v or len(v) > MAX_NAMESPACE_CHARS:
-            raise ValueError(f"namespace must be a non-empty string of at most {MAX_NAMESPACE_CHARS} characters")
+            raise ValueError(
+                f"namespace must be a non-empty string of at most {MAX_NAMESPACE_CHARS} characters"
+            )
         return v
 
     @field_validator("tools")
@@ -256,21 +272,31 @@ def load(overrides: Mapping[str, object], flags: Mapping[str, str]) -> Settings:
 def env_name(field: str) -> str:
     """The environment variable a field was read from (as spelt there), else its first name."""
     alias = Settings.model_fields[field].validation_alias
-    names = [c for c in alias.choices if isinstance(c, str) and c.isupper()] if isinstance(
-        alias, AliasChoices) else [f"KG_NEO4J_{field.upper()}"]
+    names = (
+        [c for c in alias.choices if isinstance(c, str) and c.isupper()]
+        if isinstance(alias, AliasChoices)
+        else [f"KG_NEO4J_{field.upper()}"]
+    )
     present = {k.upper(): k for k in os.environ}  # pydantic-settings matches names case-insensitively
     return next((present[n] for n in names if n in present), names[0])
 
 
-def _setting_error(exc: pydantic.ValidationError, given: Mapping[str, object],
-                   flags: Mapping[str, str]) -> SettingError:
+def _setting_error(
+    exc: pydantic.ValidationError, given: Mapping[str, object], flags: Mapping[str, str]
+) -> SettingError:
     problems: list[tuple[str, str, str, bool]] = []
     for err in exc.errors():
         field = str(err["loc"][0]) if err["loc"] else ""
         if field not in Settings.model_fields:  # loc is an alias (e.g. NEO4J_URI): find its field
-            field = next((f for f, info in Settings.model_fields.items()
-                          if isinstance(info.validation_alias, AliasChoices)
-                          and field in info.validation_alias.choices), field)
+            field = next(
+                (
+                    f
+                    for f, info in Settings.model_fields.items()
+                    if isinstance(info.validation_alias, AliasChoices)
+                    and field in info.validation_alias.choices
+                ),
+                field,
+            )
         from_flag = field in given
         if from_flag:
             source = flags.get(field, f"--{field.replace('_', '-')}")
@@ -280,15 +306,23 @@ def _setting_error(exc: pydantic.ValidationError, given: Mapping[str, object],
         if field in _SECRETS:
             shown = "(hidden)"
         else:  # a password inside a URI is not echoed either
-            shown = _show(re.sub(r"://[^/@]*@", "://***@", raw) if field == "neo4j_uri" and isinstance(raw, str)
-                          else raw)
+            shown = _show(
+                re.sub(r"://[^/@]*@", "://***@", raw)
+                if field == "neo4j_uri" and isinstance(raw, str)
+                else raw
+            )
         allowed = ALLOWED.get(field) or str(err["msg"]).removeprefix("Value error, ")
         if any(p[0] == source for p in problems):
             continue  # one line per setting (a list can fail several times)
         problems.append((source, shown, allowed, from_flag))
     source, shown, allowed, from_flag = problems[0]
-    return SettingError(source, shown, allowed, from_flag=from_flag,
-                        more=[f"{s} must be {a}; got {v}" for s, v, a, _ in problems[1:]])
+    return SettingError(
+        source,
+        shown,
+        allowed,
+        from_flag=from_flag,
+        more=[f"{s} must be {a}; got {v}" for s, v, a, _ in problems[1:]],
+    )
 
 
 def _show(value: object, limit: int = 60) -> str:

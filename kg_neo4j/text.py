@@ -27,7 +27,7 @@ def question_grams(text: str) -> list[str]:
     Two tokenisations: word characters only ("john_smith", "new york") and
     whitespace-separated with outer punctuation and a possessive 's removed ("o'brien")."""
     lowered = text.lower()
-    spaced = [w.strip(".,;:!?\"()[]{}<>") for w in lowered.split()]
+    spaced = [w.strip('.,;:!?"()[]{}<>') for w in lowered.split()]
     spaced = [w[:-2] if w.endswith(("'s", "’s")) else w for w in spaced]
     grams: dict[str, None] = {}
     per_list = MAX_GRAMS // (2 * MAX_GRAM_WORDS)  # every tokenisation and length gets its share

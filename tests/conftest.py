@@ -42,8 +42,12 @@ class Neo4jInfo:
     source: str
 
     def env(self) -> dict[str, str]:
-        return {"NEO4J_URI": self.uri, "NEO4J_USERNAME": self.username, "NEO4J_PASSWORD": self.password,
-                "NEO4J_DATABASE": self.database}
+        return {
+            "NEO4J_URI": self.uri,
+            "NEO4J_USERNAME": self.username,
+            "NEO4J_PASSWORD": self.password,
+            "NEO4J_DATABASE": self.database,
+        }
 
 
 def _docker_answers() -> bool:
@@ -60,8 +64,13 @@ def _docker_answers() -> bool:
 def neo4j_info() -> Iterator[Neo4jInfo]:
     settings = Settings()
     if settings.neo4j_uri:
-        yield Neo4jInfo(settings.neo4j_uri, settings.neo4j_username or "neo4j", settings.neo4j_password or "",
-                        settings.neo4j_database, "NEO4J_URI")
+        yield Neo4jInfo(
+            settings.neo4j_uri,
+            settings.neo4j_username or "neo4j",
+            settings.neo4j_password or "",
+            settings.neo4j_database,
+            "NEO4J_URI",
+        )
         return
     if _docker_answers():
         from testcontainers.neo4j import Neo4jContainer
@@ -79,8 +88,9 @@ def neo4j_info() -> Iterator[Neo4jInfo]:
 
 @pytest.fixture(scope="session")
 def sync_driver(neo4j_info: Neo4jInfo) -> Iterator[Any]:
-    driver = GraphDatabase.driver(neo4j_info.uri, auth=(neo4j_info.username, neo4j_info.password),
-                                  notifications_min_severity="OFF")
+    driver = GraphDatabase.driver(
+        neo4j_info.uri, auth=(neo4j_info.username, neo4j_info.password), notifications_min_severity="OFF"
+    )
     driver.verify_connectivity()
     yield driver
     driver.close()
@@ -88,8 +98,9 @@ def sync_driver(neo4j_info: Neo4jInfo) -> Iterator[Any]:
 
 @pytest_asyncio.fixture(scope="session")
 async def driver(neo4j_info: Neo4jInfo) -> AsyncIterator[AsyncDriver]:
-    drv = AsyncGraphDatabase.driver(neo4j_info.uri, auth=(neo4j_info.username, neo4j_info.password),
-                                    notifications_min_severity="OFF")
+    drv = AsyncGraphDatabase.driver(
+        neo4j_info.uri, auth=(neo4j_info.username, neo4j_info.password), notifications_min_severity="OFF"
+    )
     await drv.verify_connectivity()
     await bootstrap(drv, neo4j_info.database)
     yield drv
@@ -132,8 +143,15 @@ def private_neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
     from kg_neo4j.localdb import LocalNeo4j
 
     home = tmp_path_factory.mktemp("neo4j-private")
-    db = LocalNeo4j(Settings(home=home, local_bolt_port=free_port(), local_http_port=free_port(),
-                             local_heap="512m", local_pagecache="256m"))
+    db = LocalNeo4j(
+        Settings(
+            home=home,
+            local_bolt_port=free_port(),
+            local_http_port=free_port(),
+            local_heap="512m",
+            local_pagecache="256m",
+        )
+    )
     db.start()
     try:
         uri, user, password = db.credentials()
@@ -149,8 +167,9 @@ def wipe_neo4j(info: Neo4jInfo) -> None:
         drv.execute_query("MATCH (n) DETACH DELETE n", database_=info.database)
         for rec in drv.execute_query("SHOW CONSTRAINTS YIELD name", database_=info.database).records:
             drv.execute_query("DROP CONSTRAINT $name IF EXISTS", name=rec["name"], database_=info.database)
-        for rec in drv.execute_query("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name",
-                                     database_=info.database).records:
+        for rec in drv.execute_query(
+            "SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name", database_=info.database
+        ).records:
             drv.execute_query("DROP INDEX $name IF EXISTS", name=rec["name"], database_=info.database)
 
 
@@ -166,14 +185,17 @@ def server_env(info: Neo4jInfo, **extra: str) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def stdio_session(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None,
-                        message_handler: Any = None) -> AsyncIterator[Any]:
+async def stdio_session(
+    info: Neo4jInfo, *args: str, env: dict[str, str] | None = None, message_handler: Any = None
+) -> AsyncIterator[Any]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(command=KG, args=["serve", *args], env=env or server_env(info))
-    async with stdio_client(params) as (read, write), \
-            ClientSession(read, write, message_handler=message_handler) as session:
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, message_handler=message_handler) as session,
+    ):
         await session.initialize()
         yield session
 
@@ -184,13 +206,17 @@ def http_server(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None) 
     port = free_port()
     proc = subprocess.Popen(
         [KG, "serve", "--transport", "http", "--port", str(port), *args],
-        env=env or server_env(info), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=env or server_env(info),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise RuntimeError(f"HTTP server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+                raise RuntimeError(
+                    f"HTTP server exited: {proc.stderr.read().decode() if proc.stderr else ''}"
+                )
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 break
             time.sleep(0.1)
@@ -206,15 +232,18 @@ def http_server(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None) 
 
 
 @contextlib.asynccontextmanager
-async def http_session(url: str, headers: dict[str, str] | None = None,
-                       message_handler: Any = None) -> AsyncIterator[Any]:
+async def http_session(
+    url: str, headers: dict[str, str] | None = None, message_handler: Any = None
+) -> AsyncIterator[Any]:
     import httpx2  # the MCP SDK 2.x client's HTTP library
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as client, \
-            streamable_http_client(f"{url}/mcp", http_client=client) as (read, write), \
-            ClientSession(read, write, message_handler=message_handler) as session:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as client,
+        streamable_http_client(f"{url}/mcp", http_client=client) as (read, write),
+        ClientSession(read, write, message_handler=message_handler) as session,
+    ):
         await session.initialize()
         yield session
 
@@ -248,10 +277,13 @@ def embedder() -> Any:
 
 
 @pytest_asyncio.fixture
-async def semantic_store(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock,
-                         embedder: Any) -> GraphStore:
+async def semantic_store(
+    driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock, embedder: Any
+) -> GraphStore:
     """A GraphStore that embeds, on a database whose vector indexes exist for the model."""
     from kg_neo4j.embeddings import resolve_model
 
     await bootstrap(driver, neo4j_info.database, model=resolve_model("all-MiniLM-L6-v2"))
-    return GraphStore(driver, database=neo4j_info.database, namespace=namespace, clock=clock, embedder=embedder)
+    return GraphStore(
+        driver, database=neo4j_info.database, namespace=namespace, clock=clock, embedder=embedder
+    )

@@ -23,19 +23,28 @@ def hook_env(info: Neo4jInfo, namespace: str, state: Path, **extra: str) -> dict
 
 
 def run_hook_cli(name: str, payload: dict[str, Any], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([KG, "hook", name], input=json.dumps(payload), env=env, capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [KG, "hook", name], input=json.dumps(payload), env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     return proc
 
 
 def prompt_payload(session: str, prompt: str, cwd: str = "/home/dev/shop") -> dict[str, Any]:
     """Claude Code's UserPromptSubmit input."""
-    return {"session_id": session, "transcript_path": f"/home/dev/.claude/projects/-home-dev-shop/{session}.jsonl",
-            "cwd": cwd, "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+    return {
+        "session_id": session,
+        "transcript_path": f"/home/dev/.claude/projects/-home-dev-shop/{session}.jsonl",
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
 
 
-async def store_knowledge(driver: AsyncDriver, info: Neo4jInfo, namespace: str, *items: dict[str, Any]) -> None:
+async def store_knowledge(
+    driver: AsyncDriver, info: Neo4jInfo, namespace: str, *items: dict[str, Any]
+) -> None:
     """Knowledge written through the real store (at the real time: the hooks run in a subprocess)."""
     graph = GraphStore(driver, database=info.database, namespace=namespace)
     await KnowledgeStore(graph).store([KnowledgeIn(**item) for item in items])
@@ -43,11 +52,19 @@ async def store_knowledge(driver: AsyncDriver, info: Neo4jInfo, namespace: str, 
 
 async def knowledge_node(driver: AsyncDriver, info: Neo4jInfo, namespace: str, name: str) -> dict[str, Any]:
     records, _, _ = await driver.execute_query(
-        "MATCH (k:Knowledge {namespace: $ns, name: $name}) RETURN properties(k) AS p", ns=namespace, name=name,
-        database_=info.database)
+        "MATCH (k:Knowledge {namespace: $ns, name: $name}) RETURN properties(k) AS p",
+        ns=namespace,
+        name=name,
+        database_=info.database,
+    )
     assert len(records) == 1, name
     return dict(records[0]["p"])
 
 
-DEPLOY = {"name": "Deploy checklist", "content": "run the database migrations before deploying",
-          "type": "procedure", "trust": "principle", "quote": "migrate, then deploy"}
+DEPLOY = {
+    "name": "Deploy checklist",
+    "content": "run the database migrations before deploying",
+    "type": "procedure",
+    "trust": "principle",
+    "quote": "migrate, then deploy",
+}

@@ -19,7 +19,11 @@ DELETE_MESSAGES = {
 }
 
 #: Where each write tool's list result sits in structuredContent (the text carries the bare list).
-LIST_WRAPPERS = {"create_entities": "entities", "create_relations": "relations", "add_observations": "results"}
+LIST_WRAPPERS = {
+    "create_entities": "entities",
+    "create_relations": "relations",
+    "add_observations": "results",
+}
 
 
 def dumps(obj: Any) -> str:
@@ -66,7 +70,9 @@ async def ok(session: Any, tool: str, args: dict[str, Any] | None = None) -> Any
     assert type_key_paths(data) == [], f"{tool}: 'type' key in {type_key_paths(data)}"
     wrapper = LIST_WRAPPERS.get(tool)
     if wrapper is not None:
-        assert result.structured_content.get(wrapper) == data, f"{tool}: structuredContent disagrees with text"
+        assert result.structured_content.get(wrapper) == data, (
+            f"{tool}: structuredContent disagrees with text"
+        )
     else:
         sc = {k: v for k, v in result.structured_content.items() if k in ("entities", "relations")}
         assert sc == {k: data[k] for k in ("entities", "relations")}, f"{tool}: structuredContent disagrees"
@@ -137,12 +143,19 @@ class RawStdio:
     def __init__(self, info: Any, namespace: str, *args: str) -> None:
         from conftest import KG, server_env
 
-        self.proc = subprocess.Popen([KG, "serve", "--namespace", namespace, *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env(info))
+        self.proc = subprocess.Popen(
+            [KG, "serve", "--namespace", namespace, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=server_env(info),
+        )
 
     def send(self, line: str | bytes) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write((line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line) + b"\n")
+        self.proc.stdin.write(
+            (line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line) + b"\n"
+        )
         self.proc.stdin.flush()
 
     def receive(self, timeout: float = 30) -> dict[str, Any]:

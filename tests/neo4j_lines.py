@@ -24,11 +24,19 @@ def cached_dist(version: str) -> Path:
     return cache.dist_dir
 
 
-def private_server(home: Path, version: str, bolt_port: int | None = None, http_port: int | None = None) -> LocalNeo4j:
+def private_server(
+    home: Path, version: str, bolt_port: int | None = None, http_port: int | None = None
+) -> LocalNeo4j:
     """A LocalNeo4j of ``version`` in ``home`` (not started); the same ports for the same home keep
     a restart under another version on the same data."""
-    settings = Settings(home=home, local_neo4j_version=version, local_bolt_port=bolt_port or free_port(),
-                        local_http_port=http_port or free_port(), local_heap="768m", local_pagecache="256m",
-                        local_tx_log_retention="100M size")
+    settings = Settings(
+        home=home,
+        local_neo4j_version=version,
+        local_bolt_port=bolt_port or free_port(),
+        local_http_port=http_port or free_port(),
+        local_heap="768m",
+        local_pagecache="256m",
+        local_tx_log_retention="100M size",
+    )
     cached_dist(version)  # LocalNeo4j.install then links these jars instead of downloading them
     return LocalNeo4j(settings)

@@ -25,12 +25,12 @@ def _graph_keys(relations: list[dict[str, str]]) -> list[tuple[str, str, str]]:
 async def _populate(s: Any) -> tuple[list[str], list[tuple[str, str, str]]]:
     """Write NAMES (with observations) and a ring of relations, in batches whose echo stays under CAP."""
     for i in range(0, len(NAMES), 5):
-        batch = [ent(n, "thing", [f"observation about {n}"]) for n in NAMES[i:i + 5]]
+        batch = [ent(n, "thing", [f"observation about {n}"]) for n in NAMES[i : i + 5]]
         await ok(s, "create_entities", {"entities": batch})
     ring = [rel(NAMES[i], NAMES[(i + 1) % len(NAMES)], "next") for i in range(len(NAMES))]
     ring.append(rel("Entity 00", "Nobody", "points_at"))  # to a name that is not an entity
     for i in range(0, len(ring), 10):
-        await ok(s, "create_relations", {"relations": ring[i:i + 10]})
+        await ok(s, "create_relations", {"relations": ring[i : i + 10]})
     return sorted(NAMES), _graph_keys(ring)
 
 
@@ -60,7 +60,9 @@ async def _page_all(s: Any, limit: int) -> tuple[list[str], list[tuple[str, str,
         assert pages <= len(NAMES) + 2, "paging does not end"
 
 
-async def test_over_the_cap_reads_fail_with_a_way_out_and_paging_gets_everything(transport, neo4j_info, namespace):
+async def test_over_the_cap_reads_fail_with_a_way_out_and_paging_gets_everything(
+    transport, neo4j_info, namespace
+):
     async with session(transport, neo4j_info, namespace, "--max-answer-bytes", str(CAP)) as s:
         names, relations = await _populate(s)
 
@@ -72,7 +74,9 @@ async def test_over_the_cap_reads_fail_with_a_way_out_and_paging_gets_everything
 
         # -- search_nodes whose answer is over the cap: isError too (never a truncated answer)
         message = await err(s, "search_nodes", {"query": "observation about"})
-        assert "limit" in message.lower() or "narrow" in message.lower() or "export" in message.lower(), message
+        assert "limit" in message.lower() or "narrow" in message.lower() or "export" in message.lower(), (
+            message
+        )
 
         # -- small answers still work under the cap
         small = await ok(s, "open_nodes", {"names": ["Zoë"]})
@@ -97,7 +101,9 @@ async def test_over_the_cap_reads_fail_with_a_way_out_and_paging_gets_everything
         assert "cursor" in await err(s, "read_graph", {"limit": 2, "cursor": "not-a-cursor!"})
 
 
-async def test_a_write_whose_echo_exceeds_the_cap_is_not_an_error_after_writing(transport, neo4j_info, namespace):
+async def test_a_write_whose_echo_exceeds_the_cap_is_not_an_error_after_writing(
+    transport, neo4j_info, namespace
+):
     """A create whose answer would exceed the cap must not report isError once the write is done
     (an error means "nothing was written" to the client, which would then retry or give up)."""
     big = [ent(f"Big {i:02d}", "thing", [f"a long enough observation number {i}"]) for i in range(40)]
@@ -132,7 +138,10 @@ async def test_reference_profile_read_graph_has_no_paging(transport, neo4j_info,
         text = text_of(result)
         assert not result.is_error, text
         graph = json.loads(text)
-        assert graph == {"entities": [ent("A"), ent("B"), ent("C")], "relations": [rel("A", "B"), rel("B", "C")]}
+        assert graph == {
+            "entities": [ent("A"), ent("B"), ent("C")],
+            "relations": [rel("A", "B"), rel("B", "C")],
+        }
         assert "nextCursor" not in (result.structured_content or {})
 
 

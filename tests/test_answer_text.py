@@ -13,8 +13,9 @@ import pytest
 from kg_neo4j.models import reference_text
 
 #: every control character, the characters JSON escapes, and a spread of non-ASCII ones
-ALPHABET = [chr(c) for c in range(0x80)] + [chr(c) for c in (0x85, 0xA0, 0xE9, 0x2028, 0x2029, 0xFEFF, 0x1F600,
-                                                               0x10FFFF, 0xFFFD, 0x7FF, 0x800)]
+ALPHABET = [chr(c) for c in range(0x80)] + [
+    chr(c) for c in (0x85, 0xA0, 0xE9, 0x2028, 0x2029, 0xFEFF, 0x1F600, 0x10FFFF, 0xFFFD, 0x7FF, 0x800)
+]
 
 
 def _text(rng: random.Random) -> str:
@@ -25,15 +26,32 @@ def _answer(rng: random.Random) -> Any:
     """A reference-shaped answer: entities, relations, results, or a scalar-bearing object."""
     kind = rng.randrange(4)
     if kind == 0:
-        return [{"name": _text(rng), "entityType": _text(rng), "observations": [_text(rng) for _ in range(rng.randint(0, 4))]}
-                for _ in range(rng.randint(0, 4))]
+        return [
+            {
+                "name": _text(rng),
+                "entityType": _text(rng),
+                "observations": [_text(rng) for _ in range(rng.randint(0, 4))],
+            }
+            for _ in range(rng.randint(0, 4))
+        ]
     if kind == 1:
-        return {"entities": [], "relations": [{"from": _text(rng), "to": _text(rng), "relationType": _text(rng)}
-                                              for _ in range(rng.randint(0, 3))], "nextCursor": rng.choice([None, "c"])}
+        return {
+            "entities": [],
+            "relations": [
+                {"from": _text(rng), "to": _text(rng), "relationType": _text(rng)}
+                for _ in range(rng.randint(0, 3))
+            ],
+            "nextCursor": rng.choice([None, "c"]),
+        }
     if kind == 2:
         return [{"entityName": _text(rng), "addedObservations": [_text(rng)]}]
-    return {"success": rng.random() < 0.5, "count": rng.randint(-10**12, 10**12), "message": _text(rng), "none": None,
-            "nested": {"empty_list": [], "empty_object": {}, "list": [[], [{}], [1, "a"]]}}
+    return {
+        "success": rng.random() < 0.5,
+        "count": rng.randint(-(10**12), 10**12),
+        "message": _text(rng),
+        "none": None,
+        "nested": {"empty_list": [], "empty_object": {}, "list": [[], [{}], [1, "a"]]},
+    }
 
 
 @pytest.mark.parametrize("seed", range(40))

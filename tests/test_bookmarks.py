@@ -40,8 +40,12 @@ def scheme(request: pytest.FixtureRequest) -> str:
 
 @pytest_asyncio.fixture
 async def shared(neo4j_info: Neo4jInfo, scheme: str) -> AsyncIterator[tuple[AsyncDriver, str]]:
-    settings = Settings(neo4j_uri=with_scheme(neo4j_info.uri, scheme), neo4j_username=neo4j_info.username,
-                        neo4j_password=neo4j_info.password, neo4j_database=neo4j_info.database)
+    settings = Settings(
+        neo4j_uri=with_scheme(neo4j_info.uri, scheme),
+        neo4j_username=neo4j_info.username,
+        neo4j_password=neo4j_info.password,
+        neo4j_database=neo4j_info.database,
+    )
     driver, conn = await connect(settings)
     assert conn.uri.startswith(scheme)
     yield driver, conn.database
@@ -64,8 +68,11 @@ async def test_a_session_write_is_in_the_manager_and_execute_query_reads_after_i
     assert written.raw_values and set(written.raw_values) <= set(await manager.get_bookmarks())
 
     records, _, _ = await driver.execute_query(
-        "MATCH (p:BookmarkProbe {ns: $ns}) RETURN count(p) AS n", ns=namespace, database_=db,
-        routing_=neo4j.RoutingControl.READ)
+        "MATCH (p:BookmarkProbe {ns: $ns}) RETURN count(p) AS n",
+        ns=namespace,
+        database_=db,
+        routing_=neo4j.RoutingControl.READ,
+    )
     assert records[0]["n"] == 1
 
     # and the other way round: a write by execute_query, a read in a new session
@@ -99,7 +106,9 @@ async def test_every_read_carries_the_managers_bookmarks(shared: tuple[AsyncDriv
         await manager.update_bookmarks([FOREIGN_BOOKMARK], sorted(real))
     for err in (in_session.value, in_query.value):
         assert "Bookmark" in (err.code or ""), err
-    records, _, _ = await driver.execute_query("RETURN 1 AS one", database_=db, routing_=neo4j.RoutingControl.READ)
+    records, _, _ = await driver.execute_query(
+        "RETURN 1 AS one", database_=db, routing_=neo4j.RoutingControl.READ
+    )
     assert records[0]["one"] == 1
 
 
@@ -130,8 +139,12 @@ async def test_another_process_does_not_share_the_bookmarks(
     driver, db = shared
     await driver.execute_query("CREATE (:BookmarkProbe {ns: $ns})", ns=namespace, database_=db)
     assert await bookmark_manager(driver).get_bookmarks()
-    settings = Settings(neo4j_uri=with_scheme(neo4j_info.uri, scheme), neo4j_username=neo4j_info.username,
-                        neo4j_password=neo4j_info.password, neo4j_database=neo4j_info.database)
+    settings = Settings(
+        neo4j_uri=with_scheme(neo4j_info.uri, scheme),
+        neo4j_username=neo4j_info.username,
+        neo4j_password=neo4j_info.password,
+        neo4j_database=neo4j_info.database,
+    )
     other, _ = await connect(settings)
     try:
         assert set(await bookmark_manager(other).get_bookmarks()) == set()

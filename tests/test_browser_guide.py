@@ -45,35 +45,77 @@ async def known(store: GraphStore, clock: ManualClock) -> GraphStore:
     """People and a project at T0, knowledge with a must_precede chain and a contradiction; at T1 an
     observation, a new relation, a new orphan and a closed relation."""
     clock.set(T0)
-    await store.create_entities([
-        EntityIn(name="Alice", entityType="person", observations=["leads search"]),
-        EntityIn(name="Bob", entityType="person", observations=[]),
-        EntityIn(name="Acme", entityType="organization", observations=[]),
-        EntityIn(name="Rocket", entityType="project", observations=[]),
-        EntityIn(name="Lonely", entityType="thing", observations=[]),
-    ])
-    await store.create_relations([r("Alice", "Acme", "works_at"), r("Bob", "Acme", "works_at"),
-                                  r("Bob", "Alice", "manages"), r("Alice", "Rocket", "works_on"),
-                                  r("Alice", "Bob", "worked_with")])
+    await store.create_entities(
+        [
+            EntityIn(name="Alice", entityType="person", observations=["leads search"]),
+            EntityIn(name="Bob", entityType="person", observations=[]),
+            EntityIn(name="Acme", entityType="organization", observations=[]),
+            EntityIn(name="Rocket", entityType="project", observations=[]),
+            EntityIn(name="Lonely", entityType="thing", observations=[]),
+        ]
+    )
+    await store.create_relations(
+        [
+            r("Alice", "Acme", "works_at"),
+            r("Bob", "Acme", "works_at"),
+            r("Bob", "Alice", "manages"),
+            r("Alice", "Rocket", "works_on"),
+            r("Alice", "Bob", "worked_with"),
+        ]
+    )
     ks = KnowledgeStore(store)
-    await ks.store([
-        KnowledgeIn(name="K1", content="Migrate first", type="rule", trust="principle", quote="Migrate first.",
-                    category="creative"),
-        KnowledgeIn(name="K2", content="Then deploy", type="procedure", trust="pattern", category="creative"),
-        KnowledgeIn(name="K3", content="Deploys may skip migrations", type="insight", trust="inference",
-                    category="creative"),
-        KnowledgeIn(name="K4", content="Backups are sacred", type="core", trust="principle", quote="Backups.",
-                    category="fundamental"),
-    ])
-    await ks.connect([ConnectIn.model_validate({"from": a, "to": b, "relationType": t})
-                      for a, b, t in (("K1", "K2", "must_precede"), ("K2", "K3", "must_precede"),
-                                      ("K3", "K1", "contradicts"), ("K4", "Rocket", "aligns_to"))])
+    await ks.store(
+        [
+            KnowledgeIn(
+                name="K1",
+                content="Migrate first",
+                type="rule",
+                trust="principle",
+                quote="Migrate first.",
+                category="creative",
+            ),
+            KnowledgeIn(
+                name="K2", content="Then deploy", type="procedure", trust="pattern", category="creative"
+            ),
+            KnowledgeIn(
+                name="K3",
+                content="Deploys may skip migrations",
+                type="insight",
+                trust="inference",
+                category="creative",
+            ),
+            KnowledgeIn(
+                name="K4",
+                content="Backups are sacred",
+                type="core",
+                trust="principle",
+                quote="Backups.",
+                category="fundamental",
+            ),
+        ]
+    )
+    await ks.connect(
+        [
+            ConnectIn.model_validate({"from": a, "to": b, "relationType": t})
+            for a, b, t in (
+                ("K1", "K2", "must_precede"),
+                ("K2", "K3", "must_precede"),
+                ("K3", "K1", "contradicts"),
+                ("K4", "Rocket", "aligns_to"),
+            )
+        ]
+    )
     clock.set(T1)
     await store.add_observations([ObservationAdd(entityName="Alice", contents=["moved to Rocket"])])
     await store.create_entities([EntityIn(name="Dave", entityType="person", observations=[])])
     await store.create_relations([r("Alice", "Carol", "mentors")])
-    await store.invalidate_relations([RelationInvalidate.model_validate(
-        {"from": "Alice", "to": "Bob", "relationType": "worked_with", "validUntil": T1.isoformat()})])
+    await store.invalidate_relations(
+        [
+            RelationInvalidate.model_validate(
+                {"from": "Alice", "to": "Bob", "relationType": "worked_with", "validUntil": T1.isoformat()}
+            )
+        ]
+    )
     return store
 
 
@@ -96,38 +138,73 @@ async def test_whole_memory(known: GraphStore, namespace: str, sync_driver: Any)
     rows = run(sync_driver, "guide_whole_memory", namespace)
     got = {(x["e"]["name"], x["r"][1] if x["r"] else None, x["x"]["name"] if x["x"] else None) for x in rows}
     assert got == {
-        ("Alice", "works_at", "Acme"), ("Alice", "works_on", "Rocket"), ("Alice", "mentors", "Carol"),
-        ("Bob", "works_at", "Acme"), ("Bob", "manages", "Alice"), ("Acme", None, None), ("Rocket", None, None),
-        ("Lonely", None, None), ("Dave", None, None), ("K1", "must_precede", "K2"), ("K2", "must_precede", "K3"),
-        ("K3", "contradicts", "K1"), ("K4", "aligns_to", "Rocket"),
+        ("Alice", "works_at", "Acme"),
+        ("Alice", "works_on", "Rocket"),
+        ("Alice", "mentors", "Carol"),
+        ("Bob", "works_at", "Acme"),
+        ("Bob", "manages", "Alice"),
+        ("Acme", None, None),
+        ("Rocket", None, None),
+        ("Lonely", None, None),
+        ("Dave", None, None),
+        ("K1", "must_precede", "K2"),
+        ("K2", "must_precede", "K3"),
+        ("K3", "contradicts", "K1"),
+        ("K4", "aligns_to", "Rocket"),
     }  # the closed worked_with is not shown; observations are not nodes of this view
     assert rows[0]["e"]["name"] == "Alice"  # best connected first
 
 
 async def test_around_an_entity_at_depths_1_2_3(known: GraphStore, namespace: str, sync_driver: Any) -> None:
     assert path_ends(run(sync_driver, "guide_around_1", namespace, name="Alice")) == {
-        "leads search", "moved to Rocket", "Acme", "Rocket", "Carol", "Bob"}
+        "leads search",
+        "moved to Rocket",
+        "Acme",
+        "Rocket",
+        "Carol",
+        "Bob",
+    }
     assert path_ends(run(sync_driver, "guide_around_1", namespace, name="Lonely")) == set()
     assert path_ends(run(sync_driver, "guide_around_2", namespace, name="K4")) == {"Rocket", "Alice"}
     assert path_ends(run(sync_driver, "guide_around_3", namespace, name="K4")) == {
-        "Rocket", "Alice", "Acme", "Bob", "Carol"}
+        "Rocket",
+        "Alice",
+        "Acme",
+        "Bob",
+        "Carol",
+    }
 
 
 async def test_what_changed_since(known: GraphStore, namespace: str, sync_driver: Any) -> None:
     rows = run(sync_driver, "guide_changed_since", namespace, since=T_MID)
     assert [(x["change"], x["name"], x["detail"]) for x in rows] == [
-        ("entity created", "Dave", "person"), ("observation added", "Alice", "moved to Rocket"),
-        ("relation closed", "Alice", "worked_with -> Bob"), ("relation created", "Alice", "mentors -> Carol")]
+        ("entity created", "Dave", "person"),
+        ("observation added", "Alice", "moved to Rocket"),
+        ("relation closed", "Alice", "worked_with -> Bob"),
+        ("relation created", "Alice", "mentors -> Carol"),
+    ]
     assert {x["at"].to_native() for x in rows} == {T1}
 
 
 async def test_relation_history(known: GraphStore, namespace: str, sync_driver: Any) -> None:
     rows = run(sync_driver, "guide_relation_history", namespace, name="Alice")
-    got = [(x["relation"], x["from"], x["to"], x["status"],
-            x["valid_until"].to_native() if x["valid_until"] else None) for x in rows]
-    assert got == [("manages", "Bob", "Alice", "current", None), ("mentors", "Alice", "Carol", "current", None),
-                   ("worked_with", "Alice", "Bob", "closed", T1), ("works_at", "Alice", "Acme", "current", None),
-                   ("works_on", "Alice", "Rocket", "current", None)]
+    got = [
+        (
+            x["relation"],
+            x["from"],
+            x["to"],
+            x["status"],
+            x["valid_until"].to_native() if x["valid_until"] else None,
+        )
+        for x in rows
+    ]
+    assert got == [
+        ("manages", "Bob", "Alice", "current", None),
+        ("mentors", "Alice", "Carol", "current", None),
+        ("worked_with", "Alice", "Bob", "closed", T1),
+        ("works_at", "Alice", "Acme", "current", None),
+        ("works_on", "Alice", "Rocket", "current", None),
+    ]
 
 
 async def test_graph_as_of(known: GraphStore, namespace: str, sync_driver: Any) -> None:
@@ -179,11 +256,13 @@ def test_the_guide_shows_every_query_and_the_cypher_file_holds_them() -> None:
     assert page.count("<slide") == len(SLIDES) + 1
     for n in names:
         assert f'data-query="{n}"' in page and f"// name: {n}" in guide_cypher()
-    assert ':style http://127.0.0.1:7478/memory.grass' in page
+    assert ":style http://127.0.0.1:7478/memory.grass" in page
 
 
 def test_the_shipped_style_is_current() -> None:
-    assert style_text() == grass(), "regenerate: python -m kg_neo4j.browser.style > kg_neo4j/browser/memory.grass"
+    assert style_text() == grass(), (
+        "regenerate: python -m kg_neo4j.browser.style > kg_neo4j/browser/memory.grass"
+    )
     assert "/*" not in style_text()  # Browser's GraSS parser has no comments
 
 
@@ -201,15 +280,26 @@ def test_the_endpoint_serves_with_cors_for_loopback_only() -> None:
                 time.sleep(0.1)
         base = f"http://127.0.0.1:{port}"
         origin = {"Origin": "http://127.0.0.1:7474"}
-        pre = httpx.options(f"{base}/guide.html", headers={**origin, "Access-Control-Request-Method": "GET",
-                                                           "Access-Control-Request-Headers": "pragma,cache-control"})
-        assert pre.status_code == 204 and pre.headers["access-control-allow-origin"] == "http://127.0.0.1:7474"
+        pre = httpx.options(
+            f"{base}/guide.html",
+            headers={
+                **origin,
+                "Access-Control-Request-Method": "GET",
+                "Access-Control-Request-Headers": "pragma,cache-control",
+            },
+        )
+        assert (
+            pre.status_code == 204 and pre.headers["access-control-allow-origin"] == "http://127.0.0.1:7474"
+        )
         assert "pragma" in pre.headers["access-control-allow-headers"]
         got = httpx.get(f"{base}/memory.grass", headers=origin)
         assert got.status_code == 200 and got.text == style_text()
         assert got.headers["access-control-allow-origin"] == "http://127.0.0.1:7474"
         page = httpx.get(f"{base}/guide.html", headers={"Origin": "http://localhost:7474"})
-        assert page.headers["content-type"].startswith("text/html") and f":style {base}/memory.grass" in page.text
+        assert (
+            page.headers["content-type"].startswith("text/html")
+            and f":style {base}/memory.grass" in page.text
+        )
         assert httpx.get(f"{base}/guide.cypher").text == guide_cypher()
         foreign = httpx.get(f"{base}/memory.grass", headers={"Origin": "https://evil.example"})
         assert "access-control-allow-origin" not in foreign.headers
@@ -222,8 +312,13 @@ def test_the_endpoint_serves_with_cors_for_loopback_only() -> None:
 def test_the_browser_command(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "KG_NEO4J_"))}
     env.update(KG_NEO4J_HOME=str(tmp_path / "home"), KG_NEO4J_LOCAL_HTTP_PORT="17999")
-    done = subprocess.run([KG, "browser", "--export", str(tmp_path / "out")], env=env, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [KG, "browser", "--export", str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1  # nothing runs in that home
     assert "Neo4j Browser: http://127.0.0.1:17999/browser/" in done.stdout and "user: neo4j" in done.stdout
     assert f"{tmp_path / 'home' / 'neo4j' / 'credentials.json'}" in done.stdout
@@ -231,6 +326,11 @@ def test_the_browser_command(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "memory.grass").read_text() == style_text()
     assert (tmp_path / "out" / "guide.cypher").read_text() == guide_cypher()
     assert "<slide" in (tmp_path / "out" / "guide.html").read_text()
-    remote = subprocess.run([KG, "browser"], env={**env, "NEO4J_URI": "neo4j+s://x.databases.neo4j.io"},
-                            capture_output=True, text=True, timeout=60)
+    remote = subprocess.run(
+        [KG, "browser"],
+        env={**env, "NEO4J_URI": "neo4j+s://x.databases.neo4j.io"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert remote.returncode == 0 and ":style" in remote.stdout and "Aura" in remote.stdout

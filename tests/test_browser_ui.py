@@ -48,11 +48,20 @@ def grass_rules(text: str) -> dict[str, dict[str, str]]:
 def own_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Neo4jInfo, dict[str, str]]]:
     home = tmp_path_factory.mktemp("browser-neo4j")
     bolt, http, guide = free_port(), free_port(), free_port()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("NEO4J_", "KG_NEO4J_")) or k in ("KG_NEO4J_LOCAL_NEO4J_VERSION",
-                                                                  "KG_NEO4J_LOCAL_NEO4J_JAVA")}
-    env.update(KG_NEO4J_HOME=str(home), KG_NEO4J_LOCAL_BOLT_PORT=str(bolt), KG_NEO4J_LOCAL_HTTP_PORT=str(http),
-               KG_NEO4J_LOCAL_GUIDE_PORT=str(guide), KG_NEO4J_LOCAL_HEAP="512m", KG_NEO4J_LOCAL_PAGECACHE="128m")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("NEO4J_", "KG_NEO4J_"))
+        or k in ("KG_NEO4J_LOCAL_NEO4J_VERSION", "KG_NEO4J_LOCAL_NEO4J_JAVA")
+    }
+    env.update(
+        KG_NEO4J_HOME=str(home),
+        KG_NEO4J_LOCAL_BOLT_PORT=str(bolt),
+        KG_NEO4J_LOCAL_HTTP_PORT=str(http),
+        KG_NEO4J_LOCAL_GUIDE_PORT=str(guide),
+        KG_NEO4J_LOCAL_HEAP="512m",
+        KG_NEO4J_LOCAL_PAGECACHE="128m",
+    )
     started = subprocess.run([KG, "neo4j", "start"], env=env, capture_output=True, text=True, timeout=600)
     try:
         assert started.returncode == 0, started.stderr
@@ -70,8 +79,10 @@ def chromium() -> Any:
     """Headless Debian Chromium through its own chromedriver; a failure says what is missing."""
     binary, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if binary is None or driver is None:
-        pytest.fail("Debian's chromium and chromium-driver are needed (apt-get install chromium chromium-driver; "
-                    f".ci/run installs them): chromium={binary}, chromedriver={driver}")
+        pytest.fail(
+            "Debian's chromium and chromium-driver are needed (apt-get install chromium chromium-driver; "
+            f".ci/run installs them): chromium={binary}, chromedriver={driver}"
+        )
     from selenium import webdriver
     from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.chrome.service import Service
@@ -79,8 +90,13 @@ def chromium() -> Any:
     os.environ["SE_OFFLINE"] = "true"  # Selenium Manager must never fetch a browser or driver
     options = webdriver.ChromeOptions()
     options.binary_location = binary
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1400,1100"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1400,1100",
+    ):
         options.add_argument(arg)
     try:
         return webdriver.Chrome(service=Service(driver), options=options)
@@ -91,23 +107,50 @@ def chromium() -> Any:
 async def write_memory(info: Neo4jInfo) -> None:
     env = server_env(info)
     async with stdio_session(info, "--tools", "all", "--namespace", "default", env=env) as s:
-        await s.call_tool("create_entities", {"entities": [
-            ent("Alice", "person", ["works on the search team"]), ent("Bob", "person"),
-            ent("Acme", "organization", ["builds rockets"]), ent("Rocket", "project")]})
-        await s.call_tool("create_relations", {"relations": [
-            rel("Alice", "Acme", "works_at"), rel("Bob", "Acme", "works_at"), rel("Bob", "Alice", "manages"),
-            rel("Alice", "Rocket", "works_on")]})
-        await kcall(s, "store_knowledge", {"name": "Ship Mondays", "content": "Ship releases on Mondays",
-                                           "type": "rule", "trust": "principle", "quote": "We ship on Mondays.",
-                                           "category": "creative"})
+        await s.call_tool(
+            "create_entities",
+            {
+                "entities": [
+                    ent("Alice", "person", ["works on the search team"]),
+                    ent("Bob", "person"),
+                    ent("Acme", "organization", ["builds rockets"]),
+                    ent("Rocket", "project"),
+                ]
+            },
+        )
+        await s.call_tool(
+            "create_relations",
+            {
+                "relations": [
+                    rel("Alice", "Acme", "works_at"),
+                    rel("Bob", "Acme", "works_at"),
+                    rel("Bob", "Alice", "manages"),
+                    rel("Alice", "Rocket", "works_on"),
+                ]
+            },
+        )
+        await kcall(
+            s,
+            "store_knowledge",
+            {
+                "name": "Ship Mondays",
+                "content": "Ship releases on Mondays",
+                "type": "rule",
+                "trust": "principle",
+                "quote": "We ship on Mondays.",
+                "category": "creative",
+            },
+        )
         await s.call_tool("create_relations", {"relations": [rel("Ship Mondays", "Rocket", "aligns_to")]})
 
 
 def frame_commands(d: Any) -> list[str]:
     from selenium.webdriver.common.by import By
 
-    return [(e.get_attribute("textContent") or "").strip()
-            for e in d.find_elements(By.CSS_SELECTOR, '[data-testid="frameCommand"]')]
+    return [
+        (e.get_attribute("textContent") or "").strip()
+        for e in d.find_elements(By.CSS_SELECTOR, '[data-testid="frameCommand"]')
+    ]
 
 
 def frame_for(d: Any, command: str) -> Any:
@@ -134,7 +177,11 @@ def click(wait: Any, find: Callable[[], Any]) -> None:
     def attempt(_: Any) -> bool:
         try:
             find().click()
-        except (ElementClickInterceptedException, ElementNotInteractableException, StaleElementReferenceException):
+        except (
+            ElementClickInterceptedException,
+            ElementNotInteractableException,
+            StaleElementReferenceException,
+        ):
             return False
         return True
 
@@ -160,8 +207,9 @@ def play(d: Any, wait: Any, query: str, command: str) -> None:
     pytest.fail(f"{command!r} did not run after three clicks on its play icon; frames {frame_commands(d)}")
 
 
-async def test_browser_shows_the_memory_in_our_style(own_neo4j: tuple[Neo4jInfo, dict[str, str]],
-                                                     tmp_path: Path) -> None:
+async def test_browser_shows_the_memory_in_our_style(
+    own_neo4j: tuple[Neo4jInfo, dict[str, str]], tmp_path: Path
+) -> None:
     from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
@@ -196,16 +244,23 @@ async def test_browser_shows_the_memory_in_our_style(own_neo4j: tuple[Neo4jInfo,
             # what Browser showed instead (a connection error, a frame that never ran) names the cause
             shot = tmp_path / "browser-timeout.png"
             d.save_screenshot(str(shot))
-            pytest.fail(f"the guide was not played within {TIMEOUT} s; frames {frame_commands(d)}; "
-                        f"page text: {d.find_element(By.TAG_NAME, 'body').text[:1500]!r}; screenshot {shot}")
+            pytest.fail(
+                f"the guide was not played within {TIMEOUT} s; frames {frame_commands(d)}; "
+                f"page text: {d.find_element(By.TAG_NAME, 'body').text[:1500]!r}; screenshot {shot}"
+            )
         commands = frame_commands(d)
-        assert f":style {guide}/memory.grass" in commands and f":play {guide}/guide.html" in commands, commands
+        assert f":style {guide}/memory.grass" in commands and f":play {guide}/guide.html" in commands, (
+            commands
+        )
         style_frame = frame_for(d, f":style {guide}/memory.grass")
         shown = style_frame.get_attribute("textContent") or ""
         assert "node.person" in shown and "Could not" not in shown, shown[:500]
 
         # the first slide sets the parameters, the second runs the whole memory
-        for name, command in (("param_ns", ":param ns => 'default'"), ("param_name", ":param name => 'Alice'")):
+        for name, command in (
+            ("param_ns", ":param ns => 'default'"),
+            ("param_name", ":param name => 'Alice'"),
+        ):
             play(d, wait, name, command)
         guide_frame = frame_for(d, f":play {guide}/guide.html")
         click(wait, lambda: guide_frame.find_element(By.CSS_SELECTOR, "button.next-slide"))
@@ -215,17 +270,30 @@ async def test_browser_shows_the_memory_in_our_style(own_neo4j: tuple[Neo4jInfo,
 
         nodes = {}
         for g in d.find_elements(By.CSS_SELECTOR, "svg.neod3viz g.node"):
-            caption = " ".join(t.text.strip() for t in g.find_elements(By.CSS_SELECTOR, "text.caption")).strip()
+            caption = " ".join(
+                t.text.strip() for t in g.find_elements(By.CSS_SELECTOR, "text.caption")
+            ).strip()
             circle = g.find_element(By.CSS_SELECTOR, "circle.b-outline")
             nodes[caption] = (circle.get_attribute("fill").upper(), circle.get_attribute("stroke").upper())
-        want = {"Alice": "node.person", "Bob": "node.person", "Acme": "node.organization",
-                "Rocket": "node.project", "Ship Mondays": "node.TrustPrinciple"}
+        want = {
+            "Alice": "node.person",
+            "Bob": "node.person",
+            "Acme": "node.organization",
+            "Rocket": "node.project",
+            "Ship Mondays": "node.TrustPrinciple",
+        }
         assert set(nodes) == set(want), nodes  # captions: the entity names
         for name, selector in want.items():
             rule = rules[selector]
-            assert nodes[name] == (rule["color"].upper(), rule["border-color"].upper()), (name, nodes[name], rule)
+            assert nodes[name] == (rule["color"].upper(), rule["border-color"].upper()), (
+                name,
+                nodes[name],
+                rule,
+            )
         assert len({nodes[n][0] for n in want}) == 4  # person, organization, project, principle: four colours
-        rel_captions = [t.text.strip() for t in d.find_elements(By.CSS_SELECTOR, "svg.neod3viz g.relationship text")]
+        rel_captions = [
+            t.text.strip() for t in d.find_elements(By.CSS_SELECTOR, "svg.neod3viz g.relationship text")
+        ]
         assert rel_captions.count("works_at 1.0") == 2 and "manages 1.0" in rel_captions, rel_captions
         assert any(c.startswith("aligns_to ") for c in rel_captions), rel_captions
     finally:

@@ -28,7 +28,9 @@ def mcp1_python() -> Path:
     if not py.exists() or subprocess.run([str(py), "-c", "import mcp"], capture_output=True).returncode:
         venv.create(MCP1_VENV, with_pip=True, clear=True)
         done = subprocess.run([str(py), "-m", "pip", "install", "-q", MCP1], capture_output=True, text=True)
-        assert done.returncode == 0, f"could not install {MCP1} for the 1.x client test: {done.stderr[-2000:]}"
+        assert done.returncode == 0, (
+            f"could not install {MCP1} for the 1.x client test: {done.stderr[-2000:]}"
+        )
     return py
 
 
@@ -45,30 +47,59 @@ def _check(out: dict[str, Any], tools: int) -> None:
 
 def test_sdk1_client_over_stdio(mcp1_python: Path, neo4j_info: Neo4jInfo, namespace: str) -> None:
     env = server_env(neo4j_info)
-    done = subprocess.run([str(mcp1_python), str(CLIENT), "stdio", KG, "serve", "--namespace", namespace],
-                          input=json.dumps(env), capture_output=True, text=True, timeout=180)
+    done = subprocess.run(
+        [str(mcp1_python), str(CLIENT), "stdio", KG, "serve", "--namespace", namespace],
+        input=json.dumps(env),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     _check(json.loads(done.stdout.strip().splitlines()[-1]), 15)  # the default profile (README "Profiles")
 
 
 def test_sdk1_client_over_http(mcp1_python: Path, neo4j_info: Neo4jInfo, namespace: str) -> None:
     with http_server(neo4j_info, "--namespace", namespace, "--tools", "reference") as url:
-        done = subprocess.run([str(mcp1_python), str(CLIENT), "http", url], capture_output=True, text=True,
-                              timeout=180, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+        done = subprocess.run(
+            [str(mcp1_python), str(CLIENT), "http", url],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     _check(json.loads(done.stdout.strip().splitlines()[-1]), 9)
 
 
 def _lines(version: str) -> list[dict[str, Any]]:
     return [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "old", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "create_entities", "arguments": {
-            "entities": [{"name": "Bo", "entityType": "dog", "observations": ["barks"]}]}}},
-        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "open_nodes",
-                                                                         "arguments": {"names": ["Bo"]}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {
+                "name": "create_entities",
+                "arguments": {"entities": [{"name": "Bo", "entityType": "dog", "observations": ["barks"]}]},
+            },
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "open_nodes", "arguments": {"names": ["Bo"]}},
+        },
     ]
 
 
@@ -104,7 +135,10 @@ def _sse_json(r: httpx.Response) -> dict[str, Any]:
 
 @pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18"])
 def test_old_protocol_versions_over_http(neo4j_info: Neo4jInfo, namespace: str, version: str) -> None:
-    with http_server(neo4j_info, "--namespace", namespace) as url, httpx.Client(base_url=url, timeout=60) as c:
+    with (
+        http_server(neo4j_info, "--namespace", namespace) as url,
+        httpx.Client(base_url=url, timeout=60) as c,
+    ):
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
         answers: dict[int, dict[str, Any]] = {}
         for m in _lines(version):
@@ -117,4 +151,3 @@ def test_old_protocol_versions_over_http(neo4j_info: Neo4jInfo, namespace: str, 
             if "id" in m:
                 answers[m["id"]] = _sse_json(r)
     _check_answers(version, answers)
-

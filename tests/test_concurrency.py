@@ -31,8 +31,10 @@ def entity_name(i: int) -> str:
 
 
 def all_entities() -> list[EntityIn]:
-    return [EntityIn(name=entity_name(i), entityType="node", observations=[f"born {i}", "shared fact"])
-            for i in range(N_ENTITIES)]
+    return [
+        EntityIn(name=entity_name(i), entityType="node", observations=[f"born {i}", "shared fact"])
+        for i in range(N_ENTITIES)
+    ]
 
 
 def all_relations() -> list[RelationIn]:
@@ -45,13 +47,17 @@ def all_relations() -> list[RelationIn]:
 
 
 def batches(items: list[Any], size: int) -> list[list[Any]]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 @pytest_asyncio.fixture
 async def stores(neo4j_info, namespace) -> AsyncIterator[list[GraphStore]]:
-    drivers = [AsyncGraphDatabase.driver(neo4j_info.uri, auth=(neo4j_info.username, neo4j_info.password),
-                                         notifications_min_severity="OFF") for _ in range(WRITERS)]
+    drivers = [
+        AsyncGraphDatabase.driver(
+            neo4j_info.uri, auth=(neo4j_info.username, neo4j_info.password), notifications_min_severity="OFF"
+        )
+        for _ in range(WRITERS)
+    ]
     try:
         for d in drivers:
             await d.verify_connectivity()
@@ -80,8 +86,9 @@ async def test_eight_writers_same_entities_and_relations(stores):
         rng.shuffle(rels)
         # entity and relation batches interleaved at random: a relation often arrives before its
         # entities (placeholder), and its entity is then created concurrently by other writers
-        ops: list[tuple[str, list[Any]]] = ([("e", b) for b in batches(ents, ENTITY_BATCH)]
-                                            + [("r", b) for b in batches(rels, RELATION_BATCH)])
+        ops: list[tuple[str, list[Any]]] = [("e", b) for b in batches(ents, ENTITY_BATCH)] + [
+            ("r", b) for b in batches(rels, RELATION_BATCH)
+        ]
         rng.shuffle(ops)
         for kind, batch in ops:
             if kind == "e":
@@ -96,17 +103,25 @@ async def test_eight_writers_same_entities_and_relations(stores):
     problems: dict[str, Any] = {}  # every check is made; all that fail are reported together
 
     # exactly one node per name (entity or leftover placeholder), and every one is a real entity
-    rows = await _count(store, "MATCH (n:KgNode {namespace: $ns}) WHERE n.name IS NOT NULL "
-                               "RETURN n.name AS name, count(*) AS c, sum(CASE WHEN n:Entity THEN 1 ELSE 0 END) AS e")
+    rows = await _count(
+        store,
+        "MATCH (n:KgNode {namespace: $ns}) WHERE n.name IS NOT NULL "
+        "RETURN n.name AS name, count(*) AS c, sum(CASE WHEN n:Entity THEN 1 ELSE 0 END) AS e",
+    )
     per_name = {r["name"]: (r["c"], r["e"]) for r in rows}
     if sorted(per_name) != sorted(entity_name(i) for i in range(N_ENTITIES)):
-        problems["node names lost or invented"] = sorted(set(per_name) ^ {entity_name(i) for i in range(N_ENTITIES)})
+        problems["node names lost or invented"] = sorted(
+            set(per_name) ^ {entity_name(i) for i in range(N_ENTITIES)}
+        )
     if bad := {n: v for n, v in per_name.items() if v != (1, 1)}:
         problems["(nodes, entities) per name != (1, 1)"] = bad
 
     # exactly one relationship per (from, to, type)
-    rows = await _count(store, "MATCH (a:KgNode {namespace: $ns})-[r]->(b:KgNode) "
-                               "RETURN a.name AS a, b.name AS b, type(r) AS t, count(*) AS c")
+    rows = await _count(
+        store,
+        "MATCH (a:KgNode {namespace: $ns})-[r]->(b:KgNode) "
+        "RETURN a.name AS a, b.name AS b, type(r) AS t, count(*) AS c",
+    )
     per_rel = {(r["a"], r["b"], r["t"]): r["c"] for r in rows}
     expected_rels = {(r.from_, r.to, r.relationType) for r in relations}
     if set(per_rel) != expected_rels:
@@ -115,13 +130,19 @@ async def test_eight_writers_same_entities_and_relations(stores):
         problems[f"duplicated relationships ({len(bad)})"] = bad
 
     # each entity's observations exactly once each, in creation order
-    rows = await _count(store, "MATCH (e:Entity {namespace: $ns})-[:HAS_OBSERVATION]->(o:Observation) "
-                               "RETURN e.name AS name, o.text AS text, count(*) AS c")
+    rows = await _count(
+        store,
+        "MATCH (e:Entity {namespace: $ns})-[:HAS_OBSERVATION]->(o:Observation) "
+        "RETURN e.name AS name, o.text AS text, count(*) AS c",
+    )
     if bad := {(r["name"], r["text"]): r["c"] for r in rows if r["c"] != 1}:
         problems[f"duplicated observations ({len(bad)})"] = bad
     graph = await store.read_graph()
-    if bad := {e.name: e.observations for e in graph.entities if e.observations != ["born " + str(int(e.name[1:])),
-                                                                                    "shared fact"]}:
+    if bad := {
+        e.name: e.observations
+        for e in graph.entities
+        if e.observations != ["born " + str(int(e.name[1:])), "shared fact"]
+    }:
         problems["entities read back with other observations"] = bad
     if sorted((r.from_, r.to, r.relationType) for r in graph.relations) != sorted(expected_rels):
         problems["read_graph relations differ from the written set"] = len(graph.relations)
@@ -131,7 +152,8 @@ async def test_eight_writers_same_entities_and_relations(stores):
         problems[f"entities reported created by several writers ({len(bad)})"] = bad
     if sorted(created_entities) != sorted(entity_name(i) for i in range(N_ENTITIES)):
         problems["entities never reported created"] = sorted(
-            {entity_name(i) for i in range(N_ENTITIES)} - set(created_entities))
+            {entity_name(i) for i in range(N_ENTITIES)} - set(created_entities)
+        )
     if bad := {k: c for k, c in created_relations.items() if c != 1}:
         problems[f"relations reported created by several writers ({len(bad)})"] = bad
     if set(created_relations) != expected_rels:
@@ -143,7 +165,9 @@ async def test_eight_writers_same_entities_and_relations(stores):
 async def test_eight_writers_adding_observations_lose_nothing_and_duplicate_nothing(stores):
     n = 40
     names = [entity_name(i) for i in range(n)]
-    await stores[0].create_entities([EntityIn(name=x, entityType="node", observations=["seed"]) for x in names])
+    await stores[0].create_entities(
+        [EntityIn(name=x, entityType="node", observations=["seed"]) for x in names]
+    )
     added: Counter[tuple[str, str]] = Counter()
 
     async def writer(idx: int, store: GraphStore) -> None:
@@ -152,15 +176,21 @@ async def test_eight_writers_adding_observations_lose_nothing_and_duplicate_noth
         rng.shuffle(order)
         for chunk in batches(order, 8):
             # every writer adds the same two shared texts and one text of its own to each entity
-            items = [ObservationAdd(entityName=x, contents=["shared A", f"writer {idx}", "shared B"]) for x in chunk]
+            items = [
+                ObservationAdd(entityName=x, contents=["shared A", f"writer {idx}", "shared B"])
+                for x in chunk
+            ]
             for res in await store.add_observations(items):
                 for text in res.addedObservations:
                     added[(res.entityName, text)] += 1
 
     await asyncio.gather(*(writer(i, s) for i, s in enumerate(stores)))
 
-    rows = await _count(stores[0], "MATCH (e:Entity {namespace: $ns})-[:HAS_OBSERVATION]->(o:Observation) "
-                                   "RETURN e.name AS name, o.text AS text, count(*) AS c")
+    rows = await _count(
+        stores[0],
+        "MATCH (e:Entity {namespace: $ns})-[:HAS_OBSERVATION]->(o:Observation) "
+        "RETURN e.name AS name, o.text AS text, count(*) AS c",
+    )
     stored = {(r["name"], r["text"]): r["c"] for r in rows}
     expected_texts = {"seed", "shared A", "shared B", *(f"writer {i}" for i in range(WRITERS))}
     assert set(stored) == {(x, t) for x in names for t in expected_texts}, "observations lost"
@@ -168,8 +198,11 @@ async def test_eight_writers_adding_observations_lose_nothing_and_duplicate_noth
     # every text was reported as added by exactly one writer
     assert {k: c for k, c in added.items() if c != 1} == {}, "an observation reported added twice"
     # observation positions (seq) stay distinct per entity, so insertion order is well defined
-    rows = await _count(stores[0], "MATCH (e:Entity {namespace: $ns})-[:HAS_OBSERVATION]->(o:Observation) "
-                                   "WITH e, o.seq AS seq, count(*) AS c WHERE c > 1 RETURN e.name AS name, seq, c")
+    rows = await _count(
+        stores[0],
+        "MATCH (e:Entity {namespace: $ns})-[:HAS_OBSERVATION]->(o:Observation) "
+        "WITH e, o.seq AS seq, count(*) AS c WHERE c > 1 RETURN e.name AS name, seq, c",
+    )
     assert [dict(r) for r in rows] == [], "two observations share a position"
     graph = await stores[0].read_graph()
     for e in graph.entities:

@@ -26,15 +26,24 @@ from kg_neo4j.store.knowledge import KnowledgeStore
 
 WORKFLOW = "coding/elements/auth/workflow.md"
 #: reflected: every content word is in the workflow's "Operation Steps"
-IN_FILE = KnowledgeIn(name="JWT key rotation", content="Rotate the JWT signing keys every 90 days with kms_rotate_key.",
-                      type="procedure", trust="pattern")
+IN_FILE = KnowledgeIn(
+    name="JWT key rotation",
+    content="Rotate the JWT signing keys every 90 days with kms_rotate_key.",
+    type="procedure",
+    trust="pattern",
+)
 #: not reflected anywhere in the skill files
-NOT_IN_FILE = KnowledgeIn(name="JWT revocation", type="rule", trust="principle",
-                          content="Revoke every JWT of a user as soon as their password changes.",
-                          quote="When the password changes, all of that user's JWTs die. No exceptions.")
+NOT_IN_FILE = KnowledgeIn(
+    name="JWT revocation",
+    type="rule",
+    trust="principle",
+    content="Revoke every JWT of a user as soon as their password changes.",
+    quote="When the password changes, all of that user's JWTs die. No exceptions.",
+)
 #: about something else entirely
-OFF_TOPIC = KnowledgeIn(name="Slide colours", content="Teal reads well on dark slides.", type="preference",
-                        trust="inference")
+OFF_TOPIC = KnowledgeIn(
+    name="Slide colours", content="Teal reads well on dark slides.", type="preference", trust="inference"
+)
 
 
 @pytest.fixture
@@ -49,8 +58,15 @@ def tree(tmp_path: Path) -> Path:
 async def seed(store: GraphStore) -> None:
     await KnowledgeStore(store).store([IN_FILE, NOT_IN_FILE, OFF_TOPIC])
     # an ordinary entity whose type is a knowledge type is not knowledge
-    await store.create_entities([EntityIn(name="JWT glossary", entityType="rule",
-                                          observations=["JWT means JSON Web Token; revoke and rotate apply."])])
+    await store.create_entities(
+        [
+            EntityIn(
+                name="JWT glossary",
+                entityType="rule",
+                observations=["JWT means JSON Web Token; revoke and rotate apply."],
+            )
+        ]
+    )
 
 
 def names(items: list[Any]) -> list[str]:
@@ -66,10 +82,17 @@ async def test_crystallize_reports_what_the_files_miss(store: GraphStore, tree: 
     assert names(result.reflected) == ["JWT key rotation"]
     match = result.reflected[0].bestMatch
     assert (match.path, match.section, match.coverage) == (
-        WORKFLOW, "Auth — Tool Operation Workflow > Operation Steps", 1.0)
+        WORKFLOW,
+        "Auth — Tool Operation Workflow > Operation Steps",
+        1.0,
+    )
     miss = result.unsynced[0]
     assert (miss.type, miss.trust, miss.content, miss.quote) == (
-        "rule", "principle", NOT_IN_FILE.content, NOT_IN_FILE.quote)
+        "rule",
+        "principle",
+        NOT_IN_FILE.content,
+        NOT_IN_FILE.quote,
+    )
     assert miss.bestMatch is not None and miss.bestMatch.coverage < LEXICAL_THRESHOLD
 
     # once the skill file says it, it is reflected
@@ -95,8 +118,9 @@ async def test_crystallize_with_embeddings(semantic_store: GraphStore, tree: Pat
     assert result.unsynced[0].bestMatch is not None and result.unsynced[0].bestMatch.similarity is not None
 
 
-async def test_crystallize_refuses_paths_outside_the_root(store: GraphStore, tree: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_crystallize_refuses_paths_outside_the_root(
+    store: GraphStore, tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     await seed(store)
     spy = OpenSpy(monkeypatch)
     for bad in ("../secret.md", str(tree.parent / "secret.md"), "link-out.md", "README.txt", "coding"):
@@ -118,8 +142,12 @@ async def test_crystallize_refuses_paths_outside_the_root(store: GraphStore, tre
 
 
 def runtime(store: GraphStore, skills_dir: Path | None) -> Runtime:
-    return Runtime(store=store, profile="all", max_answer_bytes=8 * 1024 * 1024,
-                   settings=Settings(skills_dir=skills_dir, embedding_model="none"))
+    return Runtime(
+        store=store,
+        profile="all",
+        max_answer_bytes=8 * 1024 * 1024,
+        settings=Settings(skills_dir=skills_dir, embedding_model="none"),
+    )
 
 
 async def test_tool_in_process(store: GraphStore, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,21 +164,31 @@ async def test_tool_in_process(store: GraphStore, tree: Path, monkeypatch: pytes
     assert not alias.is_error and alias.structured_content == ok.structured_content
 
     spy = OpenSpy(monkeypatch)
-    for bad, says in (("../secret.md", "'..'"), (str(tree.parent / "secret.md"), "absolute"),
-                      ("link-out.md", "outside the skills directory"), ("README.txt", "not a markdown file")):
+    for bad, says in (
+        ("../secret.md", "'..'"),
+        (str(tree.parent / "secret.md"), "absolute"),
+        ("link-out.md", "outside the skills directory"),
+        ("README.txt", "not a markdown file"),
+    ):
         res = await call(spec, rt, {"topic": "JWT", "skill_paths": [bad]})
         assert res.is_error and says in res.content[0].text, res.content
         assert "hunter2" not in res.content[0].text
     assert spy.outside(tree) == []
 
-    for args, says in (({"skill_paths": [WORKFLOW]}, "topic"), ({"topic": "JWT"}, "skill_paths"),
-                       ({"topic": "JWT", "skill_paths": [WORKFLOW], "limit": 1000}, "limit")):
+    for args, says in (
+        ({"skill_paths": [WORKFLOW]}, "topic"),
+        ({"topic": "JWT"}, "skill_paths"),
+        ({"topic": "JWT", "skill_paths": [WORKFLOW], "limit": 1000}, "limit"),
+    ):
         res = await call(spec, rt, args)
         assert res.is_error and says in res.content[0].text, res.content
 
     off = await call(spec, runtime(store, None), {"topic": "JWT", "skill_paths": [WORKFLOW]})
-    assert off.is_error and "KG_NEO4J_SKILLS_DIR" in off.content[0].text and "--skills-dir" in off.content[0].text
-
+    assert (
+        off.is_error
+        and "KG_NEO4J_SKILLS_DIR" in off.content[0].text
+        and "--skills-dir" in off.content[0].text
+    )
 
 
 @contextlib.asynccontextmanager
@@ -167,8 +205,9 @@ async def served(transport: str, info: Neo4jInfo, namespace: str, tree: Path) ->
                 yield s
 
 
-async def test_tool_over_mcp(transport: str, neo4j_info: Neo4jInfo, namespace: str, tree: Path,
-                             store: GraphStore) -> None:
+async def test_tool_over_mcp(
+    transport: str, neo4j_info: Neo4jInfo, namespace: str, tree: Path, store: GraphStore
+) -> None:
     await seed(store)
     async with served(transport, neo4j_info, namespace, tree) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}

@@ -28,7 +28,9 @@ def test_every_statement_has_a_name_and_a_comment() -> None:
 
 def test_every_statement_plans_on_neo4j(sync_driver) -> None:  # type: ignore[no-untyped-def]
     q = queries()
-    records, _, _ = sync_driver.execute_query("CALL dbms.components() YIELD name, versions RETURN name, versions")
+    records, _, _ = sync_driver.execute_query(
+        "CALL dbms.components() YIELD name, versions RETURN name, versions"
+    )
     cypher25 = any(r["name"] == "Cypher" and "25" in r["versions"] for r in records)
     if cypher25:  # a SEARCH plans only against an index that exists (the bootstrap makes these)
         for name in ("schema_observation_vector_filtered", "schema_entity_vector_filtered"):
@@ -45,9 +47,13 @@ def test_every_statement_plans_on_neo4j(sync_driver) -> None:  # type: ignore[no
         sync_driver.execute_query("EXPLAIN " + q[name])
         planned += 1
     assert planned >= 10
-    assert refused == (0 if cypher25 else sum(q[n].startswith("CYPHER 25") and not n.startswith("schema_")
-                                                     for n in q.names()))
+    assert refused == (
+        0
+        if cypher25
+        else sum(q[n].startswith("CYPHER 25") and not n.startswith("schema_") for n in q.names())
+    )
     assert cypher25 or refused > 0  # the 2026 statements are checked to be refused on 5.26
+
 
 _RUNNERS = {"run", "read", "write", "auto"}  # store/executor.py's methods (and the driver's run)
 
@@ -58,45 +64,97 @@ def _called_statements(tree: ast.AST) -> set[str]:
     the names a ``VectorStatements(...)`` plan is made of."""
     names: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
-                and isinstance(node.args[0].value, str) and (
-                    isinstance(node.func, ast.Attribute) and node.func.attr in _RUNNERS):
+        if (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and (isinstance(node.func, ast.Attribute) and node.func.attr in _RUNNERS)
+        ):
             names.add(node.args[0].value)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "VectorStatements":
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "VectorStatements"
+        ):
             names |= {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "q" \
-                and isinstance(node.slice, ast.Constant):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "q"
+            and isinstance(node.slice, ast.Constant)
+        ):
             names.add(str(node.slice.value))
     for stmt in getattr(tree, "body", []):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        targets = (
+            stmt.targets
+            if isinstance(stmt, ast.Assign)
+            else [stmt.target]
+            if isinstance(stmt, ast.AnnAssign)
+            else []
+        )
         if any(isinstance(t, ast.Name) and "STATEMENT" in t.id for t in targets) and stmt.value is not None:
-            table = stmt.value.values if isinstance(stmt.value, ast.Dict) else [stmt.value]  # a dict: its values
-            names |= {c.value for v in table if v is not None for c in ast.walk(v)
-                      if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+            table = (
+                stmt.value.values if isinstance(stmt.value, ast.Dict) else [stmt.value]
+            )  # a dict: its values
+            names |= {
+                c.value
+                for v in table
+                if v is not None
+                for c in ast.walk(v)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str)
+            }
     return {n for n in names if re.fullmatch(r"[a-z][a-z0-9_]*", n)}
 
 
 def _computed_names(tree: ast.AST, *, store: bool) -> list[int]:
     """Lines where a statement name is built from pieces (an f-string, a concatenation, a format call)
     instead of being a literal or a dispatch-table entry the test above can see."""
+
     def built(arg: ast.expr) -> bool:  # an f-string, or a name piece glued on with +
-        return isinstance(arg, ast.JoinedStr) or isinstance(arg, ast.BinOp) and any(
-            isinstance(side, ast.Constant) and isinstance(side.value, str) and re.fullmatch(r"_?[a-z0-9_]+_?", side.value)
-            and "_" in side.value for side in (arg.left, arg.right))
+        return (
+            isinstance(arg, ast.JoinedStr)
+            or isinstance(arg, ast.BinOp)
+            and any(
+                isinstance(side, ast.Constant)
+                and isinstance(side.value, str)
+                and re.fullmatch(r"_?[a-z0-9_]+_?", side.value)
+                and "_" in side.value
+                for side in (arg.left, arg.right)
+            )
+        )
 
     lines = []
     for node in ast.walk(tree):
         # an f-string that can only make an identifier such as f"{kind}_edges_find", wherever it is assigned
-        if store and isinstance(node, ast.JoinedStr) and node.values and all(
-                isinstance(v, ast.FormattedValue) or isinstance(v, ast.Constant) and isinstance(v.value, str)
-                and re.fullmatch(r"[a-z0-9_]*_[a-z0-9_]*", v.value) for v in node.values) \
-                and any(isinstance(v, ast.Constant) for v in node.values):
+        if (
+            store
+            and isinstance(node, ast.JoinedStr)
+            and node.values
+            and all(
+                isinstance(v, ast.FormattedValue)
+                or isinstance(v, ast.Constant)
+                and isinstance(v.value, str)
+                and re.fullmatch(r"[a-z0-9_]*_[a-z0-9_]*", v.value)
+                for v in node.values
+            )
+            and any(isinstance(v, ast.Constant) for v in node.values)
+        ):
             lines.append(node.lineno)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RUNNERS \
-                and node.args and built(node.args[0]):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _RUNNERS
+            and node.args
+            and built(node.args[0])
+        ):
             lines.append(node.lineno)
-        if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)) \
-                and getattr(node.value, "id", getattr(node.value, "attr", "")) == "q" and built(node.slice):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, (ast.Name, ast.Attribute))
+            and getattr(node.value, "id", getattr(node.value, "attr", "")) == "q"
+            and built(node.slice)
+        ):
             lines.append(node.lineno)
     return lines
 
@@ -110,8 +168,14 @@ def test_every_statement_the_code_calls_exists() -> None:
     missing = called - set(queries().names()) - {"r", "w", "rb", "wb"}
     assert not missing
     # every statement the store runs is seen (the dispatch tables included)
-    for name in ("weak_edges_find", "reembed_next_observations", "search_memory_fulltext",
-                 "search_memory_vector_filtered", "create_entities", "traverse_graph"):
+    for name in (
+        "weak_edges_find",
+        "reembed_next_observations",
+        "search_memory_fulltext",
+        "search_memory_vector_filtered",
+        "create_entities",
+        "traverse_graph",
+    ):
         assert name in called, name
 
 
@@ -119,8 +183,11 @@ def test_statement_names_are_never_built_with_f_strings() -> None:
     """A name built at run time would escape the test above: dispatch tables instead.  In store/ (which
     runs the statements) no f-string may make an identifier at all; elsewhere (tool names are built so)
     none may be passed to a runner."""
-    offenders = [f"{path}:{line}" for path in (ROOT / "kg_neo4j").rglob("*.py")
-                 for line in _computed_names(ast.parse(path.read_text()), store=path.parent.name == "store")]
+    offenders = [
+        f"{path}:{line}"
+        for path in (ROOT / "kg_neo4j").rglob("*.py")
+        for line in _computed_names(ast.parse(path.read_text()), store=path.parent.name == "store")
+    ]
     assert offenders == []
 
 

@@ -34,8 +34,10 @@ def shape(schema: dict[str, Any], *, depth: int = 0) -> Any:
     if "properties" in schema:
         if schema.get("additionalProperties") is True or depth > 1 and not schema["properties"]:
             return "open object"
-        return {"required": sorted(schema.get("required", [])),
-                "fields": {k: shape(v, depth=depth + 1) for k, v in sorted(schema["properties"].items())}}
+        return {
+            "required": sorted(schema.get("required", [])),
+            "fields": {k: shape(v, depth=depth + 1) for k, v in sorted(schema["properties"].items())},
+        }
     if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
         return [shape(schema["items"], depth=depth + 1)]
     return "value"
@@ -56,9 +58,21 @@ def test_advertised_fields_are_the_checked_fields(spec: ToolSpec) -> None:
     ad = shape(inline_refs(advertised(spec)))
     checked = model_shape(spec)
     if spec.name.startswith(("add_", "update_", "delete_")) and spec.name not in {
-            "add_observations", "add_nodes", "update_nodes", "delete_nodes", "add_edges", "update_edges",
-            "delete_edges", "add_metadata", "delete_metadata", "update_relations", "update_knowledge",
-            "delete_entities", "delete_observations", "delete_relations"}:
+        "add_observations",
+        "add_nodes",
+        "update_nodes",
+        "delete_nodes",
+        "add_edges",
+        "update_edges",
+        "delete_edges",
+        "add_metadata",
+        "delete_metadata",
+        "update_relations",
+        "update_knowledge",
+        "delete_entities",
+        "delete_observations",
+        "delete_relations",
+    }:
         # schema-generated: the model holds the wrapper key; process_args checks inside it against the same
         # node schema that built the advertised one (tests/test_schemas.py)
         assert ad["required"] == checked["required"] and set(ad["fields"]) == set(checked["fields"])
@@ -77,12 +91,14 @@ def test_every_advertised_object_is_closed_outside_reference(spec: ToolSpec) -> 
         if not isinstance(node, dict):
             return
         if "properties" in node:
-            assert node.get("additionalProperties") in (True, False), \
+            assert node.get("additionalProperties") in (True, False), (
                 f"{spec.name}: {path or 'top'} does not say whether it is closed"
+            )
         for k, v in node.items():
             if k in ("properties", "$defs") and isinstance(v, dict):
-                assert "additionalProperties" not in v or isinstance(v["additionalProperties"], dict), \
+                assert "additionalProperties" not in v or isinstance(v["additionalProperties"], dict), (
                     f"{spec.name}: {path}/{k} holds a stray additionalProperties"
+                )
                 for name, sub in v.items():
                     walk(sub, f"{path}/{k}/{name}")
             elif k not in ("default", "examples", "enum", "const", "required"):
@@ -95,8 +111,10 @@ def test_reference_profile_keeps_spec_001_schemas_exactly() -> None:
     import json
     from importlib import resources
 
-    ref = {t["name"]: t for t in json.loads(
-        resources.files("kg_neo4j.server").joinpath("reference_tools.json").read_text())}
+    ref = {
+        t["name"]: t
+        for t in json.loads(resources.files("kg_neo4j.server").joinpath("reference_tools.json").read_text())
+    }
     listed = {s.name: s.tool("reference") for s in SPECS if "reference" in s.profiles}
     assert set(listed) == set(ref)
     for name, tool in listed.items():

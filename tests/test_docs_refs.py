@@ -94,8 +94,9 @@ def _citations() -> list[str]:
 
 def test_no_comment_cites_a_spec_the_repository_does_not_hold() -> None:
     found = _citations()
-    assert not found, ("cite the docs/ or README section instead (run the rewrite of issue #11):\n"
-                       + "\n".join(found))
+    assert not found, (
+        "cite the docs/ or README section instead (run the rewrite of issue #11):\n" + "\n".join(found)
+    )
 
 
 def _pointers() -> list[tuple[Path, int, str, str]]:
@@ -109,7 +110,7 @@ def _pointers() -> list[tuple[Path, int, str, str]]:
                 target = _target(path, m.group(1))
                 if target.parent == ROOT / "docs" or target == ROOT / "README.md":
                     out.append((path, n, m.group(1), m.group(2)))
-                    rest = line[m.end():]
+                    rest = line[m.end() :]
                     # further "#anchor"s of the same file, in the same parenthesis
                     rest = rest.split(")")[0]
                     out += [(path, n, m.group(1), a) for a in MORE_ANCHORS.findall(rest)]
@@ -124,8 +125,9 @@ def test_the_pointer_scan_sees_the_docs_pointers() -> None:
     assert {ref for _, _, ref, _ in pointers} >= {"../README.md", "reference-schemas.md"}
 
 
-@pytest.mark.parametrize("doc", ["reference-server.md", "reference-schemas.md", "memorymesh.md",
-                                 "knowledge-model.md"])
+@pytest.mark.parametrize(
+    "doc", ["reference-server.md", "reference-schemas.md", "memorymesh.md", "knowledge-model.md"]
+)
 def test_each_source_summary_exists_with_sections_and_is_linked_from_the_readme(doc: str) -> None:
     assert len(_anchors(ROOT / "docs" / doc)) >= 3
     assert f"(docs/{doc})" in (ROOT / "README.md").read_text(encoding="utf-8")
@@ -144,7 +146,9 @@ def test_every_cited_section_exists_as_a_heading() -> None:
 
 def test_slugs_follow_github() -> None:
     # the anchor rule the pointers rely on, on headings of the kinds the docs use
-    assert _slug("Maintenance: `maintain_graph` and `kg-neo4j maintain`") == \
-        "maintenance-maintain_graph-and-kg-neo4j-maintain"
+    assert (
+        _slug("Maintenance: `maintain_graph` and `kg-neo4j maintain`")
+        == "maintenance-maintain_graph-and-kg-neo4j-maintain"
+    )
     assert _slug("Answers and errors") == "answers-and-errors"
     assert _slug("Recall: `search_memory`") == "recall-search_memory"

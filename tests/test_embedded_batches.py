@@ -15,9 +15,16 @@ from kg_neo4j.store.records import entity_text
 
 
 def batch(n: int, prefix: str = "person") -> list[EntityIn]:
-    return [EntityIn(name=f"{prefix}-{i:03d}", entityType="person",
-                     observations=[f"{prefix} {i} likes hiking in the {w} mountains" for w in ("north", "east", "south")])
-            for i in range(n)]
+    return [
+        EntityIn(
+            name=f"{prefix}-{i:03d}",
+            entityType="person",
+            observations=[
+                f"{prefix} {i} likes hiking in the {w} mountains" for w in ("north", "east", "south")
+            ],
+        )
+        for i in range(n)
+    ]
 
 
 class CountingEmbedder:
@@ -38,7 +45,8 @@ class CountingEmbedder:
 
 
 async def test_batch_lands_whole_with_one_time_and_every_vector(
-        semantic_store: GraphStore, embedder: Any, sync_driver: Any, namespace: str) -> None:
+    semantic_store: GraphStore, embedder: Any, sync_driver: Any, namespace: str
+) -> None:
     entities = batch(100)
     counting = CountingEmbedder(embedder)
     semantic_store.embedder = counting
@@ -49,7 +57,9 @@ async def test_batch_lands_whole_with_one_time_and_every_vector(
     records, _, _ = sync_driver.execute_query(
         """MATCH (e:Entity {namespace: $ns})-[:HAS_OBSERVATION]->(o:Observation)
            RETURN e.name AS name, e.created_at AS e_at, e.embedding AS ev, o.seq AS seq, o.text AS text,
-                  o.created_at AS o_at, o.embedding AS ov ORDER BY name, seq""", ns=namespace)
+                  o.created_at AS o_at, o.embedding AS ov ORDER BY name, seq""",
+        ns=namespace,
+    )
     assert len(records) == 300
     assert len({r["e_at"] for r in records} | {r["o_at"] for r in records}) == 1  # one `now` for the call
     by_name: dict[str, list[str]] = {}
@@ -64,25 +74,31 @@ async def test_batch_lands_whole_with_one_time_and_every_vector(
         assert math.isclose(sum(a * b for a, b in zip(r["ov"], expected, strict=True)), 1.0, abs_tol=1e-4)
     first = records[0]
     expected_entity = embedder.encode([entity_text(first["name"], "person")])[0]
-    assert math.isclose(sum(a * b for a, b in zip(first["ev"], expected_entity, strict=True)), 1.0, abs_tol=1e-4)
+    assert math.isclose(
+        sum(a * b for a, b in zip(first["ev"], expected_entity, strict=True)), 1.0, abs_tol=1e-4
+    )
 
 
 async def test_failing_encode_writes_nothing(
-        semantic_store: GraphStore, embedder: Any, sync_driver: Any, namespace: str) -> None:
+    semantic_store: GraphStore, embedder: Any, sync_driver: Any, namespace: str
+) -> None:
     semantic_store.embedder = CountingEmbedder(embedder, fail_on=1)
     with pytest.raises(RuntimeError, match="on purpose"):
         await semantic_store.create_entities(batch(100))
     records, _, _ = sync_driver.execute_query(
-        "MATCH (n) WHERE n.namespace = $ns RETURN count(n) AS c", ns=namespace)
+        "MATCH (n) WHERE n.namespace = $ns RETURN count(n) AS c", ns=namespace
+    )
     assert records[0]["c"] == 0
 
 
-async def test_batch_skips_existing_names(semantic_store: GraphStore, embedder: Any,
-                                         sync_driver: Any, namespace: str) -> None:
+async def test_batch_skips_existing_names(
+    semantic_store: GraphStore, embedder: Any, sync_driver: Any, namespace: str
+) -> None:
     await semantic_store.create_entities(batch(100)[40:60])
     created = await semantic_store.create_entities(batch(100))
     assert [e.name for e in created] == [e.name for e in batch(100) if not 40 <= int(e.name[-3:]) < 60]
     records, _, _ = sync_driver.execute_query(
         "MATCH (e:Entity {namespace: $ns})-[:HAS_OBSERVATION]->(o) RETURN count(DISTINCT e) AS e, count(o) AS o",
-        ns=namespace)
+        ns=namespace,
+    )
     assert (records[0]["e"], records[0]["o"]) == (100, 300)

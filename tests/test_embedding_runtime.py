@@ -35,9 +35,21 @@ def real_texts(n: int) -> list[str]:
     turns = [t["text"] for c in data["conversations"] for s in c["sessions"] for t in s["turns"]]
     questions = [q["question"] for c in data["conversations"] for q in c["questions"]]
     rng = random.Random(7)
-    awkward = ["", " ", "\t\n", "A" * 600, "日本語のテキストと漢字", "Привет, как дела?", "مرحبا بالعالم",
-               "emoji 🙂🚀 👩‍👩‍👧 🇩🇪", "Cafe\u0301 vs Café", "zero\u200bwidth\u200djoiner", "ÀÉÎÕÜ ÇÑ ß",
-               "def f(x):\n    return x * 2", "https://example.com/a?b=c#d"]
+    awkward = [
+        "",
+        " ",
+        "\t\n",
+        "A" * 600,
+        "日本語のテキストと漢字",
+        "Привет, как дела?",
+        "مرحبا بالعالم",
+        "emoji 🙂🚀 👩‍👩‍👧 🇩🇪",
+        "Cafe\u0301 vs Café",
+        "zero\u200bwidth\u200djoiner",
+        "ÀÉÎÕÜ ÇÑ ß",
+        "def f(x):\n    return x * 2",
+        "https://example.com/a?b=c#d",
+    ]
     rest = [" ".join(rng.sample(turns, 40)) for _ in range(12)]  # far beyond 256 tokens
     rest += rng.sample(questions, 60)
     rest += rng.sample(turns, max(0, n - len(awkward) - len(rest)))
@@ -95,8 +107,9 @@ def test_numpy_runtime_concurrent_calls_get_their_own_vectors(packaged: Any) -> 
         assert len(a) == len(b) and cosines(a, b).min() >= 0.99999
 
 
-def test_numpy_runtime_tokenizes_as_sentence_transformers(packaged: Any,
-                                                          torch_embedder: SentenceEmbedder) -> None:
+def test_numpy_runtime_tokenizes_as_sentence_transformers(
+    packaged: Any, torch_embedder: SentenceEmbedder
+) -> None:
     """Same token ids, truncation at max_seq_length (256) included."""
     from kg_neo4j.embeddings.numpy_encoder import NumpyEncoder
 
@@ -111,10 +124,14 @@ def test_numpy_runtime_tokenizes_as_sentence_transformers(packaged: Any,
 
 
 def test_auto_runs_the_packaged_model_on_numpy_without_torch(packaged: Any) -> None:
-    code = ("import sys; from kg_neo4j.embeddings import load_embedder; "
-            "e = load_embedder('all-MiniLM-L6-v2', background=False); v = e.encode(['hello', '']); "
-            "print(e.runtime, len(v), len(v[0]), 'torch' in sys.modules, 'sentence_transformers' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    code = (
+        "import sys; from kg_neo4j.embeddings import load_embedder; "
+        "e = load_embedder('all-MiniLM-L6-v2', background=False); v = e.encode(['hello', '']); "
+        "print(e.runtime, len(v), len(v[0]), 'torch' in sys.modules, 'sentence_transformers' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
     assert out.stdout.split() == ["numpy", "2", "384", "False", "False"]
     emb = load_embedder(MODEL, background=False)
     assert emb is not None and emb.runtime == "numpy"
@@ -135,20 +152,45 @@ def variant(base: Path, into: Path, edit: dict[str, Any]) -> Path:
 
 
 UNSUPPORTED: dict[str, tuple[dict[str, Any], str]] = {
-    "cls pooling": ({"1_Pooling/config.json": lambda c: {**c, "pooling_mode_cls_token": True,
-                                                          "pooling_mode_mean_tokens": False}}, "pooling"),
+    "cls pooling": (
+        {
+            "1_Pooling/config.json": lambda c: {
+                **c,
+                "pooling_mode_cls_token": True,
+                "pooling_mode_mean_tokens": False,
+            }
+        },
+        "pooling",
+    ),
     "relu activation": ({"config.json": lambda c: {**c, "hidden_act": "relu"}}, "hidden_act"),
-    "relative positions": ({"config.json": lambda c: {**c, "position_embedding_type": "relative_key"}},
-                           "position_embedding_type"),
+    "relative positions": (
+        {"config.json": lambda c: {**c, "position_embedding_type": "relative_key"}},
+        "position_embedding_type",
+    ),
     "another architecture": ({"config.json": lambda c: {**c, "model_type": "roberta"}}, "model_type"),
-    "a Dense module": ({"modules.json": lambda m: [*m[:2], {"idx": 2, "name": "2", "path": "2_Dense",
-                                                           "type": "sentence_transformers.models.Dense"}]},
-                       "modules"),
-    "lower-casing in sentence-transformers": ({"sentence_bert_config.json": lambda c: {**c, "do_lower_case": True}},
-                                              "sentence_bert_config.json"),
-    "a default prompt": ({"config_sentence_transformers.json": lambda c: {**c, "prompts": {"q": "query: "},
-                                                                         "default_prompt_name": "q"}},
-                         "config_sentence_transformers.json"),
+    "a Dense module": (
+        {
+            "modules.json": lambda m: [
+                *m[:2],
+                {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"},
+            ]
+        },
+        "modules",
+    ),
+    "lower-casing in sentence-transformers": (
+        {"sentence_bert_config.json": lambda c: {**c, "do_lower_case": True}},
+        "sentence_bert_config.json",
+    ),
+    "a default prompt": (
+        {
+            "config_sentence_transformers.json": lambda c: {
+                **c,
+                "prompts": {"q": "query: "},
+                "default_prompt_name": "q",
+            }
+        },
+        "config_sentence_transformers.json",
+    ),
     "no tokenizer.json": ({"tokenizer.json": None}, "tokenizer.json"),
 }
 
@@ -169,8 +211,9 @@ def test_anything_else_is_refused_by_numpy(packaged: Any, tmp_path: Path, case: 
     assert "'numpy'" in message and named in message and "'auto' or 'sentence-transformers'" in message
 
 
-def test_a_model_numpy_cannot_run_is_run_by_sentence_transformers(packaged: Any, tmp_path: Path,
-                                                                  torch_embedder: SentenceEmbedder) -> None:
+def test_a_model_numpy_cannot_run_is_run_by_sentence_transformers(
+    packaged: Any, tmp_path: Path, torch_embedder: SentenceEmbedder
+) -> None:
     """CLS pooling: what mean pooling would give is another vector, so refusing it matters."""
     edit, _ = UNSUPPORTED["cls pooling"]
     model = resolve_model(str(variant(packaged.path, tmp_path, edit)))
@@ -182,8 +225,9 @@ def test_a_model_numpy_cannot_run_is_run_by_sentence_transformers(packaged: Any,
     assert cosines(cls_vectors, torch_embedder.encode(texts)).min() < 0.99
 
 
-def test_a_copy_of_the_packaged_model_runs_on_numpy(packaged: Any, tmp_path: Path,
-                                                    torch_embedder: SentenceEmbedder) -> None:
+def test_a_copy_of_the_packaged_model_runs_on_numpy(
+    packaged: Any, tmp_path: Path, torch_embedder: SentenceEmbedder
+) -> None:
     """A local BERT directory (not only the packaged name) gets the numpy runtime."""
     path = variant(packaged.path, tmp_path, {})
     model = resolve_model(str(path))
@@ -198,7 +242,9 @@ def test_unknown_runtime_is_an_error_naming_the_choices(packaged: Any) -> None:
     assert "onnx" in str(info.value) and ", ".join(RUNTIMES) in str(info.value)
 
 
-async def test_mcp_session_writes_and_finds_with_the_numpy_runtime(neo4j_info: Neo4jInfo, namespace: str) -> None:
+async def test_mcp_session_writes_and_finds_with_the_numpy_runtime(
+    neo4j_info: Neo4jInfo, namespace: str
+) -> None:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -210,12 +256,16 @@ async def test_mcp_session_writes_and_finds_with_the_numpy_runtime(neo4j_info: N
         {"name": "Wren", "entityType": "person", "observations": ["Sings in a choir every Thursday"]},
     ]
     with tempfile.TemporaryFile(mode="w+") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             created = await session.call_tool("create_entities", {"entities": people})
             assert not created.is_error, getattr(created.content[0], "text", "")
-            found = await session.call_tool("search_memory", {"query": "who looks after insects that make honey?",
-                                                              "limit": 1})
+            found = await session.call_tool(
+                "search_memory", {"query": "who looks after insects that make honey?", "limit": 1}
+            )
             assert not found.is_error, getattr(found.content[0], "text", "")
             data = found.structured_content
         errlog.seek(0)

@@ -42,13 +42,18 @@ DETACH DELETE n
 @pytest.fixture
 def executor(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, tmp_path: Path) -> Executor:
     (tmp_path / "test.cypher").write_text(STATEMENTS)
-    x = Executor(driver, neo4j_info.database, Shared(namespace=namespace, clock=ManualClock(), reads_at=True,
-                                                      model="m", constants={"w_fast": 0.5}))
+    x = Executor(
+        driver,
+        neo4j_info.database,
+        Shared(namespace=namespace, clock=ManualClock(), reads_at=True, model="m", constants={"w_fast": 0.5}),
+    )
     x.q = Queries(tmp_path)
     return x
 
 
-async def test_every_statement_gets_the_shared_parameters_unless_given(executor: Executor, namespace: str) -> None:
+async def test_every_statement_gets_the_shared_parameters_unless_given(
+    executor: Executor, namespace: str
+) -> None:
     row = (await executor.read("echo_shared"))[0]
     assert (row["ns"], row["model"], row["w_fast"]) == (namespace, "m", 0.5)
     assert row["at"] == row["now"]  # a read of now unless the caller names a moment
@@ -56,7 +61,9 @@ async def test_every_statement_gets_the_shared_parameters_unless_given(executor:
     assert (given["ns"], given["w_fast"], given["at"]) == ("other", 1.0, given["now"])
     bare = Executor(executor.driver, executor.database)
     bare.q = executor.q
-    with pytest.raises(neo4j.exceptions.ClientError, match="ns"):  # no shared parameters: the statement lacks $ns
+    with pytest.raises(
+        neo4j.exceptions.ClientError, match="ns"
+    ):  # no shared parameters: the statement lacks $ns
         await bare.read("echo_shared")
 
 
@@ -85,7 +92,9 @@ async def test_a_lost_race_runs_the_transaction_again_other_errors_do_not(execut
 
     async def clash(tx: neo4j.AsyncManagedTransaction) -> None:
         attempts.append(1)
-        await executor.bound(tx).write("make_node", name="taken")  # the key is taken: ConstraintValidationFailed
+        await executor.bound(tx).write(
+            "make_node", name="taken"
+        )  # the key is taken: ConstraintValidationFailed
 
     with pytest.raises(neo4j.exceptions.ConstraintError):
         await executor.transaction(clash)

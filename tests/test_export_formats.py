@@ -25,31 +25,61 @@ ENTITIES = [
     {"name": "Émile", "entityType": "person", "observations": ["à bientôt"]},
 ]
 #: (from, to, type, weight): Carol is never created (a placeholder end), Dave neither.
-RELATIONS = [("Alice", "Bob", "knows", 0.5), ("Bob", "Carol", "works with", 1.0), ("Dave", "Alice", "mentions", 0.25)]
+RELATIONS = [
+    ("Alice", "Bob", "knows", 0.5),
+    ("Bob", "Carol", "works with", 1.0),
+    ("Dave", "Alice", "mentions", 0.25),
+]
 
 
 def settings_for(info: Neo4jInfo, namespace: str) -> Settings:
-    return Settings(neo4j_uri=info.uri, neo4j_username=info.username, neo4j_password=info.password,
-                    neo4j_database=info.database, namespace=namespace, embedding_model="none")
+    return Settings(
+        neo4j_uri=info.uri,
+        neo4j_username=info.username,
+        neo4j_password=info.password,
+        neo4j_database=info.database,
+        namespace=namespace,
+        embedding_model="none",
+    )
 
 
 async def sample(store: GraphStore, clock: ManualClock) -> None:
     await store.create_entities([EntityIn(**e) for e in ENTITIES])
     clock.advance(minutes=1)
-    await store.create_relations([RelationIn(**{"from": a}, to=b, relationType=t, weight=w)
-                                  for a, b, t, w in RELATIONS])
+    await store.create_relations(
+        [RelationIn(**{"from": a}, to=b, relationType=t, weight=w) for a, b, t, w in RELATIONS]
+    )
 
 
-async def test_memorymesh_file(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str,
-                               clock: ManualClock, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_memorymesh_file(
+    tmp_path: Path,
+    neo4j_info: Neo4jInfo,
+    store: GraphStore,
+    namespace: str,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     await sample(store, clock)
     monkeypatch.setattr(export, "EXPORT_PAGE", 2)  # several pages even for this small graph
     out = tmp_path / "mesh.jsonl"
-    report = await run_export(settings_for(neo4j_info, namespace), out, fmt="memorymesh", progress=False, clock=clock)
+    report = await run_export(
+        settings_for(neo4j_info, namespace), out, fmt="memorymesh", progress=False, clock=clock
+    )
     assert (report["entities"], report["relations"]) == (3, 3)
     lines = [
-        *(json.dumps({"type": "node", "name": e["name"], "nodeType": e["entityType"], "metadata": e["observations"]},
-                     ensure_ascii=False, separators=(",", ":")) for e in ENTITIES),
+        *(
+            json.dumps(
+                {
+                    "type": "node",
+                    "name": e["name"],
+                    "nodeType": e["entityType"],
+                    "metadata": e["observations"],
+                },
+                ensure_ascii=False,
+                separators=(",", ":"),
+            )
+            for e in ENTITIES
+        ),
         '{"type":"edge","from":"Alice","to":"Bob","edgeType":"knows","weight":0.5}',
         '{"type":"edge","from":"Bob","to":"Carol","edgeType":"works with","weight":1}',  # 1, as JavaScript writes it
         '{"type":"edge","from":"Dave","to":"Alice","edgeType":"mentions","weight":0.25}',
@@ -58,14 +88,24 @@ async def test_memorymesh_file(tmp_path: Path, neo4j_info: Neo4jInfo, store: Gra
     assert detect_format(out) == "memorymesh"
 
 
-async def test_simple_memory_file(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str,
-                                  clock: ManualClock, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_simple_memory_file(
+    tmp_path: Path,
+    neo4j_info: Neo4jInfo,
+    store: GraphStore,
+    namespace: str,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     await sample(store, clock)
     monkeypatch.setattr(export, "EXPORT_PAGE", 2)
     out = tmp_path / "memory.json"
-    await run_export(settings_for(neo4j_info, namespace), out, fmt="simple-memory", progress=False, clock=clock)
-    graph = {"entities": ENTITIES,
-             "relations": [{"from": a, "to": b, "relationType": t} for a, b, t, _ in RELATIONS]}
+    await run_export(
+        settings_for(neo4j_info, namespace), out, fmt="simple-memory", progress=False, clock=clock
+    )
+    graph = {
+        "entities": ENTITIES,
+        "relations": [{"from": a, "to": b, "relationType": t} for a, b, t, _ in RELATIONS],
+    }
     # JSON.stringify(graph, null, 2), which is what json.dumps(indent=2) writes too
     assert out.read_text(encoding="utf-8") == json.dumps(graph, ensure_ascii=False, indent=2)
     assert detect_format(out) == "simple-memory"
@@ -86,8 +126,9 @@ async def _graph(store: GraphStore) -> tuple[list[dict[str, Any]], list[tuple[An
 
 
 @pytest.mark.parametrize("fmt", ["memorymesh", "simple-memory"])
-async def test_round_trip_through_import(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str,
-                                         clock: ManualClock, fmt: str) -> None:
+async def test_round_trip_through_import(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock, fmt: str
+) -> None:
     await sample(store, clock)
     out = tmp_path / f"graph.{fmt}"
     await run_export(settings_for(neo4j_info, namespace), out, fmt=fmt, progress=False, clock=clock)
@@ -108,7 +149,12 @@ async def test_round_trip_through_import(tmp_path: Path, neo4j_info: Neo4jInfo, 
 def test_cli_offers_every_format(neo4j_info: Neo4jInfo, namespace: str, tmp_path: Path) -> None:
     for fmt in EXPORT_FORMATS:
         out = tmp_path / f"x.{fmt}"
-        done = subprocess.run([KG, "export", str(out), "--format", fmt, "--namespace", namespace, "--no-progress"],
-                              env=server_env(neo4j_info), capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [KG, "export", str(out), "--format", fmt, "--namespace", namespace, "--no-progress"],
+            env=server_env(neo4j_info),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         assert out.exists()

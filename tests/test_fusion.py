@@ -11,10 +11,16 @@ from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
 DEFAULT = FusionWeights()
 
 
-def fuse(*, vector: Sequence[Mapping[str, Any]] = (), fulltext: Sequence[Mapping[str, Any]] = (),
-         around: Sequence[Mapping[str, Any]] = (), mentions: Sequence[str] = (),
-         prior: Mapping[str, float] | None = None, weights: FusionWeights = DEFAULT,
-         limit: int = 10) -> list[Hit]:
+def fuse(
+    *,
+    vector: Sequence[Mapping[str, Any]] = (),
+    fulltext: Sequence[Mapping[str, Any]] = (),
+    around: Sequence[Mapping[str, Any]] = (),
+    mentions: Sequence[str] = (),
+    prior: Mapping[str, float] | None = None,
+    weights: FusionWeights = DEFAULT,
+    limit: int = 10,
+) -> list[Hit]:
     """The two scoring phases search_memory runs around its graph read (store/hybrid_search.py)."""
     hits, top = score_channels(vector=vector, fulltext=fulltext, mentions=mentions, weights=weights)
     return finish(hits, top, around=around, mentions=mentions, prior=prior, weights=weights, limit=limit)
@@ -65,14 +71,41 @@ def test_an_observation_after_a_strong_one_of_its_entity_shares_its_score() -> N
     assert by[("A", 7)].score == before[("A", 7)] and "context" not in by[("A", 7)].channels
     assert by[("B", 9)].score == before[("B", 9)]
 
+
 def test_proximity_follows_relation_weight_and_adds_neighbours() -> None:
     vector = [obs("Alice", 1, 0.9), obs("Bob", 1, 0.5), obs("Carol", 1, 0.5)]
-    around = [{"name": "Alice", "entityType": "person", "rels": [
-        {"from": "Alice", "to": "Carol", "relationType": "knows", "weight": 1.0, "other": "Carol", "otherType": "person"},
-        {"from": "Alice", "to": "Bob", "relationType": "knows", "weight": 0.1, "other": "Bob", "otherType": "person"},
-        {"from": "Alice", "to": "Acme", "relationType": "works_at", "weight": 0.9, "other": "Acme",
-         "otherType": "company"},
-    ]}]
+    around = [
+        {
+            "name": "Alice",
+            "entityType": "person",
+            "rels": [
+                {
+                    "from": "Alice",
+                    "to": "Carol",
+                    "relationType": "knows",
+                    "weight": 1.0,
+                    "other": "Carol",
+                    "otherType": "person",
+                },
+                {
+                    "from": "Alice",
+                    "to": "Bob",
+                    "relationType": "knows",
+                    "weight": 0.1,
+                    "other": "Bob",
+                    "otherType": "person",
+                },
+                {
+                    "from": "Alice",
+                    "to": "Acme",
+                    "relationType": "works_at",
+                    "weight": 0.9,
+                    "other": "Acme",
+                    "otherType": "company",
+                },
+            ],
+        }
+    ]
     w = FusionWeights(strong_entities=1)
     hits = fuse(vector=vector, around=around, weights=w)
     by = {(h.name, h.seq): h for h in hits}
@@ -108,10 +141,15 @@ def test_no_candidates_no_hits() -> None:
 
 
 def test_entity_vector_channel_adds_entity_hits_at_its_weight() -> None:
-    entity = [{"name": "Acme", "entityType": "company", "score": 0.9}, {"name": "Initech", "entityType": "company",
-                                                                         "score": 0.5}]
+    entity = [
+        {"name": "Acme", "entityType": "company", "score": 0.9},
+        {"name": "Initech", "entityType": "company", "score": 0.5},
+    ]
     hits, top = score_channels(entity_vector=entity)
-    assert {k: h.channels for k, h in hits.items()} == {("Acme", None): {"entity": 1.0}, ("Initech", None): {"entity": 0.0}}
+    assert {k: h.channels for k, h in hits.items()} == {
+        ("Acme", None): {"entity": 1.0},
+        ("Initech", None): {"entity": 0.0},
+    }
     assert top == FusionWeights().entity
 
 
@@ -130,12 +168,24 @@ def test_pool_ranks_with_the_prior_so_remembered_knowledge_gets_its_graph_read()
     hits, top = score_channels(vector=vector, weights=FusionWeights(context=0))
     w = FusionWeights(strong_entities=1, context=0)
     assert pool(hits, top, mentions=[], prior=None, weights=w, limit=2) == ["A", "B"]
-    lifted = pool(hits, top, mentions=[], prior={"D": 1.0}, weights=FusionWeights(strong_entities=1, context=0,
-                                                                                   prior=1.0), limit=2)
+    lifted = pool(
+        hits,
+        top,
+        mentions=[],
+        prior={"D": 1.0},
+        weights=FusionWeights(strong_entities=1, context=0, prior=1.0),
+        limit=2,
+    )
     assert lifted == ["A", "D"]  # D (lowest by cosine, + prior x top = 1.0) ties A and passes B (0.52)
     # no prior weight: the prior is ignored
-    assert pool(hits, top, mentions=[], prior={"D": 1.0}, weights=FusionWeights(strong_entities=1, context=0,
-                                                                                prior=0), limit=2) == ["A", "B"]
+    assert pool(
+        hits,
+        top,
+        mentions=[],
+        prior={"D": 1.0},
+        weights=FusionWeights(strong_entities=1, context=0, prior=0),
+        limit=2,
+    ) == ["A", "B"]
 
 
 def test_pool_names_each_entity_once_best_observation_counting() -> None:
@@ -146,9 +196,15 @@ def test_pool_names_each_entity_once_best_observation_counting() -> None:
 
 def test_finish_bounds_added_neighbours_by_entity_type() -> None:
     vector = [obs("Alice", 1, 0.9)]
-    around = [{"name": "Alice", "rels": [
-        {"other": "Acme", "otherType": "company", "weight": 1.0},
-        {"other": "Bob", "otherType": "person", "weight": 1.0}]}]
+    around = [
+        {
+            "name": "Alice",
+            "rels": [
+                {"other": "Acme", "otherType": "company", "weight": 1.0},
+                {"other": "Bob", "otherType": "person", "weight": 1.0},
+            ],
+        }
+    ]
     hits, top = score_channels(vector=vector)
     names = {h.name for h in finish(hits, top, around=around, entity_types=["person"])}
     assert names == {"Alice", "Bob"}

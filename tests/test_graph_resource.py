@@ -20,7 +20,8 @@ URI = "memory://knowledge-graph"
 #: resources/subscribe and unsubscribe are how clients of protocols before 2026-07-28 ask for updates; the SDK's
 #: client warns that they are gone at 2026-07-28 (where test_protocol_2026_clients_listen covers listening).
 PRE_2026_CLIENT = pytest.mark.filterwarnings(
-    r"ignore:resources/(un)?subscribe is removed as of 2026-07-28:mcp.shared.exceptions.MCPDeprecationWarning")
+    r"ignore:resources/(un)?subscribe is removed as of 2026-07-28:mcp.shared.exceptions.MCPDeprecationWarning"
+)
 
 
 class Inbox:
@@ -51,8 +52,9 @@ class Inbox:
 
 
 @contextlib.asynccontextmanager
-async def sessions(transport: str, info: Neo4jInfo, namespace: str, *args: str,
-                   inbox: Inbox | None = None) -> AsyncIterator[Any]:
+async def sessions(
+    transport: str, info: Neo4jInfo, namespace: str, *args: str, inbox: Inbox | None = None
+) -> AsyncIterator[Any]:
     if transport == "stdio":
         async with stdio_session(info, "--namespace", namespace, *args, message_handler=inbox) as s:
             yield s
@@ -74,7 +76,9 @@ async def resource_text(session: Any) -> str:
 async def test_listed_in_every_profile(neo4j_info: Neo4jInfo, namespace: str, profile: str) -> None:
     async with stdio_session(neo4j_info, "--namespace", namespace, "--tools", profile) as s:
         listed = (await s.list_resources()).resources
-        assert [(str(r.uri), r.mime_type, r.name) for r in listed] == [(URI, "application/json", "knowledge-graph")]
+        assert [(str(r.uri), r.mime_type, r.name) for r in listed] == [
+            (URI, "application/json", "knowledge-graph")
+        ]
         caps = s.get_server_capabilities() if hasattr(s, "get_server_capabilities") else None
         if caps is not None:
             assert caps.resources is not None and caps.resources.subscribe is True
@@ -83,7 +87,9 @@ async def test_listed_in_every_profile(neo4j_info: Neo4jInfo, namespace: str, pr
 async def test_content_is_read_graph_text(neo4j_info: Neo4jInfo, namespace: str, transport: str) -> None:
     async with sessions(transport, neo4j_info, namespace, "--tools", "reference") as s:
         assert await resource_text(s) == text_of(await s.call_tool("read_graph", {}))
-        await s.call_tool("create_entities", {"entities": [ent("Ada", "person", ["wrote ✓ programs"]), ent("Bo")]})
+        await s.call_tool(
+            "create_entities", {"entities": [ent("Ada", "person", ["wrote ✓ programs"]), ent("Bo")]}
+        )
         await s.call_tool("create_relations", {"relations": [rel("Ada", "Bo")]})
         text = await resource_text(s)
         assert text == text_of(await s.call_tool("read_graph", {}))
@@ -92,7 +98,9 @@ async def test_content_is_read_graph_text(neo4j_info: Neo4jInfo, namespace: str,
 
 async def test_memorymesh_profile_shows_its_own_read_graph(neo4j_info: Neo4jInfo, namespace: str) -> None:
     async with stdio_session(neo4j_info, "--namespace", namespace, "--tools", "memorymesh") as s:
-        await s.call_tool("add_nodes", {"nodes": [{"name": "Tower", "nodeType": "location", "metadata": ["Height: 3"]}]})
+        await s.call_tool(
+            "add_nodes", {"nodes": [{"name": "Tower", "nodeType": "location", "metadata": ["Height: 3"]}]}
+        )
         text = await resource_text(s)
         tool_answer = json.loads(text_of(await s.call_tool("read_graph", {})))
         assert json.loads(text)["data"] == tool_answer["data"]  # the answers differ only in their timestamp
@@ -101,7 +109,9 @@ async def test_memorymesh_profile_shows_its_own_read_graph(neo4j_info: Neo4jInfo
 
 
 @PRE_2026_CLIENT
-async def test_subscribers_are_told_after_each_write(neo4j_info: Neo4jInfo, namespace: str, transport: str) -> None:
+async def test_subscribers_are_told_after_each_write(
+    neo4j_info: Neo4jInfo, namespace: str, transport: str
+) -> None:
     inbox = Inbox()
     async with sessions(transport, neo4j_info, namespace, inbox=inbox) as s:
         await s.subscribe_resource(URI)
@@ -113,7 +123,9 @@ async def test_subscribers_are_told_after_each_write(neo4j_info: Neo4jInfo, name
         assert inbox.updates == [URI, URI, URI]
         await s.call_tool("read_graph", {})
         await s.call_tool("search_nodes", {"query": "A"})
-        failed = await s.call_tool("add_observations", {"observations": [{"entityName": "Nobody", "contents": ["x"]}]})
+        failed = await s.call_tool(
+            "add_observations", {"observations": [{"entityName": "Nobody", "contents": ["x"]}]}
+        )
         assert failed.is_error
         await inbox.quiet()  # reads and failed writes change nothing
         await s.unsubscribe_resource(URI)
@@ -146,7 +158,9 @@ async def test_unknown_uri_is_an_error(neo4j_info: Neo4jInfo, namespace: str) ->
 
 async def test_over_the_answer_cap_points_to_paging(neo4j_info: Neo4jInfo, namespace: str) -> None:
     async with stdio_session(neo4j_info, "--namespace", namespace, "--max-answer-bytes", "300") as s:
-        await s.call_tool("create_entities", {"entities": [ent(f"E{i}", "thing", ["o" * 40]) for i in range(10)]})
+        await s.call_tool(
+            "create_entities", {"entities": [ent(f"E{i}", "thing", ["o" * 40]) for i in range(10)]}
+        )
         with pytest.raises(MCPError) as exc:
             await s.read_resource(URI)
         message = exc.value.error.message
@@ -162,8 +176,9 @@ async def test_protocol_2026_clients_listen(neo4j_info: Neo4jInfo, namespace: st
 
     with contextlib.ExitStack() as stack:
         if transport == "stdio":
-            target: Any = StdioServerParameters(command=KG, args=["serve", "--namespace", namespace],
-                                                env=server_env(neo4j_info))
+            target: Any = StdioServerParameters(
+                command=KG, args=["serve", "--namespace", namespace], env=server_env(neo4j_info)
+            )
         else:
             target = stack.enter_context(http_server(neo4j_info, "--namespace", namespace)) + "/mcp"
         async with Client(target, mode="auto") as client:

@@ -44,16 +44,29 @@ async def fail(s: Any, tool: str, args: dict[str, Any]) -> str:
     return str(result.content[0].text)
 
 
-KNOW = {"name": "Friday rule", "content": "Never deploy on Fridays", "type": "rule", "trust": "pattern",
-        "category": "creative"}
+KNOW = {
+    "name": "Friday rule",
+    "content": "Never deploy on Fridays",
+    "type": "rule",
+    "trust": "pattern",
+    "category": "creative",
+}
 
 
 async def test_as_of_before_a_forget_shows_the_knowledge(neo4j_info: Neo4jInfo, namespace: str) -> None:
     async with mcp_session("stdio", neo4j_info, namespace, "--tools", "all", *NO_MODEL) as s:
         await ok(s, "create_entities", {"entities": [ent("Team", "group", ["ships weekly"])]})
         await call(s, "store_knowledge", KNOW)
-        await call(s, "connect_knowledge", {"from": "Friday rule", "to": "Team", "relationType": "observed_in",
-                                            "reasoning": "seen in the team's releases"})
+        await call(
+            s,
+            "connect_knowledge",
+            {
+                "from": "Friday rule",
+                "to": "Team",
+                "relationType": "observed_in",
+                "reasoning": "seen in the team's releases",
+            },
+        )
         before = await moment()
         then_graph = await ok(s, "read_graph")
         then_open = await ok(s, "open_nodes", {"names": ["Friday rule"]})
@@ -75,7 +88,9 @@ async def test_as_of_before_a_forget_shows_the_knowledge(neo4j_info: Neo4jInfo, 
         assert await ok(s, "open_nodes", {"names": ["Friday rule"], "asOf": before}) == then_open
 
 
-async def test_as_of_memory_prior_uses_the_decay_state_of_that_moment(neo4j_info: Neo4jInfo, namespace: str) -> None:
+async def test_as_of_memory_prior_uses_the_decay_state_of_that_moment(
+    neo4j_info: Neo4jInfo, namespace: str
+) -> None:
     # Two knowledge nodes alike in everything the channels score (BM25 statistics are database-wide and
     # drift while other tests write, so scores are compared within one answer, never across answers).
     async with mcp_session("stdio", neo4j_info, namespace, "--tools", "all", *NO_MODEL) as s:
@@ -96,21 +111,40 @@ async def test_as_of_memory_prior_uses_the_decay_state_of_that_moment(neo4j_info
         assert then["Rule one"] == then["Rule two"]  # as of then, both had the same state
 
 
-async def test_delete_observations_cannot_remove_a_knowledge_nodes_content(neo4j_info: Neo4jInfo,
-                                                                          namespace: str) -> None:
+async def test_delete_observations_cannot_remove_a_knowledge_nodes_content(
+    neo4j_info: Neo4jInfo, namespace: str
+) -> None:
     async with mcp_session("stdio", neo4j_info, namespace, "--tools", "all", *NO_MODEL) as s:
         await call(s, "store_knowledge", KNOW)
-        await ok(s, "add_observations", {"observations": [{"entityName": "Friday rule", "contents": ["extra"]}]})
-        msg = await err(s, "delete_observations", {"deletions": [
-            {"entityName": "Friday rule", "observations": ["extra", "Never deploy on Fridays"]}]})
+        await ok(
+            s, "add_observations", {"observations": [{"entityName": "Friday rule", "contents": ["extra"]}]}
+        )
+        msg = await err(
+            s,
+            "delete_observations",
+            {
+                "deletions": [
+                    {"entityName": "Friday rule", "observations": ["extra", "Never deploy on Fridays"]}
+                ]
+            },
+        )
         assert "update_knowledge" in msg and "forget_knowledge" in msg and "content" in msg
-        assert by_name(await ok(s, "open_nodes", {"names": ["Friday rule"]}))["Friday rule"]["observations"] == \
-            ["Never deploy on Fridays", "extra"]  # nothing deleted
-        await ok(s, "delete_observations", {"deletions": [{"entityName": "Friday rule", "observations": ["extra"]}]})
-        assert by_name(await ok(s, "open_nodes", {"names": ["Friday rule"]}))["Friday rule"]["observations"] == \
-            ["Never deploy on Fridays"]
-        msg = await fail(s, "invalidate_observations", {"observations": [
-            {"entityName": "Friday rule", "observations": ["Never deploy on Fridays"]}]})
+        assert by_name(await ok(s, "open_nodes", {"names": ["Friday rule"]}))["Friday rule"][
+            "observations"
+        ] == ["Never deploy on Fridays", "extra"]  # nothing deleted
+        await ok(
+            s,
+            "delete_observations",
+            {"deletions": [{"entityName": "Friday rule", "observations": ["extra"]}]},
+        )
+        assert by_name(await ok(s, "open_nodes", {"names": ["Friday rule"]}))["Friday rule"][
+            "observations"
+        ] == ["Never deploy on Fridays"]
+        msg = await fail(
+            s,
+            "invalidate_observations",
+            {"observations": [{"entityName": "Friday rule", "observations": ["Never deploy on Fridays"]}]},
+        )
         assert "update_knowledge" in msg and "forget_knowledge" in msg
 
 
@@ -118,30 +152,62 @@ async def test_invalidate_observations_retires_and_keeps(neo4j_info: Neo4jInfo, 
     async with mcp_session("stdio", neo4j_info, namespace, "--tools", "all", *NO_MODEL) as s:
         await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["works at Acme", "likes tea"])]})
         before = await moment()
-        retired = await call(s, "invalidate_observations", {"observations": [
-            {"entityName": "Alice", "observations": ["works at Acme"]}]})
-        assert [(r["entityName"], r["observation"]) for r in retired["observations"]] == [("Alice", "works at Acme")]
+        retired = await call(
+            s,
+            "invalidate_observations",
+            {"observations": [{"entityName": "Alice", "observations": ["works at Acme"]}]},
+        )
+        assert [(r["entityName"], r["observation"]) for r in retired["observations"]] == [
+            ("Alice", "works at Acme")
+        ]
         assert by_name(await ok(s, "read_graph"))["Alice"]["observations"] == ["likes tea"]
-        assert by_name(await ok(s, "read_graph", {"asOf": before}))["Alice"]["observations"] == \
-            ["works at Acme", "likes tea"]
+        assert by_name(await ok(s, "read_graph", {"asOf": before}))["Alice"]["observations"] == [
+            "works at Acme",
+            "likes tea",
+        ]
         assert await ok(s, "search_nodes", {"query": "acme"}) == {"entities": [], "relations": []}
         assert names(await ok(s, "search_nodes", {"query": "acme", "asOf": before})) == ["Alice"]
         hits = (await call(s, "search_memory", {"query": "Acme works"}))["hits"]
         assert all(h["observation"] != "works at Acme" for h in hits)
-        assert by_name(await ok(s, "open_nodes", {"names": ["Alice"], "asOf": before}))["Alice"]["observations"] == \
-            ["works at Acme", "likes tea"]
+        assert by_name(await ok(s, "open_nodes", {"names": ["Alice"], "asOf": before}))["Alice"][
+            "observations"
+        ] == ["works at Acme", "likes tea"]
         # re-adding the text makes it current again, as a new observation
-        await ok(s, "add_observations", {"observations": [{"entityName": "Alice", "contents": ["works at Acme"]}]})
+        await ok(
+            s, "add_observations", {"observations": [{"entityName": "Alice", "contents": ["works at Acme"]}]}
+        )
         assert by_name(await ok(s, "read_graph"))["Alice"]["observations"] == ["likes tea", "works at Acme"]
         # all or nothing, with errors naming what is wrong
-        msg = await fail(s, "invalidate_observations", {"observations": [
-            {"entityName": "Alice", "observations": ["likes tea"]}, {"entityName": "Nobody", "observations": ["x"]}]})
+        msg = await fail(
+            s,
+            "invalidate_observations",
+            {
+                "observations": [
+                    {"entityName": "Alice", "observations": ["likes tea"]},
+                    {"entityName": "Nobody", "observations": ["x"]},
+                ]
+            },
+        )
         assert "Nobody" in msg
-        msg = await fail(s, "invalidate_observations", {"observations": [
-            {"entityName": "Alice", "observations": ["likes coffee"]}]})
+        msg = await fail(
+            s,
+            "invalidate_observations",
+            {"observations": [{"entityName": "Alice", "observations": ["likes coffee"]}]},
+        )
         assert "likes coffee" in msg
-        msg = await fail(s, "invalidate_observations", {"observations": [
-            {"entityName": "Alice", "observations": ["likes tea"], "validUntil": "2999-01-01T00:00:00Z"}]})
+        msg = await fail(
+            s,
+            "invalidate_observations",
+            {
+                "observations": [
+                    {
+                        "entityName": "Alice",
+                        "observations": ["likes tea"],
+                        "validUntil": "2999-01-01T00:00:00Z",
+                    }
+                ]
+            },
+        )
         assert "validUntil" in msg and "future" in msg
         assert "likes tea" in by_name(await ok(s, "read_graph"))["Alice"]["observations"]
     async with mcp_session("stdio", neo4j_info, namespace, *NO_MODEL) as s:  # default: the tool is there
@@ -174,19 +240,48 @@ async def test_type_changes_are_kept(neo4j_info: Neo4jInfo, namespace: str) -> N
         walk = await call(s, "traverse_graph", {"start": ["Gandalf"], "asOf": t1})
         assert walk["entities"][0]["entityType"] == "wizard"
         history = await call(s, "entity_history", {"name": "Gandalf"})
-        assert [(e["event"], e["detail"].get("from"), e["detail"].get("to")) for e in history["events"]
-                if e["event"] == "type_changed"] == [("type_changed", "wizard", "npc"), ("type_changed", "npc", "maiar")]
+        assert [
+            (e["event"], e["detail"].get("from"), e["detail"].get("to"))
+            for e in history["events"]
+            if e["event"] == "type_changed"
+        ] == [("type_changed", "wizard", "npc"), ("type_changed", "npc", "maiar")]
 
 
 async def test_entity_history_is_a_paged_timeline(neo4j_info: Neo4jInfo, namespace: str) -> None:
     async with mcp_session("stdio", neo4j_info, namespace, "--tools", "all", *NO_MODEL) as s:
-        await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["works at Acme"]), ent("Acme", "org")]})
-        await call(s, "create_relations", {"relations": [
-            {**rel("Alice", "Acme", "works_at"), "weight": 1.0, "reasoning": "her profile", "source": "crm"}]})
-        await call(s, "update_relations", {"relations": [{**rel("Alice", "Acme", "works_at"), "weight": 0.6,
-                                                          "reasoning": "fewer commits"}]})
-        await call(s, "invalidate_observations", {"observations": [
-            {"entityName": "Alice", "observations": ["works at Acme"]}]})
+        await ok(
+            s,
+            "create_entities",
+            {"entities": [ent("Alice", "person", ["works at Acme"]), ent("Acme", "org")]},
+        )
+        await call(
+            s,
+            "create_relations",
+            {
+                "relations": [
+                    {
+                        **rel("Alice", "Acme", "works_at"),
+                        "weight": 1.0,
+                        "reasoning": "her profile",
+                        "source": "crm",
+                    }
+                ]
+            },
+        )
+        await call(
+            s,
+            "update_relations",
+            {
+                "relations": [
+                    {**rel("Alice", "Acme", "works_at"), "weight": 0.6, "reasoning": "fewer commits"}
+                ]
+            },
+        )
+        await call(
+            s,
+            "invalidate_observations",
+            {"observations": [{"entityName": "Alice", "observations": ["works at Acme"]}]},
+        )
         await call(s, "invalidate_relations", {"relations": [rel("Alice", "Acme", "works_at")]})
         await call(s, "update_nodes", {"nodes": [{"name": "Alice", "nodeType": "contractor"}]})
         await call(s, "store_knowledge", {**KNOW, "name": "Alice rule"})
@@ -194,12 +289,22 @@ async def test_entity_history_is_a_paged_timeline(neo4j_info: Neo4jInfo, namespa
         await call(s, "forget_knowledge", {"names": ["Alice rule"]})
 
         events = (await call(s, "entity_history", {"name": "Alice"}))["events"]
-        assert [e["event"] for e in events] == ["created", "observation_added", "relation_opened",
-                                               "relation_updated", "observation_retired", "relation_closed",
-                                               "type_changed"]
+        assert [e["event"] for e in events] == [
+            "created",
+            "observation_added",
+            "relation_opened",
+            "relation_updated",
+            "observation_retired",
+            "relation_closed",
+            "type_changed",
+        ]
         opened, updated, closed = events[2]["detail"], events[3]["detail"], events[5]["detail"]
         assert (opened["weight"], opened["reasoning"], opened["source"]) == (1.0, "her profile", "crm")
-        assert (updated["weightBefore"], updated["weight"], updated["reasoning"]) == (1.0, 0.8, "fewer commits")
+        assert (updated["weightBefore"], updated["weight"], updated["reasoning"]) == (
+            1.0,
+            0.8,
+            "fewer commits",
+        )
         assert (closed["from"], closed["to"], closed["relationType"]) == ("Alice", "Acme", "works_at")
         times = [e["at"] for e in events]
         assert times == sorted(times)
@@ -207,14 +312,18 @@ async def test_entity_history_is_a_paged_timeline(neo4j_info: Neo4jInfo, namespa
         paged: list[Any] = []
         cursor = None
         while True:
-            page = await call(s, "entity_history", {"name": "Alice", "limit": 2, **({"cursor": cursor} if cursor else {})})
+            page = await call(
+                s, "entity_history", {"name": "Alice", "limit": 2, **({"cursor": cursor} if cursor else {})}
+            )
             paged += page["events"]
             cursor = page["nextCursor"]
             if cursor is None:
                 break
         assert paged == events
         # one relation's history
-        rel_events = (await call(s, "entity_history", {"relation": rel("Alice", "Acme", "works_at")}))["events"]
+        rel_events = (await call(s, "entity_history", {"relation": rel("Alice", "Acme", "works_at")}))[
+            "events"
+        ]
         assert [e["event"] for e in rel_events] == ["relation_opened", "relation_updated", "relation_closed"]
         # knowledge: trust change and forget
         k_events = [e["event"] for e in (await call(s, "entity_history", {"name": "Alice rule"}))["events"]]
@@ -227,52 +336,80 @@ async def test_entity_history_is_a_paged_timeline(neo4j_info: Neo4jInfo, namespa
         assert tools["entity_history"].annotations.read_only_hint is True
 
 
-async def test_full_export_and_import_keep_the_history(tmp_path: Path, neo4j_info: Neo4jInfo, namespace: str) -> None:
+async def test_full_export_and_import_keep_the_history(
+    tmp_path: Path, neo4j_info: Neo4jInfo, namespace: str
+) -> None:
     """Type history, relation versions and retired observations travel with `export --format full`: the
     imported copy answers asOf reads as the original does."""
     async with mcp_session("stdio", neo4j_info, namespace, "--tools", "all", *NO_MODEL) as s:
-        await ok(s, "create_entities", {"entities": [ent("Ann", "person", ["likes tea", "works at Acme"]),
-                                                     ent("Bob", "person")]})
+        await ok(
+            s,
+            "create_entities",
+            {"entities": [ent("Ann", "person", ["likes tea", "works at Acme"]), ent("Bob", "person")]},
+        )
         await call(s, "create_relations", {"relations": [{**rel("Ann", "Bob"), "weight": 1.0}]})
         t1 = await moment()
         await call(s, "update_nodes", {"nodes": [{"name": "Ann", "nodeType": "robot"}]})
         await call(s, "update_relations", {"relations": [{**rel("Ann", "Bob"), "weight": 0.2}]})
-        await call(s, "invalidate_observations", {"observations": [{"entityName": "Ann",
-                                                                    "observations": ["works at Acme"]}]})
+        await call(
+            s,
+            "invalidate_observations",
+            {"observations": [{"entityName": "Ann", "observations": ["works at Acme"]}]},
+        )
         t2 = await moment()
         reads = [("read_graph", {}), ("traverse_graph", {"start": ["Ann"]})]
         original = [await call(s, t, {**a, "asOf": at}) for at in (t1, t2) for t, a in reads]
     full = tmp_path / "full.jsonl"
-    done = subprocess.run([KG, "export", str(full), "--format", "full", "--namespace", namespace, "--no-progress"],
-                          env=server_env(neo4j_info), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [KG, "export", str(full), "--format", "full", "--namespace", namespace, "--no-progress"],
+        env=server_env(neo4j_info),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert '"retired":true' in full.read_text().replace(" ", "")
     copy = f"{namespace}-copy"
-    done = subprocess.run([KG, "import", str(full), "--namespace", copy, "--no-progress"],
-                          env=server_env(neo4j_info), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [KG, "import", str(full), "--namespace", copy, "--no-progress"],
+        env=server_env(neo4j_info),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     async with mcp_session("stdio", neo4j_info, copy, "--tools", "all", *NO_MODEL) as s:
         imported = [await call(s, t, {**a, "asOf": at}) for at in (t1, t2) for t, a in reads]
         assert imported == original
-        assert by_name(original[0])["Ann"] == {"name": "Ann", "entityType": "person",
-                                               "observations": ["likes tea", "works at Acme"]}
+        assert by_name(original[0])["Ann"] == {
+            "name": "Ann",
+            "entityType": "person",
+            "observations": ["likes tea", "works at Acme"],
+        }
         assert original[1]["relations"][0]["weight"] == 1.0 and original[3]["relations"][0]["weight"] == 0.6
         assert by_name(await ok(s, "read_graph"))["Ann"]["observations"] == ["likes tea"]
 
 
-async def test_search_memory_of_now_skips_retired_observations_in_every_channel(neo4j_info: Neo4jInfo,
-                                                                               namespace: str) -> None:
+async def test_search_memory_of_now_skips_retired_observations_in_every_channel(
+    neo4j_info: Neo4jInfo, namespace: str
+) -> None:
     """With the embedding model (vector channels too), a retired observation is no hit of now."""
     async with mcp_session("stdio", neo4j_info, namespace, "--embedding-model", "all-MiniLM-L6-v2") as s:
         # the write embeds its texts, so the model has loaded once it answers
-        await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["Alice moved to Lisbon in May",
-                                                                             "Alice plays the cello"])]})
+        await ok(
+            s,
+            "create_entities",
+            {"entities": [ent("Alice", "person", ["Alice moved to Lisbon in May", "Alice plays the cello"])]},
+        )
         query = {"query": "where does Alice live now?"}
         before = await call(s, "search_memory", query)
         assert before["mode"] == "hybrid"
         assert "Alice moved to Lisbon in May" in [h["observation"] for h in before["hits"]]
-        await call(s, "invalidate_observations", {"observations": [
-            {"entityName": "Alice", "observations": ["Alice moved to Lisbon in May"]}]})
+        await call(
+            s,
+            "invalidate_observations",
+            {"observations": [{"entityName": "Alice", "observations": ["Alice moved to Lisbon in May"]}]},
+        )
         after = await call(s, "search_memory", query)
         assert "Alice moved to Lisbon in May" not in [h["observation"] for h in after["hits"]]
         assert after["entities"] == [{"name": "Alice", "entityType": "person", "observationCount": 1}]

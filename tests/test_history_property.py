@@ -55,25 +55,35 @@ def _retention_apart(got: tuple[bool, Any], expected: tuple[bool, Any], where: s
     """Knowledge ``retention`` decays with the reading moment itself, and the read of now ran a few
     milliseconds after ``asOf``: compared within 1e-4 (a day-scale decay moves it ~1e-6 in that time),
     everything else exactly."""
+
     def strip(x: Any, out: list[float]) -> Any:
         if isinstance(x, dict):
-            return {k: strip(v, out) for k, v in x.items() if not (k == "retention" and out.append(v) is None)}
+            return {
+                k: strip(v, out) for k, v in x.items() if not (k == "retention" and out.append(v) is None)
+            }
         if isinstance(x, (list, tuple)):
             return type(x)(strip(v, out) for v in x)
         return x
+
     a: list[float] = []
     b: list[float] = []
     got, expected = strip(got, a), strip(expected, b)
-    assert len(a) == len(b) and all(abs(x - y) <= 1e-4 for x, y in zip(a, b, strict=True)), \
+    assert len(a) == len(b) and all(abs(x - y) <= 1e-4 for x, y in zip(a, b, strict=True)), (
         f"{where}: retention {a} asOf, {b} then"
+    )
     return got, expected
 
 
 def reads() -> list[tuple[str, dict[str, Any]]]:
-    out: list[tuple[str, dict[str, Any]]] = [("read_graph", {}), ("open_nodes", {"names": ENTITIES + KNOWLEDGE})]
+    out: list[tuple[str, dict[str, Any]]] = [
+        ("read_graph", {}),
+        ("open_nodes", {"names": ENTITIES + KNOWLEDGE}),
+    ]
     out += [("search_nodes", {"query": q}) for q in QUERIES]
-    out += [("traverse_graph", {"start": ENTITIES + KNOWLEDGE, "maxDepth": 3}),
-            ("traverse_graph", {"start": ["Ann", "Kay"], "minWeight": 0.5, "direction": "out"})]
+    out += [
+        ("traverse_graph", {"start": ENTITIES + KNOWLEDGE, "maxDepth": 3}),
+        ("traverse_graph", {"start": ["Ann", "Kay"], "minWeight": 0.5, "direction": "out"}),
+    ]
     assert len(out) == READS
     return out
 
@@ -86,17 +96,40 @@ def write(rng: random.Random, graph: dict[str, Any]) -> tuple[str, dict[str, Any
     rels = graph["relations"]
     text = " ".join(rng.sample(WORDS, 2))
     options: list[tuple[str, dict[str, Any]]] = [
-        ("create_entities", {"entities": [{"name": rng.choice(ENTITIES), "entityType": rng.choice(TYPES),
-                                           "observations": [text]}]}),
+        (
+            "create_entities",
+            {
+                "entities": [
+                    {"name": rng.choice(ENTITIES), "entityType": rng.choice(TYPES), "observations": [text]}
+                ]
+            },
+        ),
         # mostly between entities of now (traverse_graph walks only those), sometimes to a new name (a placeholder)
-        ("create_relations", {"relations": [{"from": rng.choice(list(ents) if ents and rng.random() < 0.8
-                                                                else ENTITIES + KNOWLEDGE),
-                                             "to": rng.choice(plain if plain and rng.random() < 0.8 else ENTITIES),
-                                             "relationType": rng.choice(RELATION_TYPES),
-                                             "weight": rng.choice([0.2, 0.6, 1.0]),
-                                             "reasoning": rng.choice(["seen", "told"])}]}),
-        ("store_knowledge", {"name": rng.choice(KNOWLEDGE), "content": f"knowledge {text}",
-                             "type": rng.choice(["rule", "insight"]), "trust": "pattern"}),
+        (
+            "create_relations",
+            {
+                "relations": [
+                    {
+                        "from": rng.choice(
+                            list(ents) if ents and rng.random() < 0.8 else ENTITIES + KNOWLEDGE
+                        ),
+                        "to": rng.choice(plain if plain and rng.random() < 0.8 else ENTITIES),
+                        "relationType": rng.choice(RELATION_TYPES),
+                        "weight": rng.choice([0.2, 0.6, 1.0]),
+                        "reasoning": rng.choice(["seen", "told"]),
+                    }
+                ]
+            },
+        ),
+        (
+            "store_knowledge",
+            {
+                "name": rng.choice(KNOWLEDGE),
+                "content": f"knowledge {text}",
+                "type": rng.choice(["rule", "insight"]),
+                "trust": "pattern",
+            },
+        ),
     ]
     if plain:
         n = rng.choice(plain)
@@ -107,26 +140,64 @@ def write(rng: random.Random, graph: dict[str, Any]) -> tuple[str, dict[str, Any
         ]
         if obs:
             options += [
-                ("invalidate_observations", {"observations": [{"entityName": n, "observations": [rng.choice(obs)]}]}),
+                (
+                    "invalidate_observations",
+                    {"observations": [{"entityName": n, "observations": [rng.choice(obs)]}]},
+                ),
                 # metadata replaced in order: some kept, one new text at the end (a reorder is not exact: README)
-                ("update_nodes", {"nodes": [{"name": n, "metadata": [o for o in obs if rng.random() < 0.5]
-                                             + [text if text not in obs else f"{text} anew"]}]}),
+                (
+                    "update_nodes",
+                    {
+                        "nodes": [
+                            {
+                                "name": n,
+                                "metadata": [o for o in obs if rng.random() < 0.5]
+                                + [text if text not in obs else f"{text} anew"],
+                            }
+                        ]
+                    },
+                ),
             ]
     if rels:
         r = rng.choice(rels)
         key = {"from": r["from"], "to": r["to"], "relationType": r["relationType"]}
         options += [
-            ("update_relations", {"relations": [{**key, "weight": rng.choice([0.0, 0.4, 1.0]),
-                                                 "reasoning": rng.choice(["re-checked", "doubted"])}]}),
+            (
+                "update_relations",
+                {
+                    "relations": [
+                        {
+                            **key,
+                            "weight": rng.choice([0.0, 0.4, 1.0]),
+                            "reasoning": rng.choice(["re-checked", "doubted"]),
+                        }
+                    ]
+                },
+            ),
             ("invalidate_relations", {"relations": [key]}),
         ]
     if know:
         k = rng.choice(know)
         options += [
-            ("update_knowledge", {"name": k, **rng.choice([{"type": "procedure"}, {"trust": "inference"},
-                                                           {"content": f"revised {text}"}])}),
-            ("connect_knowledge", {"from": k, "to": rng.choice(plain or ENTITIES[:1]), "relationType": "observed_in",
-                                   "weight": rng.choice([0.3, 0.9]), "reasoning": "noticed"}),
+            (
+                "update_knowledge",
+                {
+                    "name": k,
+                    **rng.choice(
+                        [{"type": "procedure"}, {"trust": "inference"}, {"content": f"revised {text}"}]
+                    ),
+                },
+            ),
+            (
+                "connect_knowledge",
+                {
+                    "from": k,
+                    "to": rng.choice(plain or ENTITIES[:1]),
+                    "relationType": "observed_in",
+                    "weight": rng.choice([0.3, 0.9]),
+                    "reasoning": "noticed",
+                },
+            ),
             ("forget_knowledge", {"names": [k]}),
         ]
     return rng.choice(options)
@@ -135,7 +206,9 @@ def write(rng: random.Random, graph: dict[str, Any]) -> tuple[str, dict[str, Any
 async def run_sequence(neo4j_info: Neo4jInfo, namespace: str, seed: int) -> int:
     rng = random.Random(seed)
     compared = 0
-    async with mcp_session("stdio", neo4j_info, namespace, "--tools", "all", "--embedding-model", "none") as s:
+    async with mcp_session(
+        "stdio", neo4j_info, namespace, "--tools", "all", "--embedding-model", "none"
+    ) as s:
         seen: list[tuple[str, list[tuple[bool, Any]]]] = []
         graph: dict[str, Any] = {"entities": [], "relations": []}
         log: list[str] = []
@@ -143,7 +216,9 @@ async def run_sequence(neo4j_info: Neo4jInfo, namespace: str, seed: int) -> int:
             tool, args = write(rng, graph)
             done, out = await answer(s, tool, args)
             log.append(f"{tool} {json.dumps(args)} -> {'ok' if done else out[:80]}")
-            WRITES[tool if done else f"{tool} (refused)"] = WRITES.get(tool if done else f"{tool} (refused)", 0) + 1
+            WRITES[tool if done else f"{tool} (refused)"] = (
+                WRITES.get(tool if done else f"{tool} (refused)", 0) + 1
+            )
             at = await moment()
             now = [await answer(s, t, a) for t, a in reads()]
             graph = now[0][1]
@@ -154,7 +229,8 @@ async def run_sequence(neo4j_info: Neo4jInfo, namespace: str, seed: int) -> int:
                 got, expected = _retention_apart(got, expected, f"seed {seed}: {tool} step {i + 1}")
                 assert got == expected, (
                     f"seed {seed}: {tool}({args}) asOf step {i + 1} differs from the read of now then\n"
-                    f"writes:\n  " + "\n  ".join(log[: i + 1]) + f"\nthen: {expected}\nasOf: {got}")
+                    f"writes:\n  " + "\n  ".join(log[: i + 1]) + f"\nthen: {expected}\nasOf: {got}"
+                )
                 compared += 1
     return compared
 
@@ -166,8 +242,13 @@ async def test_as_of_reads_equal_the_reads_of_that_moment(neo4j_info: Neo4jInfo,
         print(f"history property: sequence {k + 1}/{len(seeds)} seed {seed} (replay: KG_HISTORY_SEED={seed})")
     # the sequences run side by side (one server and namespace each): most of a sequence's time is its
     # server starting
-    compared = sum(await asyncio.gather(*(run_sequence(neo4j_info, f"{namespace}-{k}", seed)
-                                          for k, seed in enumerate(seeds))))
-    print(f"history property: {len(seeds)} sequences x {STEPS} steps, {compared} asOf reads compared; "
-          f"writes: {dict(sorted(WRITES.items()))}")
+    compared = sum(
+        await asyncio.gather(
+            *(run_sequence(neo4j_info, f"{namespace}-{k}", seed) for k, seed in enumerate(seeds))
+        )
+    )
+    print(
+        f"history property: {len(seeds)} sequences x {STEPS} steps, {compared} asOf reads compared; "
+        f"writes: {dict(sorted(WRITES.items()))}"
+    )
     assert compared == len(seeds) * STEPS * READS

@@ -37,10 +37,17 @@ def test_precision_and_recall_on_labelled_prompts() -> None:
     assert hn >= 30 and htp / (htp + hfp) >= 0.9 and htp / (htp + hfn) >= 0.75
 
 
-@pytest.mark.parametrize(("prompt", "expected"), [
-    ("no worries", False), ("Actually, thanks!", False), ("don't forget to run tests", False),
-    ("No, that's wrong", True), ("actually it's the other table", True), ("don't mock the database", True),
-])
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("no worries", False),
+        ("Actually, thanks!", False),
+        ("don't forget to run tests", False),
+        ("No, that's wrong", True),
+        ("actually it's the other table", True),
+        ("don't mock the database", True),
+    ],
+)
 def test_examples_of_the_issue(prompt: str, expected: bool) -> None:
     assert is_correction(prompt) is expected
 
@@ -49,8 +56,9 @@ def stability_ratio(before: dict[str, object], after: dict[str, object]) -> floa
     return float(after["stability"]) / float(before["stability"])  # type: ignore[arg-type]
 
 
-async def test_correction_grades_what_recall_showed(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str,
-                                                     tmp_path: Path) -> None:
+async def test_correction_grades_what_recall_showed(
+    driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, tmp_path: Path
+) -> None:
     await store_knowledge(driver, neo4j_info, namespace, DEPLOY)
     env = hook_env(neo4j_info, namespace, tmp_path)
     s0 = await knowledge_node(driver, neo4j_info, namespace, "Deploy checklist")
@@ -61,8 +69,11 @@ async def test_correction_grades_what_recall_showed(driver: AsyncDriver, neo4j_i
     assert stability_ratio(s0, s1) == pytest.approx(GRADE_MULTIPLIER[AccessGrade.ACCESSED], rel=1e-3)
 
     # not corrections, or another session: nothing graded
-    for session, prompt in (("sess-a", "no worries"), ("sess-a", "Actually, thanks!"),
-                            ("sess-b", "No, that's wrong.")):
+    for session, prompt in (
+        ("sess-a", "no worries"),
+        ("sess-a", "Actually, thanks!"),
+        ("sess-b", "No, that's wrong."),
+    ):
         out = run_hook_cli("correction-detector", prompt_payload(session, prompt), env)
         assert (out.stdout, out.stderr) == ("", "")
     assert await knowledge_node(driver, neo4j_info, namespace, "Deploy checklist") == s1
@@ -72,8 +83,10 @@ async def test_correction_grades_what_recall_showed(driver: AsyncDriver, neo4j_i
     run_hook_cli("recall", prompt_payload("sess-a", correction), env)
     s2 = await knowledge_node(driver, neo4j_info, namespace, "Deploy checklist")
     out = run_hook_cli("correction-detector", prompt_payload("sess-a", correction), env)
-    assert out.stdout.startswith("kg-neo4j: the user is correcting you. The knowledge recalled for your previous "
-                                 "answer was marked corrected (grade 1): Deploy checklist.")
+    assert out.stdout.startswith(
+        "kg-neo4j: the user is correcting you. The knowledge recalled for your previous "
+        "answer was marked corrected (grade 1): Deploy checklist."
+    )
     s3 = await knowledge_node(driver, neo4j_info, namespace, "Deploy checklist")
     assert s3["access_count"] == s2["access_count"] + 1
     assert stability_ratio(s2, s3) == pytest.approx(GRADE_MULTIPLIER[AccessGrade.CORRECTED], rel=1e-3)
@@ -84,8 +97,9 @@ async def test_correction_grades_what_recall_showed(driver: AsyncDriver, neo4j_i
     assert await knowledge_node(driver, neo4j_info, namespace, "Deploy checklist") == s3
 
 
-async def test_the_setting_turns_it_off(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str,
-                                        tmp_path: Path) -> None:
+async def test_the_setting_turns_it_off(
+    driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, tmp_path: Path
+) -> None:
     await store_knowledge(driver, neo4j_info, namespace, DEPLOY)
     env = hook_env(neo4j_info, namespace, tmp_path, KG_NEO4J_HOOK_CORRECTIONS="false")
     run_hook_cli("recall", prompt_payload("sess-c", "How do we deploy the database?"), env)
@@ -94,7 +108,13 @@ async def test_the_setting_turns_it_off(driver: AsyncDriver, neo4j_info: Neo4jIn
     assert (out.stdout, out.stderr) == ("", "")
     assert await knowledge_node(driver, neo4j_info, namespace, "Deploy checklist") == before
 
-    bad = run_hook_cli("correction-detector", prompt_payload("sess-c", "No, that's wrong."),
-                       hook_env(neo4j_info, namespace, tmp_path, KG_NEO4J_HOOK_CORRECTIONS="maybe"))
+    bad = run_hook_cli(
+        "correction-detector",
+        prompt_payload("sess-c", "No, that's wrong."),
+        hook_env(neo4j_info, namespace, tmp_path, KG_NEO4J_HOOK_CORRECTIONS="maybe"),
+    )
     assert bad.stdout == ""
-    assert bad.stderr.strip() == "kg-neo4j hook: error: KG_NEO4J_HOOK_CORRECTIONS must be true or false; got 'maybe'"
+    assert (
+        bad.stderr.strip()
+        == "kg-neo4j hook: error: KG_NEO4J_HOOK_CORRECTIONS must be true or false; got 'maybe'"
+    )

@@ -47,15 +47,34 @@ UNKNOWN = "kgSweepUnknown"
 
 # The three numbers JSON has no text for.  The SDK's client serialises float('nan') as null (pydantic's
 # default), so they travel as marker strings that the wire filter below swaps for the bare JSON texts.
-NON_FINITE = {"nan": ("__kg_sweep_NaN__", "NaN"), "inf": ("__kg_sweep_PosInf__", "Infinity"),
-              "neginf": ("__kg_sweep_NegInf__", "-Infinity")}
+NON_FINITE = {
+    "nan": ("__kg_sweep_NaN__", "NaN"),
+    "inf": ("__kg_sweep_PosInf__", "Infinity"),
+    "neginf": ("__kg_sweep_NegInf__", "-Infinity"),
+}
 
 # Keys that name things rather than hold free text: their whitespace rule is the README's "Limits" table
 # (entity names "not only whitespace", relationType/entityType as the reference has them), tested in
 # test_validation.py; ``minLength`` means non-whitespace only for free text (issue #11 item 2).
-IDENTIFIER_KEYS = {"name", "names", "from", "to", "start", "entityName", "nodeName", "relationType",
-                   "relationTypes", "entityType", "entityTypes", "edgeType", "nodeType", "sessionId",
-                   "element", "skill_paths", "cursor"}
+IDENTIFIER_KEYS = {
+    "name",
+    "names",
+    "from",
+    "to",
+    "start",
+    "entityName",
+    "nodeName",
+    "relationType",
+    "relationTypes",
+    "entityType",
+    "entityTypes",
+    "edgeType",
+    "nodeType",
+    "sessionId",
+    "element",
+    "skill_paths",
+    "cursor",
+}
 
 SKILL_FILE = "sweep/elements/input/workflow.md"
 
@@ -63,28 +82,74 @@ SKILL_FILE = "sweep/elements/input/workflow.md"
 # What the namespace holds before every case; the bases below act on it, each write on targets of its own
 # (so that the valid-base controls, which do write, never take away what another base needs).
 SEED_CALLS: list[tuple[str, dict[str, Any]]] = [
-    ("create_entities", {"entities": [
-        {"name": "SwA", "entityType": "thing", "observations": ["obs to delete", "obs to invalidate", "kept"]},
-        {"name": "SwB", "entityType": "thing", "observations": ["b"]},
-        {"name": "SwDelEnt", "entityType": "thing", "observations": []}]}),
-    ("create_relations", {"relations": [{"from": "SwA", "to": "SwB", "relationType": rt}
-                                        for rt in ("knows", "del_me", "upd_me", "inv_me")]}),
-    ("add_nodes", {"nodes": [{"name": n, "nodeType": "npc", "metadata": ["Gone: 1", "Keep: 1"]}
-                             for n in ("SwN1", "SwN2", "SwDelNode")]}),
-    ("add_edges", {"edges": [{"from": "SwN1", "to": "SwN2", "edgeType": et} for et in ("upd_edge", "del_edge")]}),
-    ("store_knowledge", {"name": "SwK1", "content": "sweep knowledge one", "type": "rule", "trust": "pattern"}),
-    ("store_knowledge", {"name": "SwK2", "content": "sweep knowledge two", "type": "rule", "trust": "pattern"}),
-    ("store_knowledge", {"name": "SwKForget", "content": "sweep knowledge to forget", "type": "rule",
-                         "trust": "inference"}),
+    (
+        "create_entities",
+        {
+            "entities": [
+                {
+                    "name": "SwA",
+                    "entityType": "thing",
+                    "observations": ["obs to delete", "obs to invalidate", "kept"],
+                },
+                {"name": "SwB", "entityType": "thing", "observations": ["b"]},
+                {"name": "SwDelEnt", "entityType": "thing", "observations": []},
+            ]
+        },
+    ),
+    (
+        "create_relations",
+        {
+            "relations": [
+                {"from": "SwA", "to": "SwB", "relationType": rt}
+                for rt in ("knows", "del_me", "upd_me", "inv_me")
+            ]
+        },
+    ),
+    (
+        "add_nodes",
+        {
+            "nodes": [
+                {"name": n, "nodeType": "npc", "metadata": ["Gone: 1", "Keep: 1"]}
+                for n in ("SwN1", "SwN2", "SwDelNode")
+            ]
+        },
+    ),
+    (
+        "add_edges",
+        {"edges": [{"from": "SwN1", "to": "SwN2", "edgeType": et} for et in ("upd_edge", "del_edge")]},
+    ),
+    (
+        "store_knowledge",
+        {"name": "SwK1", "content": "sweep knowledge one", "type": "rule", "trust": "pattern"},
+    ),
+    (
+        "store_knowledge",
+        {"name": "SwK2", "content": "sweep knowledge two", "type": "rule", "trust": "pattern"},
+    ),
+    (
+        "store_knowledge",
+        {"name": "SwKForget", "content": "sweep knowledge to forget", "type": "rule", "trust": "inference"},
+    ),
     ("record_experience", {"name": "SwExp0", "context": "sweep context", "outcome": "sweep outcome"}),
 ]
 
 #: A valid call of every hand-declared tool of ``all`` (schema-generated ones come from :func:`mesh_base`).
 BASES: dict[str, dict[str, Any]] = {
     "create_entities": {"entities": [{"name": "SwNewEnt", "entityType": "thing", "observations": ["o1"]}]},
-    "create_relations": {"relations": [{"from": "SwA", "to": "SwB", "relationType": "sweep_new", "weight": 0.5,
-                                        "validFrom": "2020-01-01T00:00:00Z", "validUntil": "2099-01-01T00:00:00Z",
-                                        "reasoning": "why", "source": "sweep"}]},
+    "create_relations": {
+        "relations": [
+            {
+                "from": "SwA",
+                "to": "SwB",
+                "relationType": "sweep_new",
+                "weight": 0.5,
+                "validFrom": "2020-01-01T00:00:00Z",
+                "validUntil": "2099-01-01T00:00:00Z",
+                "reasoning": "why",
+                "source": "sweep",
+            }
+        ]
+    },
     "add_observations": {"observations": [{"entityName": "SwA", "contents": ["new obs"]}]},
     "delete_entities": {"entityNames": ["SwDelEnt"]},
     "delete_observations": {"deletions": [{"entityName": "SwA", "observations": ["obs to delete"]}]},
@@ -93,12 +158,30 @@ BASES: dict[str, dict[str, Any]] = {
     "search_nodes": {"query": "Sw"},
     "open_nodes": {"names": ["SwA"]},
     "search_memory": {"query": "sweep", "limit": 5},
-    "traverse_graph": {"start": ["SwA"], "direction": "both", "maxDepth": 2, "minWeight": 0.0, "limit": 10,
-                       "fanout": 5},
-    "update_relations": {"relations": [{"from": "SwA", "to": "SwB", "relationType": "upd_me", "weight": 0.5,
-                                        "reasoning": "why", "source": "sweep"}]},
+    "traverse_graph": {
+        "start": ["SwA"],
+        "direction": "both",
+        "maxDepth": 2,
+        "minWeight": 0.0,
+        "limit": 10,
+        "fanout": 5,
+    },
+    "update_relations": {
+        "relations": [
+            {
+                "from": "SwA",
+                "to": "SwB",
+                "relationType": "upd_me",
+                "weight": 0.5,
+                "reasoning": "why",
+                "source": "sweep",
+            }
+        ]
+    },
     "invalidate_relations": {"relations": [{"from": "SwA", "to": "SwB", "relationType": "inv_me"}]},
-    "invalidate_observations": {"observations": [{"entityName": "SwA", "observations": ["obs to invalidate"]}]},
+    "invalidate_observations": {
+        "observations": [{"entityName": "SwA", "observations": ["obs to invalidate"]}]
+    },
     "entity_history": {"name": "SwA", "limit": 5},
     "add_nodes": {"nodes": [{"name": "SwNewNode", "nodeType": "npc", "metadata": ["Role: sweep"]}]},
     "update_nodes": {"nodes": [{"name": "SwN1", "metadata": ["Key: v2"], "nodeType": "npc"}]},
@@ -111,18 +194,47 @@ BASES: dict[str, dict[str, Any]] = {
     "read_nodes_graph": {"limit": 10},
     "search_nodes_graph": {"query": "Sw"},
     "open_nodes_graph": {"names": ["SwN1"]},
-    "store_knowledge": {"name": "SwNewK", "content": "new sweep knowledge", "type": "rule", "trust": "pattern",
-                        "category": "creative", "source": "sweep", "sessionId": "sweep-session"},
-    "connect_knowledge": {"from": "SwK1", "to": "SwK2", "relationType": "refines", "reasoning": "why",
-                          "weight": 0.5, "source": "sweep"},
-    "update_knowledge": {"name": "SwK1", "content": "updated sweep knowledge", "source": "sweep",
-                         "expertConfirmed": False, "sessionId": "sweep-session"},
+    "store_knowledge": {
+        "name": "SwNewK",
+        "content": "new sweep knowledge",
+        "type": "rule",
+        "trust": "pattern",
+        "category": "creative",
+        "source": "sweep",
+        "sessionId": "sweep-session",
+    },
+    "connect_knowledge": {
+        "from": "SwK1",
+        "to": "SwK2",
+        "relationType": "refines",
+        "reasoning": "why",
+        "weight": 0.5,
+        "source": "sweep",
+    },
+    "update_knowledge": {
+        "name": "SwK1",
+        "content": "updated sweep knowledge",
+        "source": "sweep",
+        "expertConfirmed": False,
+        "sessionId": "sweep-session",
+    },
     "forget_knowledge": {"names": ["SwKForget"], "reason": "sweep"},
-    "list_knowledge": {"names": ["SwK1"], "trust": "pattern", "includeExpired": False, "sortBy": "time",
-                       "limit": 10},
-    "record_experience": {"name": "SwExpNew", "context": "sweep context", "steps": ["step one"],
-                          "decisions": ["decision one"], "outcome": "sweep outcome", "success": True,
-                          "sessionId": "sweep-session"},
+    "list_knowledge": {
+        "names": ["SwK1"],
+        "trust": "pattern",
+        "includeExpired": False,
+        "sortBy": "time",
+        "limit": 10,
+    },
+    "record_experience": {
+        "name": "SwExpNew",
+        "context": "sweep context",
+        "steps": ["step one"],
+        "decisions": ["decision one"],
+        "outcome": "sweep outcome",
+        "success": True,
+        "sessionId": "sweep-session",
+    },
     "recall_experience": {"context": "sweep context", "limit": 3},
     "memory_stats": {},
     "maintain_graph": {"actions": ["orphans"], "dryRun": True, "minSimilarity": 0.9, "batchSize": 100},
@@ -148,9 +260,16 @@ def mesh_base(tool: str, schema: dict[str, Any]) -> dict[str, Any] | None:
     wrapper = schema["properties"].get(node_type)
     if wrapper is None:
         return None
-    obj = {key: sample(resolve(sub, schema), schema) for key, sub in wrapper.get("properties", {}).items()
-           if isinstance(sub, dict)}  # a boolean schema (true: anything, false: nothing) has no sample
-    obj["name"] = {"add": f"SwNew {node_type}", "update": f"SwUpd {node_type}", "delete": f"SwDel {node_type}"}[verb]
+    obj = {
+        key: sample(resolve(sub, schema), schema)
+        for key, sub in wrapper.get("properties", {}).items()
+        if isinstance(sub, dict)
+    }  # a boolean schema (true: anything, false: nothing) has no sample
+    obj["name"] = {
+        "add": f"SwNew {node_type}",
+        "update": f"SwUpd {node_type}",
+        "delete": f"SwDel {node_type}",
+    }[verb]
     if verb == "delete":
         obj = {"name": obj["name"]}
     return {node_type: obj}
@@ -242,7 +361,9 @@ def array_items(sub: dict[str, Any], root: dict[str, Any]) -> dict[str, Any] | N
 
 
 def min_length(sub: dict[str, Any], root: dict[str, Any]) -> int:
-    return max((int(b.get("minLength", 0)) for b in branches(sub, root) if "string" == b.get("type")), default=0)
+    return max(
+        (int(b.get("minLength", 0)) for b in branches(sub, root) if "string" == b.get("type")), default=0
+    )
 
 
 # --------------------------------------------------------------------------------------- the cases
@@ -277,17 +398,26 @@ def wrong_values(kinds: set[str]) -> dict[str, Any]:
         return {}
     numeric = "number" in kinds or "integer" in kinds
     candidates: dict[str, Any] = {
-        "string": "5" if "integer" in kinds else "0.5" if numeric else "yes" if "boolean" in kinds else "sweep",
+        "string": "5"
+        if "integer" in kinds
+        else "0.5"
+        if numeric
+        else "yes"
+        if "boolean" in kinds
+        else "sweep",
         "number": 2.5 if "integer" in kinds else 1 if "boolean" in kinds else 123,
         "boolean": True,
         "object": {"sweep": "x"},
         "array": ["sweep"],
     }
-    return {k: v for k, v in candidates.items() if k not in kinds and not (k == "number" and "number" in kinds)}
+    return {
+        k: v for k, v in candidates.items() if k not in kinds and not (k == "number" and "number" in kinds)
+    }
 
 
-def field_cases(tool: str, path: Path_, key: str, sub: dict[str, Any], root: dict[str, Any],
-                base_value: Any) -> Iterator[Case]:
+def field_cases(
+    tool: str, path: Path_, key: str, sub: dict[str, Any], root: dict[str, Any], base_value: Any
+) -> Iterator[Case]:
     """Every case for one field at ``path`` (its key ``key``), recursing into its objects and items."""
     kinds = allowed_types(sub, root)
     for kind, value in wrong_values(kinds).items():
@@ -308,8 +438,9 @@ def field_cases(tool: str, path: Path_, key: str, sub: dict[str, Any], root: dic
         yield from field_cases(tool, (*path, 0), key, items, root, base_value[0])
 
 
-def object_cases(tool: str, path: Path_, obj: dict[str, Any], root: dict[str, Any],
-                 base: dict[str, Any]) -> Iterator[Case]:
+def object_cases(
+    tool: str, path: Path_, obj: dict[str, Any], root: dict[str, Any], base: dict[str, Any]
+) -> Iterator[Case]:
     obj = resolve(obj, root)
     if obj.get("additionalProperties") is not True:  # open objects of schema-generated tools take any field
         yield Case(tool, (*path, UNKNOWN), "unknown", "sweep", UNKNOWN)
@@ -387,12 +518,15 @@ async def wire_session(info: Neo4jInfo, namespace: str, *args: str) -> AsyncIter
 
     from conftest import KG
 
-    params = StdioServerParameters(command=KG, args=["serve", "--namespace", namespace, *args],
-                                   env=server_env(info))
+    params = StdioServerParameters(
+        command=KG, args=["serve", "--namespace", namespace, *args], env=server_env(info)
+    )
     # the server's log goes to a scratch file: the sweep prints nothing
     with tempfile.TemporaryFile("w+") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), \
-                ClientSession(read, NonFiniteWire(write)) as session:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, NonFiniteWire(write)) as session,
+        ):
             await session.initialize()
             yield session
 
@@ -430,7 +564,9 @@ def sweep_session(info: Neo4jInfo, skills_dir: Path) -> contextlib.AbstractAsync
 
 def write_skills(root: Path) -> Path:
     (root / SKILL_FILE).parent.mkdir(parents=True, exist_ok=True)
-    (root / SKILL_FILE).write_text("# Sweep workflow\n\n- Check the sweep before the merge.\n", encoding="utf-8")
+    (root / SKILL_FILE).write_text(
+        "# Sweep workflow\n\n- Check the sweep before the merge.\n", encoding="utf-8"
+    )
     return root
 
 
@@ -444,8 +580,13 @@ def _collect_info() -> Neo4jInfo:
 
     settings = Settings()
     if settings.neo4j_uri:
-        return Neo4jInfo(settings.neo4j_uri, settings.neo4j_username or "neo4j", settings.neo4j_password or "",
-                         settings.neo4j_database, "NEO4J_URI")
+        return Neo4jInfo(
+            settings.neo4j_uri,
+            settings.neo4j_username or "neo4j",
+            settings.neo4j_password or "",
+            settings.neo4j_database,
+            "NEO4J_URI",
+        )
     local = LocalNeo4j(settings)
     local.start()
     uri, user, password = local.credentials()
@@ -458,6 +599,7 @@ _ADVERTISED: list[dict[str, Any]] = []
 def advertised() -> list[dict[str, Any]]:
     """``tools/list`` of the ``all`` profile, read once through a real MCP session at collection."""
     if not _ADVERTISED:
+
         async def list_tools() -> list[dict[str, Any]]:
             with tempfile.TemporaryDirectory() as tmp:
                 async with sweep_session(_collect_info(), write_skills(Path(tmp))) as s:
@@ -479,9 +621,11 @@ def all_cases() -> list[Case]:
         cases.extend(tool_cases(tool["name"], tool["inputSchema"], base))
         nested = NESTED_BASES.get(tool["name"])
         if nested is not None:
-            cases.extend(Case(c.tool, c.path, c.kind, c.value, c.names, nested=True)
-                         for c in tool_cases(tool["name"], tool["inputSchema"], nested)
-                         if len(c.path) > 1 and c.path[0] not in base)
+            cases.extend(
+                Case(c.tool, c.path, c.kind, c.value, c.names, nested=True)
+                for c in tool_cases(tool["name"], tool["inputSchema"], nested)
+                if len(c.path) > 1 and c.path[0] not in base
+            )
     return cases
 
 
@@ -531,8 +675,17 @@ def fingerprint(driver: Any, database: str, namespace: str) -> list[str]:
     moved into the text index by the server's catch-up meanwhile (:KgPending to :KgText,
     store/text_catch_up.py) is the same node: both read as :KgText."""
     records = driver.execute_query(FINGERPRINT, ns=namespace, database_=database).records
-    return sorted(repr((r["id"], searchable(r["labels"]), sorted(r["props"].items()),
-                        sorted(repr(x) for x in r["rels"] if x[0] is not None))) for r in records)
+    return sorted(
+        repr(
+            (
+                r["id"],
+                searchable(r["labels"]),
+                sorted(r["props"].items()),
+                sorted(repr(x) for x in r["rels"] if x[0] is not None),
+            )
+        )
+        for r in records
+    )
 
 
 def changes(before: list[str], after: list[str]) -> str:
@@ -553,8 +706,9 @@ class Sweep:
         return fingerprint(self.driver, self.database, NAMESPACE)
 
     async def seed(self) -> None:
-        self.driver.execute_query("MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=NAMESPACE,
-                                  database_=self.database)
+        self.driver.execute_query(
+            "MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=NAMESPACE, database_=self.database
+        )
         calls = list(SEED_CALLS)
         for name, tool in self.tools.items():
             if name.startswith(("update_", "delete_")) and name not in BASES:
@@ -579,11 +733,15 @@ class Sweep:
         while True:
             left = self.driver.execute_query(
                 "MATCH (n:KgPending) WHERE n.namespace = $ns AND NOT 'KgPending' IN coalesce(n.type_labels, []) "
-                "RETURN count(n) AS c", ns=NAMESPACE, database_=self.database).records[0]["c"]
+                "RETURN count(n) AS c",
+                ns=NAMESPACE,
+                database_=self.database,
+            ).records[0]["c"]
             if left == 0:
                 return
-            assert asyncio.get_running_loop().time() < deadline, \
+            assert asyncio.get_running_loop().time() < deadline, (
                 f"the server's text catch-up left {left} node(s) :KgPending after {timeout:.0f} s"
+            )
             await asyncio.sleep(0.1)
 
 
@@ -596,14 +754,19 @@ def skills_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def sweep(neo4j_info: Neo4jInfo, sync_driver: Any, skills_dir: Path) -> AsyncIterator[Sweep]:
     async with held(sweep_session(neo4j_info, skills_dir)) as session:
         listed = [t.model_dump(mode="json", by_alias=True) for t in (await session.list_tools()).tools]
-        assert listed == advertised(), "the session's tools/list differs from the one the cases were built from"
+        assert listed == advertised(), (
+            "the session's tools/list differs from the one the cases were built from"
+        )
         state = Sweep(session, sync_driver, neo4j_info.database, {t["name"]: t for t in listed})
         try:
             await state.seed()
             yield state
         finally:
-            sync_driver.execute_query("MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=NAMESPACE,
-                                      database_=neo4j_info.database)
+            sync_driver.execute_query(
+                "MATCH (n) WHERE n.namespace = $ns DETACH DELETE n",
+                ns=NAMESPACE,
+                database_=neo4j_info.database,
+            )
 
 
 # ------------------------------------------------------------------------------------------ the tests
@@ -643,8 +806,11 @@ def incoherences(sub: Any, where: str) -> Iterator[str]:
             yield f"{where}.properties.{key} is {prop!r}, not a schema"
         yield from incoherences(prop, f"{where}.{key}")
     kinds = sub.get("type")
-    if "enum" in sub and (kinds == "null" or (isinstance(kinds, list) and "null" in kinds)) \
-            and None not in sub["enum"]:
+    if (
+        "enum" in sub
+        and (kinds == "null" or (isinstance(kinds, list) and "null" in kinds))
+        and None not in sub["enum"]
+    ):
         yield f"{where}: type admits null, enum {sub['enum']} does not"
     for key in ("items", "additionalProperties"):
         yield from incoherences(sub.get(key), f"{where}.{key}")
@@ -676,8 +842,9 @@ async def test_valid_base_succeeds(sweep: Sweep, tool: str, control: dict[str, A
 async def test_whole_namespace_is_what_the_fingerprint_reads(sweep: Sweep) -> None:
     """The fingerprint's fast read (indexed seeds and their neighbours) sees every node of the namespace:
     a full scan by the ``namespace`` property counts the same nodes."""
-    full = sweep.driver.execute_query("MATCH (n) WHERE n.namespace = $ns RETURN count(n) AS c", ns=NAMESPACE,
-                                      database_=sweep.database).records[0]["c"]
+    full = sweep.driver.execute_query(
+        "MATCH (n) WHERE n.namespace = $ns RETURN count(n) AS c", ns=NAMESPACE, database_=sweep.database
+    ).records[0]["c"]
     assert full > 0 and full == len(sweep.fingerprint())
 
 
@@ -692,9 +859,15 @@ async def test_non_finite_numbers_reach_the_wire_as_json_text() -> None:
 
     import mcp.types as types
 
-    msg = types.JSONRPCRequest(jsonrpc="2.0", id=1, method="tools/call",
-                               params={"name": "read_graph", "arguments": {"limit": NON_FINITE["nan"][0],
-                                                                           "x": NON_FINITE["neginf"][0]}})
+    msg = types.JSONRPCRequest(
+        jsonrpc="2.0",
+        id=1,
+        method="tools/call",
+        params={
+            "name": "read_graph",
+            "arguments": {"limit": NON_FINITE["nan"][0], "x": NON_FINITE["neginf"][0]},
+        },
+    )
     await NonFiniteWire(Sink()).send(SessionMessage(message=msg))
     text = sent[0].message.model_dump_json()
     assert '"limit":NaN' in text and '"x":-Infinity' in text

@@ -68,13 +68,28 @@ def days(n: float) -> timedelta:
 
 
 def test_vocabulary_is_the_specs() -> None:
-    assert {t.value for t in KnowledgeType} == {"rule", "procedure", "observation", "insight", "core", "preference"}
+    assert {t.value for t in KnowledgeType} == {
+        "rule",
+        "procedure",
+        "observation",
+        "insight",
+        "core",
+        "preference",
+    }
     assert {t.value for t in Trust} == {"principle", "pattern", "inference"}
     assert Trust.PRINCIPLE.rank > Trust.PATTERN.rank > Trust.INFERENCE.rank
     assert {c.value for c in Category} == {"fundamental", "creative"}
     assert {e.value for e in EdgeType} == {
-        "must_precede", "requires_reading", "refines", "contradicts", "reason_for",
-        "causes", "implies", "aligns_to", "tends_to", "observed_in",
+        "must_precede",
+        "requires_reading",
+        "refines",
+        "contradicts",
+        "reason_for",
+        "causes",
+        "implies",
+        "aligns_to",
+        "tends_to",
+        "observed_in",
     }
     assert (AccessGrade.APPLIED, AccessGrade.ACCESSED, AccessGrade.CORRECTED) == (4, 3, 1)
     assert [int(level) for level in MemoryLevel] == [1, 2, 3, 4]
@@ -153,14 +168,17 @@ def test_repeated_corrections_keep_stability_positive() -> None:
 # --- initial stability and half-lives per knowledge type ------------------------------------
 
 # The source's table: "Knowledge Type | Initial S | Fast Half-Life | Slow Half-Life"
-CREATIVE_TABLE = [(Trust.PRINCIPLE, 30.0, 30.0, 300.0),  # "Expert's creative choice | 30 days | 30d | 300d"
-                  (Trust.PATTERN, 7.0, 7.0, 70.0),  # "Observed pattern | 7 days | 7d | 70d"
-                  (Trust.INFERENCE, 3.0, 3.0, 30.0)]  # "AI inference | 3 days | 3d | 30d"
+CREATIVE_TABLE = [
+    (Trust.PRINCIPLE, 30.0, 30.0, 300.0),  # "Expert's creative choice | 30 days | 30d | 300d"
+    (Trust.PATTERN, 7.0, 7.0, 70.0),  # "Observed pattern | 7 days | 7d | 70d"
+    (Trust.INFERENCE, 3.0, 3.0, 30.0),
+]  # "AI inference | 3 days | 3d | 30d"
 
 
 @pytest.mark.parametrize(("trust", "s", "fast", "slow"), CREATIVE_TABLE)
-def test_initial_stability_and_half_lives_of_creative_knowledge(trust: Trust, s: float, fast: float,
-                                                                 slow: float) -> None:
+def test_initial_stability_and_half_lives_of_creative_knowledge(
+    trust: Trust, s: float, fast: float, slow: float
+) -> None:
     assert initial_stability(trust, CREATIVE) == s
     assert initial_half_lives(trust, "creative") == (fast, slow)
     assert new_memory(trust, CREATIVE, now=T0).stability == s
@@ -187,8 +205,8 @@ def test_each_component_halves_over_its_half_life(trust: Trust, s: float, fast: 
         assert retention_components(t0 + fast, s)[0] == pytest.approx(retention_components(t0, s)[0] / 2)
         assert retention_components(t0 + slow, s)[1] == pytest.approx(retention_components(t0, s)[1] / 2)
     # so R itself at the half-lives is exactly:
-    assert retention(fast, s, category=CREATIVE) == pytest.approx(W_FAST / 2 + W_SLOW * 2 ** -0.1, rel=1e-12)
-    assert retention(slow, s, category=CREATIVE) == pytest.approx(W_FAST * 2 ** -10 + W_SLOW / 2, rel=1e-12)
+    assert retention(fast, s, category=CREATIVE) == pytest.approx(W_FAST / 2 + W_SLOW * 2**-0.1, rel=1e-12)
+    assert retention(slow, s, category=CREATIVE) == pytest.approx(W_FAST * 2**-10 + W_SLOW / 2, rel=1e-12)
 
 
 def test_weights_sum_to_one_and_fresh_knowledge_is_fully_retained() -> None:
@@ -199,12 +217,12 @@ def test_weights_sum_to_one_and_fresh_knowledge_is_fully_retained() -> None:
 
 @pytest.mark.parametrize("s", [3.0, 7.0, 30.0])
 def test_two_component_shape_keeps_a_long_tail(s: float) -> None:
-    single = 2 ** -10  # one exponential with half-life S, at t = 10 S
+    single = 2**-10  # one exponential with half-life S, at t = 10 S
     r = retention(10 * s, s, category=CREATIVE)
     assert r > 100 * single
     assert r == pytest.approx(W_SLOW / 2, abs=0.001)
     # and early on it forgets faster than the slow curve alone would
-    assert retention(s, s, category=CREATIVE) < 2 ** -0.1
+    assert retention(s, s, category=CREATIVE) < 2**-0.1
 
 
 @pytest.mark.parametrize("t", [0.0, 1.0, 365.0, 10_000.0, 1e9])
@@ -243,7 +261,9 @@ def test_days_until_retention_inverts_retention(target: float) -> None:
 # --- memory levels --------------------------------------------------------------------------
 
 
-def level(*, access: int = 0, sessions: int = 0, age: float = 0.0, category: Category = CREATIVE) -> MemoryLevel:
+def level(
+    *, access: int = 0, sessions: int = 0, age: float = 0.0, category: Category = CREATIVE
+) -> MemoryLevel:
     return memory_level(category=category, access_count=access, session_count=sessions, age_days=age)
 
 
@@ -342,7 +362,9 @@ def test_memory_score_is_r_times_01_plus_level_bonus() -> None:
     for r in (0.0, 0.3, 0.9):
         scores = [memory_score(r, lvl) for lvl in MemoryLevel]
         assert all(a < b for a, b in zip(scores, scores[1:], strict=False))
-        assert memory_score(r, 2) - memory_score(r, 1) == pytest.approx(decay.LEVEL_BONUS[MemoryLevel.VERIFYING])
+        assert memory_score(r, 2) - memory_score(r, 1) == pytest.approx(
+            decay.LEVEL_BONUS[MemoryLevel.VERIFYING]
+        )
     assert memory_score(0.9, 2) > memory_score(0.3, 2)
 
 
@@ -403,9 +425,14 @@ def test_an_inference_may_originate_every_other_edge_type() -> None:
         check_edge_source("knows", Trust.PRINCIPLE)
 
 
-@pytest.mark.parametrize(("current", "proposed"), [
-    (Trust.INFERENCE, Trust.PRINCIPLE), (Trust.INFERENCE, Trust.PATTERN), (Trust.PATTERN, Trust.PRINCIPLE),
-])
+@pytest.mark.parametrize(
+    ("current", "proposed"),
+    [
+        (Trust.INFERENCE, Trust.PRINCIPLE),
+        (Trust.INFERENCE, Trust.PATTERN),
+        (Trust.PATTERN, Trust.PRINCIPLE),
+    ],
+)
 def test_trust_never_upgrades_by_itself(current: Trust, proposed: Trust) -> None:
     with pytest.raises(ValidationError, match="never upgrades by itself") as err:
         check_trust_change(current, proposed, expert_confirmed=False, quote="even with a quote")
@@ -415,8 +442,15 @@ def test_trust_never_upgrades_by_itself(current: Trust, proposed: Trust) -> None
 def test_an_expert_upgrade_to_principle_needs_their_quote() -> None:
     with pytest.raises(ValidationError, match="exact words"):
         check_trust_change(Trust.INFERENCE, Trust.PRINCIPLE, expert_confirmed=True)
-    assert check_trust_change(Trust.INFERENCE, Trust.PRINCIPLE, expert_confirmed=True,
-                              quote="Yes, that is right: bass before drums.") is Trust.PRINCIPLE
+    assert (
+        check_trust_change(
+            Trust.INFERENCE,
+            Trust.PRINCIPLE,
+            expert_confirmed=True,
+            quote="Yes, that is right: bass before drums.",
+        )
+        is Trust.PRINCIPLE
+    )
     assert check_trust_change("inference", "pattern", expert_confirmed=True) is Trust.PATTERN
 
 
@@ -434,13 +468,19 @@ def test_level_is_independent_of_trust() -> None:
     # ... a principle starts as new as an inference, and an inference can reach core:
     assert {new_memory(t, CREATIVE, now=T0).memory_level for t in Trust} == {MemoryLevel.NEW}
     check_level_keeps_trust(trust_before="inference", trust_after="inference", level_before=3, level_after=4)
-    check_level_keeps_trust(trust_before=Trust.PATTERN, trust_after=Trust.PATTERN, level_before=1, level_after=2)
+    check_level_keeps_trust(
+        trust_before=Trust.PATTERN, trust_after=Trust.PATTERN, level_before=1, level_after=2
+    )
     # a write that changes trust without a level change is check_trust_change's business, not this rule's
-    check_level_keeps_trust(trust_before=Trust.PATTERN, trust_after=Trust.INFERENCE, level_before=2, level_after=2)
+    check_level_keeps_trust(
+        trust_before=Trust.PATTERN, trust_after=Trust.INFERENCE, level_before=2, level_after=2
+    )
 
 
 @pytest.mark.parametrize("after", [Trust.PRINCIPLE, Trust.PATTERN])
 def test_a_promotion_that_relabels_trust_is_rejected(after: Trust) -> None:
     with pytest.raises(ValidationError, match="independent") as err:
-        check_level_keeps_trust(trust_before=Trust.INFERENCE, trust_after=after, level_before=3, level_after=4)
+        check_level_keeps_trust(
+            trust_before=Trust.INFERENCE, trust_after=after, level_before=3, level_after=4
+        )
     assert err.value.field == "trust"

@@ -15,17 +15,39 @@ from kg_neo4j.store import GraphStore
 from kg_neo4j.store.knowledge import KnowledgeStore
 
 
-async def test_full_round_trip_keeps_knowledge(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore,
-                                               namespace: str, clock: ManualClock) -> None:
+async def test_full_round_trip_keeps_knowledge(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock
+) -> None:
     ks = KnowledgeStore(store)
-    await ks.store([
-        KnowledgeIn(name="rule", content="Review every migration", type="rule", trust="principle",
-                    quote="Every migration gets a second pair of eyes.", source="teacher"),
-        KnowledgeIn(name="guess", content="Large migrations fail at night", type="insight", trust="inference"),
-    ], session="s1")
-    await ks.connect([ConnectIn(**{"from": "rule", "to": "guess"}, relationType="reason_for", weight=0.7,
-                                reasoning="night runs are unattended")])
-    await ks.record_experience(ExperienceIn(name="night run", context="migration at 2am", outcome="rolled back"))
+    await ks.store(
+        [
+            KnowledgeIn(
+                name="rule",
+                content="Review every migration",
+                type="rule",
+                trust="principle",
+                quote="Every migration gets a second pair of eyes.",
+                source="teacher",
+            ),
+            KnowledgeIn(
+                name="guess", content="Large migrations fail at night", type="insight", trust="inference"
+            ),
+        ],
+        session="s1",
+    )
+    await ks.connect(
+        [
+            ConnectIn(
+                **{"from": "rule", "to": "guess"},
+                relationType="reason_for",
+                weight=0.7,
+                reasoning="night runs are unattended",
+            )
+        ]
+    )
+    await ks.record_experience(
+        ExperienceIn(name="night run", context="migration at 2am", outcome="rolled back")
+    )
     clock.advance(days=2)
     await ks.record_access(["guess"], session="s2")
     original = await dump(store.driver, namespace)
@@ -39,7 +61,9 @@ async def test_full_round_trip_keeps_knowledge(tmp_path: Path, neo4j_info: Neo4j
 
     moved = KnowledgeStore(copy)
     assert [(i.name, i.trust, i.accessCount, i.sessions) for i in await moved.list(sort="access")] == [
-        ("guess", "inference", 1, 2), ("rule", "principle", 0, 1)]
+        ("guess", "inference", 1, 2),
+        ("rule", "principle", 0, 1),
+    ]
     assert await moved.list() == await ks.list()  # same state, same retention now
     clock.advance(days=1)
     [after] = await moved.record_access(["guess"])

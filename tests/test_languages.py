@@ -23,8 +23,8 @@ import pytest
 from conftest import KG, Neo4jInfo, server_env, stdio_session, wipe_neo4j
 from kg_neo4j.embeddings import resolve_model
 
-ZH_DB = "数据库每天晚上需要备份"          # "the database needs a backup every night"
-ZH_DECOY = "据说库房里有数不清的箱子"     # holds 数, 据 and 库, but not the word 数据库
+ZH_DB = "数据库每天晚上需要备份"  # "the database needs a backup every night"
+ZH_DECOY = "据说库房里有数不清的箱子"  # holds 数, 据 and 库, but not the word 数据库
 DE_DB = "Die Datenbanken werden jede Nacht gesichert"
 DE_DOG = "Der Hund schläft im Garten"
 TEXTS = {"zh-1": ZH_DB, "zh-2": ZH_DECOY, "de-1": DE_DB, "de-2": DE_DOG}
@@ -37,11 +37,19 @@ def private(private_neo4j_server: Neo4jInfo) -> Neo4jInfo:
 
 
 def kg(info: Neo4jInfo, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([KG, *args], env=server_env(info, **env), capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [KG, *args],
+        env=server_env(info, **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
 
 
-async def recall_all(info: Neo4jInfo, namespace: str, queries: list[str], **env: str) -> dict[str, tuple[set[str], str]]:
+async def recall_all(
+    info: Neo4jInfo, namespace: str, queries: list[str], **env: str
+) -> dict[str, tuple[set[str], str]]:
     """Per query, the observations search_memory's hits hold and its mode, from one server started with ``env``."""
     out = {}
     async with stdio_session(info, "--namespace", namespace, env=server_env(info, **env)) as s:
@@ -60,10 +68,18 @@ async def recall(info: Neo4jInfo, namespace: str, query: str, **env: str) -> tup
 async def test_fulltext_analyzer_setting_detection_rebuild_and_recall(private: Neo4jInfo) -> None:
     ns = "languages"
     # A fresh database gets the index with the configured analyzer; store through the MCP tools.
-    async with stdio_session(private, "--namespace", ns,
-                             env=server_env(private, KG_NEO4J_FULLTEXT_ANALYZER="cjk")) as s:
-        result = await s.call_tool("create_entities", {"entities": [
-            {"name": name, "entityType": "note", "observations": [text]} for name, text in TEXTS.items()]})
+    async with stdio_session(
+        private, "--namespace", ns, env=server_env(private, KG_NEO4J_FULLTEXT_ANALYZER="cjk")
+    ) as s:
+        result = await s.call_tool(
+            "create_entities",
+            {
+                "entities": [
+                    {"name": name, "entityType": "note", "observations": [text]}
+                    for name, text in TEXTS.items()
+                ]
+            },
+        )
         assert not result.is_error, result.content[0].text
     cjk = await recall(private, ns, "数据库", KG_NEO4J_FULLTEXT_ANALYZER="cjk")
     assert cjk == ({ZH_DB}, "fulltext+graph")  # bigrams: 数据 + 据库; the decoy has neither
@@ -79,13 +95,21 @@ async def test_fulltext_analyzer_setting_detection_rebuild_and_recall(private: N
     assert "'klingon' is not a fulltext analyzer this Neo4j offers" in proc.stderr
     assert all(a in proc.stderr for a in ("cjk", "german", "standard-no-stop-words"))
     proc = kg(private, "serve", "--fulltext-analyzer", "Not valid!")
-    assert proc.returncode == 2 and "--fulltext-analyzer" in proc.stderr and "listAvailableAnalyzers" in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "--fulltext-analyzer" in proc.stderr
+        and "listAvailableAnalyzers" in proc.stderr
+    )
 
     # The rebuild: Neo4j indexes the stored text again with the new analyzer.
     proc = kg(private, "rebuild-fulltext", "--fulltext-analyzer", "english", "--no-progress")
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout) == {"index": "kg_fulltext", "analyzer": "english", "previous": "cjk",
-                                       "rebuilt": True}
+    assert json.loads(proc.stdout) == {
+        "index": "kg_fulltext",
+        "analyzer": "english",
+        "previous": "cjk",
+        "rebuilt": True,
+    }
     english = await recall_all(private, ns, ["数据库", "Datenbank"], KG_NEO4J_FULLTEXT_ANALYZER="english")
     # english splits Chinese into single characters: the decoy matches as well as the real answer
     assert english["数据库"][0] == {ZH_DB, ZH_DECOY}
@@ -114,12 +138,23 @@ def sliced_model(dst: Path, *, hidden: int = 128, layers: int = 2, intermediate:
     assert base is not None
     src = base.path
     dst.mkdir(parents=True)
-    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json",
-                 "sentence_bert_config.json", "modules.json", "config_sentence_transformers.json"):
+    for name in (
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "vocab.txt",
+        "special_tokens_map.json",
+        "sentence_bert_config.json",
+        "modules.json",
+        "config_sentence_transformers.json",
+    ):
         shutil.copy(src / name, dst / name)
     config = json.loads((src / "config.json").read_text())
-    config.update(hidden_size=hidden, num_attention_heads=hidden // 32, num_hidden_layers=layers,
-                  intermediate_size=intermediate)
+    config.update(
+        hidden_size=hidden,
+        num_attention_heads=hidden // 32,
+        num_hidden_layers=layers,
+        intermediate_size=intermediate,
+    )
     (dst / "config.json").write_text(json.dumps(config))
     (dst / "1_Pooling").mkdir()
     pooling = json.loads((src / "1_Pooling" / "config.json").read_text())
@@ -152,7 +187,8 @@ async def vector_dimensions(info: Neo4jInfo) -> dict[str, Any]:
 
     async with AsyncGraphDatabase.driver(info.uri, auth=(info.username, info.password)) as drv:
         records, _, _ = await drv.execute_query(
-            "SHOW VECTOR INDEXES YIELD name, options RETURN name, options.indexConfig.`vector.dimensions` AS dim")
+            "SHOW VECTOR INDEXES YIELD name, options RETURN name, options.indexConfig.`vector.dimensions` AS dim"
+        )
     return {r["name"]: r["dim"] for r in records}
 
 
@@ -165,9 +201,19 @@ async def test_local_directory_and_installed_package_models(private: Neo4jInfo, 
     # A local directory: its dimension (128, read from its files) sizes the vector indexes.
     env = {"KG_NEO4J_EMBEDDING_MODEL": str(tiny)}
     async with stdio_session(private, "--namespace", ns, env=server_env(private, **env)) as s:
-        result = await s.call_tool("create_entities", {"entities": [
-            {"name": "Alice", "entityType": "person", "observations": ["Alice adopted a kitten last week"]},
-            {"name": "Bob", "entityType": "person", "observations": ["Bob repairs old bicycles"]}]})
+        result = await s.call_tool(
+            "create_entities",
+            {
+                "entities": [
+                    {
+                        "name": "Alice",
+                        "entityType": "person",
+                        "observations": ["Alice adopted a kitten last week"],
+                    },
+                    {"name": "Bob", "entityType": "person", "observations": ["Bob repairs old bicycles"]},
+                ]
+            },
+        )
         assert not result.is_error, result.content[0].text
     assert (await vector_dimensions(private))["kg_observation_embedding"] == 128
     found, mode = await recall(private, ns, "Alice adopted a kitten last week", **env)
@@ -194,7 +240,19 @@ async def test_local_directory_and_installed_package_models(private: Neo4jInfo, 
 def test_readme_languages_section_matches_the_tests() -> None:
     from conftest import ROOT
 
-    section = (ROOT / "README.md").read_text(encoding="utf-8").split("### Languages", 1)[1].split("\n### ", 1)[0]
-    for needle in ("KG_NEO4J_FULLTEXT_ANALYZER", "--fulltext-analyzer", "kg-neo4j rebuild-fulltext", "listAvailableAnalyzers",
-                   ZH_DB, ZH_DECOY, "Datenbank", "`german`", "`cjk`", "kg-neo4j reembed"):
+    section = (
+        (ROOT / "README.md").read_text(encoding="utf-8").split("### Languages", 1)[1].split("\n### ", 1)[0]
+    )
+    for needle in (
+        "KG_NEO4J_FULLTEXT_ANALYZER",
+        "--fulltext-analyzer",
+        "kg-neo4j rebuild-fulltext",
+        "listAvailableAnalyzers",
+        ZH_DB,
+        ZH_DECOY,
+        "Datenbank",
+        "`german`",
+        "`cjk`",
+        "kg-neo4j reembed",
+    ):
         assert needle in section, needle

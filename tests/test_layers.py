@@ -22,12 +22,33 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("runtime", ("kg_neo4j.runtime",)),
     ("workflows", ("kg_neo4j.skills", "kg_neo4j.transfer")),
     ("store", ("kg_neo4j.store",)),
-    ("statements, models, embeddings, local server",
-     ("kg_neo4j.cypher", "kg_neo4j.embeddings", "kg_neo4j.schemas", "kg_neo4j.models", "kg_neo4j.input_rules",
-      "kg_neo4j.localdb", "kg_neo4j.knowledge.recall")),
-    ("pure rules", ("kg_neo4j", "kg_neo4j.knowledge", "kg_neo4j.fusion", "kg_neo4j.text", "kg_neo4j.clock",
-                    "kg_neo4j.errors", "kg_neo4j.settings", "kg_neo4j.json_types", "kg_neo4j.events",
-                    "kg_neo4j.formats")),
+    (
+        "statements, models, embeddings, local server",
+        (
+            "kg_neo4j.cypher",
+            "kg_neo4j.embeddings",
+            "kg_neo4j.schemas",
+            "kg_neo4j.models",
+            "kg_neo4j.input_rules",
+            "kg_neo4j.localdb",
+            "kg_neo4j.knowledge.recall",
+        ),
+    ),
+    (
+        "pure rules",
+        (
+            "kg_neo4j",
+            "kg_neo4j.knowledge",
+            "kg_neo4j.fusion",
+            "kg_neo4j.text",
+            "kg_neo4j.clock",
+            "kg_neo4j.errors",
+            "kg_neo4j.settings",
+            "kg_neo4j.json_types",
+            "kg_neo4j.events",
+            "kg_neo4j.formats",
+        ),
+    ),
 ]
 
 #: Import cycles between modules that other work removes (engineer D's split of store/graph.py, issue #11);
@@ -85,17 +106,24 @@ def _graph() -> dict[str, set[str]]:
 
 def test_every_module_has_a_layer() -> None:
     # "kg_neo4j" itself places every module; a new top-level module must be put in its layer on purpose
-    unplaced = [m for m in MODULES if m != "kg_neo4j" and m.count(".") == 1
-                and not any(m == p or m.startswith(p + ".") for _, ps in LAYERS for p in ps if p != "kg_neo4j")]
+    unplaced = [
+        m
+        for m in MODULES
+        if m != "kg_neo4j"
+        and m.count(".") == 1
+        and not any(m == p or m.startswith(p + ".") for _, ps in LAYERS for p in ps if p != "kg_neo4j")
+    ]
     assert unplaced == [], f"add these to a layer in LAYERS and in the README's list: {unplaced}"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_module_imports_only_its_layer_or_lower(module: str) -> None:
     own = _layer(module)
-    upward = [f"line {line}: {target} ({LAYERS[_layer(target)][0]})"
-              for line, target, _ in _imports(module, MODULES[module])
-              if target.startswith("kg_neo4j") and _layer(target) < own]
+    upward = [
+        f"line {line}: {target} ({LAYERS[_layer(target)][0]})"
+        for line, target, _ in _imports(module, MODULES[module])
+        if target.startswith("kg_neo4j") and _layer(target) < own
+    ]
     assert upward == [], f"{module} ({LAYERS[own][0]}) imports a higher layer: {upward}"
 
 
@@ -132,16 +160,24 @@ def test_no_import_cycles() -> None:
 
 
 def test_no_private_name_imported_from_another_module() -> None:
-    private = {(m, target, name) for m, p in MODULES.items() for _, target, name in _imports(m, p)
-               if name and name.startswith("_") and not name.startswith("__") and target.startswith("kg_neo4j")}
+    private = {
+        (m, target, name)
+        for m, p in MODULES.items()
+        for _, target, name in _imports(m, p)
+        if name and name.startswith("_") and not name.startswith("__") and target.startswith("kg_neo4j")
+    }
     assert private - KNOWN_PRIVATE == set()
 
 
 def test_hooks_stay_out_of_the_server_and_the_embedder() -> None:
     """Hooks answer in about a second: no server, and no embedder (torch) on their path (docs/hooks.md)."""
-    bad = [(m, t) for m, p in MODULES.items() if m.startswith("kg_neo4j.hooks")
-           for _, t, _ in _imports(m, p) if t.startswith(("kg_neo4j.server", "kg_neo4j.embeddings", "torch",
-                                                          "sentence_transformers"))]
+    bad = [
+        (m, t)
+        for m, p in MODULES.items()
+        if m.startswith("kg_neo4j.hooks")
+        for _, t, _ in _imports(m, p)
+        if t.startswith(("kg_neo4j.server", "kg_neo4j.embeddings", "torch", "sentence_transformers"))
+    ]
     assert bad == []
 
 
@@ -150,6 +186,11 @@ def test_readme_states_the_same_order() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = readme.split("Layers, top to bottom", 1)[1].split("\n\n", 2)[1]
     stated = [re.findall(r"`([\w./]+)`", line) for line in block.splitlines() if re.match(r"\s*\d+\.", line)]
-    expected = [[p.removeprefix("kg_neo4j.").replace(".", "/") if p != "kg_neo4j" else "kg_neo4j/__init__"
-                 for p in prefixes] for _, prefixes in LAYERS]
+    expected = [
+        [
+            p.removeprefix("kg_neo4j.").replace(".", "/") if p != "kg_neo4j" else "kg_neo4j/__init__"
+            for p in prefixes
+        ]
+        for _, prefixes in LAYERS
+    ]
     assert stated == expected

@@ -85,8 +85,10 @@ def test_bad_settings_are_config_errors(tmp_path: Path) -> None:
         LocalNeo4j(Settings(home=tmp_path, local_bolt_port=7000, local_http_port=7000))
 
 
-@pytest.mark.parametrize("policy", ["256M size", "2 files", "1 days", "2 days 1G", "12 hours 500M", "100k txs",
-                                    "keep_none", "true"])
+@pytest.mark.parametrize(
+    "policy",
+    ["256M size", "2 files", "1 days", "2 days 1G", "12 hours 500M", "100k txs", "keep_none", "true"],
+)
 def test_tx_log_retention_accepts_neo4j_policies(tmp_path: Path, policy: str) -> None:
     db = LocalNeo4j(Settings(home=tmp_path, local_tx_log_retention=policy))
     assert f"db.tx_log.rotation.retention_policy={policy}\n" in db._conf_text()
@@ -174,62 +176,93 @@ def jdks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 def test_usual_locations_cover_this_machines_jdks() -> None:
     import glob as glob_
 
-    found = {Path(p).resolve() for pattern in JAVA_LOCATIONS for p in glob_.glob(str(Path(pattern).expanduser()))}
-    majors = {parse_java_major(subprocess.run([str(j), "-version"], capture_output=True, text=True).stderr)
-              for j in found}
+    found = {
+        Path(p).resolve() for pattern in JAVA_LOCATIONS for p in glob_.glob(str(Path(pattern).expanduser()))
+    }
+    majors = {
+        parse_java_major(subprocess.run([str(j), "-version"], capture_output=True, text=True).stderr)
+        for j in found
+    }
     assert {17, 25} <= majors  # OpenJDK 17 (Debian) and Temurin 25 in /usr/lib/jvm
 
 
 def test_oldest_good_jdk_is_chosen_from_the_usual_locations(jdks: dict[str, Any]) -> None:
     path_java = str(jdks["java"]["17"])
-    lts = choose_java(LTS_VERSION, explicit=None, java_home=None, path_java=path_java, locations=jdks["locations"])
+    lts = choose_java(
+        LTS_VERSION, explicit=None, java_home=None, path_java=path_java, locations=jdks["locations"]
+    )
     assert (lts.path, lts.major) == (jdks["java"]["17"], 17)
-    current = choose_java(CURRENT_VERSION, explicit=None, java_home=None, path_java=path_java,
-                          locations=jdks["locations"])
-    assert (current.path, current.major) == (jdks["java"]["21"], 21)  # PATH's 17 is too old; 21 is the oldest good
+    current = choose_java(
+        CURRENT_VERSION, explicit=None, java_home=None, path_java=path_java, locations=jdks["locations"]
+    )
+    assert (current.path, current.major) == (
+        jdks["java"]["21"],
+        21,
+    )  # PATH's 17 is too old; 21 is the oldest good
 
 
 def test_sdkman_and_opt_java_are_looked_at(jdks: dict[str, Any]) -> None:
     for gone in ("21", "25"):
         jdks["java"][gone].unlink()
-    chosen = choose_java(CURRENT_VERSION, explicit=None, java_home=None, path_java=False,
-                         locations=jdks["locations"])
+    chosen = choose_java(
+        CURRENT_VERSION, explicit=None, java_home=None, path_java=False, locations=jdks["locations"]
+    )
     assert chosen.major == 22 and chosen.path == jdks["java"]["sdk"]  # ~/.sdkman/candidates/java/*
     jdks["java"]["sdk"].unlink()
-    chosen = choose_java(CURRENT_VERSION, explicit=None, java_home=None, path_java=False,
-                         locations=jdks["locations"])
+    chosen = choose_java(
+        CURRENT_VERSION, explicit=None, java_home=None, path_java=False, locations=jdks["locations"]
+    )
     assert chosen.major == 23 and chosen.path == jdks["java"]["docker"]  # /opt/java/*
 
 
 def test_java_home_wins_when_good_enough(jdks: dict[str, Any]) -> None:
     home25 = jdks["java"]["25"].parent.parent
-    chosen = choose_java(CURRENT_VERSION, explicit=None, java_home=home25, path_java=str(jdks["java"]["17"]),
-                         locations=jdks["locations"])
+    chosen = choose_java(
+        CURRENT_VERSION,
+        explicit=None,
+        java_home=home25,
+        path_java=str(jdks["java"]["17"]),
+        locations=jdks["locations"],
+    )
     assert (chosen.path, chosen.major) == (home25 / "bin" / "java", 25)
     home17 = jdks["java"]["17"].parent.parent
-    chosen = choose_java(CURRENT_VERSION, explicit=None, java_home=home17, path_java=False,
-                         locations=jdks["locations"])
+    chosen = choose_java(
+        CURRENT_VERSION, explicit=None, java_home=home17, path_java=False, locations=jdks["locations"]
+    )
     assert chosen.major == 21  # a JAVA_HOME too old for this version is passed over, not used
 
 
 def test_explicit_java_must_do(jdks: dict[str, Any]) -> None:
-    chosen = choose_java(LTS_VERSION, explicit=jdks["java"]["25"], java_home=None, path_java=False, locations=[])
+    chosen = choose_java(
+        LTS_VERSION, explicit=jdks["java"]["25"], java_home=None, path_java=False, locations=[]
+    )
     assert chosen.major == 25
     with pytest.raises(ConfigError, match=r"needs Java 21\+, but KG_NEO4J_LOCAL_NEO4J_JAVA=.* is Java 17"):
-        choose_java(CURRENT_VERSION, explicit=jdks["java"]["17"], java_home=None, path_java=False,
-                    locations=jdks["locations"])
+        choose_java(
+            CURRENT_VERSION,
+            explicit=jdks["java"]["17"],
+            java_home=None,
+            path_java=False,
+            locations=jdks["locations"],
+        )
 
 
 def test_no_good_jdk_names_what_was_found_and_how_to_get_one(jdks: dict[str, Any]) -> None:
     for gone in ("21", "25", "sdk", "docker"):
         jdks["java"][gone].unlink()
     with pytest.raises(ConfigError) as err:
-        choose_java(CURRENT_VERSION, explicit=None, java_home=None, path_java=False, locations=jdks["locations"])
+        choose_java(
+            CURRENT_VERSION, explicit=None, java_home=None, path_java=False, locations=jdks["locations"]
+        )
     message = str(err.value)
     assert f"Neo4j {CURRENT_VERSION} needs Java 21+" in message
     assert f"{jdks['java']['17']} (Java 17)" in message
     assert "JAVA_HOME" in message and "KG_NEO4J_LOCAL_NEO4J_JAVA" in message and "PATH" in message
-    assert "openjdk-21-jre-headless" in message and "adoptium.net" in message and "sdk install java 21" in message
+    assert (
+        "openjdk-21-jre-headless" in message
+        and "adoptium.net" in message
+        and "sdk install java 21" in message
+    )
 
 
 def test_the_real_jdk_for_each_line(tmp_path: Path) -> None:
@@ -247,11 +280,18 @@ def test_entry_point_is_read_from_the_jar(tmp_path: Path) -> None:
 
     from neo4j_lines import cached_dist
 
-    assert entry_point(cached_dist(LTS_VERSION) / "lib", LTS_VERSION) == "org.neo4j.server.CommunityEntryPoint"
-    assert entry_point(cached_dist(CURRENT_VERSION) / "lib", CURRENT_VERSION) == "org.neo4j.server.Neo4jCommunity"
+    assert (
+        entry_point(cached_dist(LTS_VERSION) / "lib", LTS_VERSION) == "org.neo4j.server.CommunityEntryPoint"
+    )
+    assert (
+        entry_point(cached_dist(CURRENT_VERSION) / "lib", CURRENT_VERSION)
+        == "org.neo4j.server.Neo4jCommunity"
+    )
     # whatever the jar registers wins (comments and blank lines skipped) ...
     with zipfile.ZipFile(tmp_path / "neo4j-2027.01.0.jar", "w") as zf:
-        zf.writestr("META-INF/services/org.neo4j.server.startup.EntryPoint", "# comment\n\norg.example.Main\n")
+        zf.writestr(
+            "META-INF/services/org.neo4j.server.startup.EntryPoint", "# comment\n\norg.example.Main\n"
+        )
     assert entry_point(tmp_path, "2027.01.0") == "org.example.Main"
     # ... and a jar without the registration falls back to the main class of its line
     with zipfile.ZipFile(tmp_path / "neo4j-2027.02.0.jar", "w") as zf:
@@ -260,7 +300,9 @@ def test_entry_point_is_read_from_the_jar(tmp_path: Path) -> None:
     assert entry_point(tmp_path, "5.26.0") == "org.neo4j.server.CommunityEntryPoint"
 
 
-def test_another_home_reuses_the_default_homes_jars(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_another_home_reuses_the_default_homes_jars(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from neo4j_lines import cached_dist
 
     source = cached_dist(LTS_VERSION) / "lib"
@@ -285,7 +327,9 @@ def test_data_of_a_newer_line_is_refused_and_an_upgrade_is_announced(
     lts.data_version_file.write_text(json.dumps({"version": LTS_VERSION}))
     current.check_data_version()
     err = capsys.readouterr()
-    assert f"upgrading the data in {current.data_dir} from Neo4j {LTS_VERSION} to {CURRENT_VERSION}" in err.err
+    assert (
+        f"upgrading the data in {current.data_dir} from Neo4j {LTS_VERSION} to {CURRENT_VERSION}" in err.err
+    )
     assert err.out == ""
     lts.data_version_file.write_text(json.dumps({"version": CURRENT_VERSION}))
     with pytest.raises(ConfigError, match=f"KG_NEO4J_LOCAL_NEO4J_VERSION={CURRENT_VERSION}"):
@@ -350,7 +394,11 @@ def test_shared_credentials_log_in(shared: LocalNeo4j) -> None:
 def test_second_instance_lifecycle(tmp_path: Path) -> None:
     bolt, http = free_port(), free_port()
     settings = Settings(
-        home=tmp_path, local_bolt_port=bolt, local_http_port=http, local_heap="512m", local_pagecache="128m",
+        home=tmp_path,
+        local_bolt_port=bolt,
+        local_http_port=http,
+        local_heap="512m",
+        local_pagecache="128m",
         local_tx_log_retention="100M size",
     )
     db = LocalNeo4j(settings)
@@ -394,7 +442,8 @@ def test_second_instance_lifecycle(tmp_path: Path) -> None:
         # The server runs with the transaction-log retention we configured (not Neo4j's 2 days).
         with neo4j.GraphDatabase.driver(uri, auth=(user, password)) as drv:
             records, _, _ = drv.execute_query(
-                "SHOW SETTINGS YIELD name, value WHERE name = $n RETURN value", n="db.tx_log.rotation.retention_policy"
+                "SHOW SETTINGS YIELD name, value WHERE name = $n RETURN value",
+                n="db.tx_log.rotation.retention_policy",
             )
         assert [r["value"] for r in records] == ["100M size"]
         assert db.credentials_file == tmp_path / "neo4j" / "credentials.json"

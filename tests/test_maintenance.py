@@ -50,16 +50,38 @@ SET r.weight = row.weight, r.valid_from = row.at, r.created_at = row.at, r.valid
 """
 
 
-def knowledge(name: str, *, trust: str = "pattern", category: str = "creative", stability: float | None = None,
-              level: int = 1, accesses: int = 0, last_access: datetime | None = None, sessions: int = 1,
-              created_at: datetime = NOW, content: str | None = None, type: str = "rule",
-              quote: str | None = None, vector: list[float] | None = None) -> dict[str, Any]:
+def knowledge(
+    name: str,
+    *,
+    trust: str = "pattern",
+    category: str = "creative",
+    stability: float | None = None,
+    level: int = 1,
+    accesses: int = 0,
+    last_access: datetime | None = None,
+    sessions: int = 1,
+    created_at: datetime = NOW,
+    content: str | None = None,
+    type: str = "rule",
+    quote: str | None = None,
+    vector: list[float] | None = None,
+) -> dict[str, Any]:
     """One knowledge node in the documented layout (docs/knowledge-model.md)."""
-    return {"name": name, "trust": trust, "category": category,
-            "stability": stability if stability is not None else decay.initial_stability(trust, category),
-            "level": level, "accesses": accesses, "last_access": last_access,
-            "sessions": [f"s{i}" for i in range(sessions)], "created_at": created_at,
-            "content": content or f"content of {name}", "type": type, "quote": quote, "vector": vector}
+    return {
+        "name": name,
+        "trust": trust,
+        "category": category,
+        "stability": stability if stability is not None else decay.initial_stability(trust, category),
+        "level": level,
+        "accesses": accesses,
+        "last_access": last_access,
+        "sessions": [f"s{i}" for i in range(sessions)],
+        "created_at": created_at,
+        "content": content or f"content of {name}",
+        "type": type,
+        "quote": quote,
+        "vector": vector,
+    }
 
 
 async def seed(driver: AsyncDriver, database: str, ns: str, rows: list[dict[str, Any]]) -> None:
@@ -99,7 +121,11 @@ async def dump(driver: AsyncDriver, database: str, ns: str, *, meta: bool = True
         OPTIONAL MATCH (n)-[r]->(m)
         RETURN elementId(n) AS id, labels, props,
                collect(CASE WHEN r IS NULL THEN null ELSE [type(r), elementId(m), properties(r)] END) AS rels
-        """, ns=ns, meta=meta, database_=database)
+        """,
+        ns=ns,
+        meta=meta,
+        database_=database,
+    )
     out = {}
     for r in records:
         props = {k: _plain(v) for k, v in r["props"].items()}
@@ -111,7 +137,11 @@ async def dump(driver: AsyncDriver, database: str, ns: str, *, meta: bool = True
 async def node(driver: AsyncDriver, database: str, ns: str, name: str) -> dict[str, Any]:
     records, _, _ = await driver.execute_query(
         "MATCH (k) WHERE k.namespace = $ns AND k.name = $name AND (k:Knowledge OR k:ExpiredKnowledge) "
-        "RETURN labels(k) AS labels, properties(k) AS props", ns=ns, name=name, database_=database)
+        "RETURN labels(k) AS labels, properties(k) AS props",
+        ns=ns,
+        name=name,
+        database_=database,
+    )
     assert len(records) == 1, f"{name}: {len(records)} nodes"
     return {"labels": set(records[0]["labels"]), **records[0]["props"]}
 
@@ -135,24 +165,44 @@ def ms(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: Manual
 def _grid() -> list[tuple[dict[str, Any], decay.MemoryState]]:
     """Nodes across trust/category, idle time, accesses, sessions and stored level."""
     out = []
-    kinds = [("inference", "creative"), ("pattern", "creative"), ("principle", "creative"),
-             ("inference", "fundamental")]
+    kinds = [
+        ("inference", "creative"),
+        ("pattern", "creative"),
+        ("principle", "creative"),
+        ("inference", "fundamental"),
+    ]
     idles = [0, 10, 60, 110, 125, 200, 300, 1300]
     for i, ((trust, category), idle, accesses, sessions, level) in enumerate(
-            itertools.product(kinds, idles, [0, 5, 50], [1, 3], [1, 2])):
+        itertools.product(kinds, idles, [0, 5, 50], [1, 3], [1, 2])
+    ):
         created = NOW - (idle + (20 if accesses else 0)) * DAY - timedelta(seconds=i)
         last = NOW - idle * DAY if accesses else None
-        row = knowledge(f"g{i:03d}", trust=trust, category=category, level=level, accesses=accesses,
-                        last_access=last, sessions=sessions, created_at=created)
-        state = decay.MemoryState(category=Category(category), stability=row["stability"],
-                                  memory_level=level, access_count=accesses,
-                                  sessions=tuple(row["sessions"]), created_at=created, last_access=last)
+        row = knowledge(
+            f"g{i:03d}",
+            trust=trust,
+            category=category,
+            level=level,
+            accesses=accesses,
+            last_access=last,
+            sessions=sessions,
+            created_at=created,
+        )
+        state = decay.MemoryState(
+            category=Category(category),
+            stability=row["stability"],
+            memory_level=level,
+            access_count=accesses,
+            sessions=tuple(row["sessions"]),
+            created_at=created,
+            last_access=last,
+        )
         out.append((row, state))
     return out
 
 
-async def test_sweep_agrees_with_the_rules(ms: MaintenanceStore, driver: AsyncDriver, neo4j_info: Neo4jInfo,
-                                           namespace: str) -> None:
+async def test_sweep_agrees_with_the_rules(
+    ms: MaintenanceStore, driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str
+) -> None:
     grid = _grid()
     await seed(driver, neo4j_info.database, namespace, [row for row, _ in grid])
     report = await ms.decay_sweep(batch_size=7, chunk_size=50)  # several chunks and batches
@@ -170,24 +220,35 @@ async def test_sweep_agrees_with_the_rules(ms: MaintenanceStore, driver: AsyncDr
         else:
             assert {"KgNode", "Entity", "Knowledge"} <= got["labels"]
             assert "expired_at" not in got
-    promoted = sum(1 for row, state in grid if not decay.expiry_due(state, NOW)
-                   and decay.level_at(state, NOW) > row["level"])
+    promoted = sum(
+        1
+        for row, state in grid
+        if not decay.expiry_due(state, NOW) and decay.level_at(state, NOW) > row["level"]
+    )
     assert report.scanned == len(grid)
     assert report.expired == len(expected_expired)
     assert report.promoted == promoted
     assert report.written == len(expected_expired) + promoted + report.demoted
     assert report.complete and report.cursor is None
-    fading = [row["name"] for row, state in grid if not decay.expiry_due(state, NOW)
-              and decay.retention_at(state, NOW) < decay.FADING_BELOW_RETENTION]
+    fading = [
+        row["name"]
+        for row, state in grid
+        if not decay.expiry_due(state, NOW) and decay.retention_at(state, NOW) < decay.FADING_BELOW_RETENTION
+    ]
     assert report.fading == len(fading)
 
 
-async def test_sweep_promotes_by_age_alone(ms: MaintenanceStore, driver: AsyncDriver, neo4j_info: Neo4jInfo,
-                                           namespace: str, clock: ManualClock) -> None:
+async def test_sweep_promotes_by_age_alone(
+    ms: MaintenanceStore, driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock
+) -> None:
     """5 accesses at day 1: level 1 until the node is 14 days old, then the sweep makes it 3."""
     created = NOW - 13 * DAY
-    await seed(driver, neo4j_info.database, namespace,
-               [knowledge("young", accesses=5, last_access=NOW - 12 * DAY, created_at=created)])
+    await seed(
+        driver,
+        neo4j_info.database,
+        namespace,
+        [knowledge("young", accesses=5, last_access=NOW - 12 * DAY, created_at=created)],
+    )
     assert (await ms.decay_sweep()).promoted == 0
     assert (await node(driver, neo4j_info.database, namespace, "young"))["memory_level"] == 1
     clock.set(created + 14 * DAY)
@@ -196,26 +257,44 @@ async def test_sweep_promotes_by_age_alone(ms: MaintenanceStore, driver: AsyncDr
     assert (await node(driver, neo4j_info.database, namespace, "young"))["memory_level"] == 3
 
 
-async def test_expiry_closes_edges_and_drops_vectors(ms: MaintenanceStore, driver: AsyncDriver,
-                                                     neo4j_info: Neo4jInfo, namespace: str) -> None:
+async def test_expiry_closes_edges_and_drops_vectors(
+    ms: MaintenanceStore, driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str
+) -> None:
     db = neo4j_info.database
     await ensure_vector_indexes(driver, db, DIM)
     old = NOW - 400 * DAY
-    await seed(driver, db, namespace, [
-        knowledge("stale", trust="inference", created_at=old, vector=vec(1.0)),
-        knowledge("fresh", created_at=NOW - DAY),
-    ])
-    await edges(driver, db, namespace, [
-        {"from": "stale", "to": "fresh", "type": "implies"},
-        {"from": "fresh", "to": "stale", "type": "refines", "weight": 0.5},
-        {"from": "fresh", "to": "stale", "type": "causes", "until": old + DAY},  # already closed: stays as it was
-    ])
+    await seed(
+        driver,
+        db,
+        namespace,
+        [
+            knowledge("stale", trust="inference", created_at=old, vector=vec(1.0)),
+            knowledge("fresh", created_at=NOW - DAY),
+        ],
+    )
+    await edges(
+        driver,
+        db,
+        namespace,
+        [
+            {"from": "stale", "to": "fresh", "type": "implies"},
+            {"from": "fresh", "to": "stale", "type": "refines", "weight": 0.5},
+            {
+                "from": "fresh",
+                "to": "stale",
+                "type": "causes",
+                "until": old + DAY,
+            },  # already closed: stays as it was
+        ],
+    )
     report = await ms.decay_sweep()
     assert report.expired == 1 and report.expire_names == ["stale"]
     records, _, _ = await driver.execute_query(
         "MATCH (k:ExpiredKnowledge {namespace: $ns, name: 'stale'})-[r]-(x) "
         "RETURN type(r) AS type, r.valid_until AS until, x.embedding IS NULL AND x.embedding_model IS NULL AS bare",
-        ns=namespace, database_=db)
+        ns=namespace,
+        database_=db,
+    )
     by_type = {r["type"]: r for r in records}
     assert by_type["implies"]["until"].to_native() == NOW
     assert by_type["refines"]["until"].to_native() == NOW
@@ -226,8 +305,9 @@ async def test_expiry_closes_edges_and_drops_vectors(ms: MaintenanceStore, drive
     assert [e.name for e in (await store.read_graph()).entities] == ["fresh"]
 
 
-async def test_second_sweep_changes_nothing(ms: MaintenanceStore, driver: AsyncDriver, neo4j_info: Neo4jInfo,
-                                            namespace: str) -> None:
+async def test_second_sweep_changes_nothing(
+    ms: MaintenanceStore, driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str
+) -> None:
     await seed(driver, neo4j_info.database, namespace, [row for row, _ in _grid()])
     first = await ms.decay_sweep(batch_size=5)
     assert first.written > 0
@@ -238,8 +318,9 @@ async def test_second_sweep_changes_nothing(ms: MaintenanceStore, driver: AsyncD
     assert await dump(driver, neo4j_info.database, namespace, meta=False) == before
 
 
-async def test_dry_run_sweep_changes_nothing(ms: MaintenanceStore, driver: AsyncDriver, neo4j_info: Neo4jInfo,
-                                             namespace: str) -> None:
+async def test_dry_run_sweep_changes_nothing(
+    ms: MaintenanceStore, driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str
+) -> None:
     grid = _grid()
     await seed(driver, neo4j_info.database, namespace, [row for row, _ in grid])
     before = await dump(driver, neo4j_info.database, namespace)
@@ -252,8 +333,9 @@ async def test_dry_run_sweep_changes_nothing(ms: MaintenanceStore, driver: Async
     assert dry.level_changes == applied.level_changes
 
 
-async def test_interrupted_sweep_resumes(ms: MaintenanceStore, driver: AsyncDriver, neo4j_info: Neo4jInfo,
-                                         namespace: str) -> None:
+async def test_interrupted_sweep_resumes(
+    ms: MaintenanceStore, driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str
+) -> None:
     """A sweep stopped between chunks keeps what it committed; the next run (resume) finishes the rest."""
     grid = _grid()
     await seed(driver, neo4j_info.database, namespace, [row for row, _ in grid])
@@ -272,16 +354,27 @@ async def test_interrupted_sweep_resumes(ms: MaintenanceStore, driver: AsyncDriv
     assert (await ms.decay_sweep(chunk_size=60)).written == 0
 
 
-async def test_sweep_on_knowledge_stored_by_the_store(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str,
-                                                      clock: ManualClock) -> None:
+async def test_sweep_on_knowledge_stored_by_the_store(
+    driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock
+) -> None:
     """Knowledge stored by KnowledgeStore (the real layout) decays as the rules say."""
     graph = GraphStore(driver, database=neo4j_info.database, namespace=namespace, clock=clock)
     ks = KnowledgeStore(graph)
     ms = MaintenanceStore.of(graph)
-    await ks.store([KnowledgeIn(name="guess", content="maybe the cache is stale", type="insight", trust="inference"),
-                    KnowledgeIn(name="seen", content="deploys fail on fridays", type="observation", trust="pattern"),
-                    KnowledgeIn(name="law", content="two plus two is four", type="rule", trust="pattern",
-                                category="fundamental")], session="s1")
+    await ks.store(
+        [
+            KnowledgeIn(name="guess", content="maybe the cache is stale", type="insight", trust="inference"),
+            KnowledgeIn(name="seen", content="deploys fail on fridays", type="observation", trust="pattern"),
+            KnowledgeIn(
+                name="law",
+                content="two plus two is four",
+                type="rule",
+                trust="pattern",
+                category="fundamental",
+            ),
+        ],
+        session="s1",
+    )
     clock.advance(days=120)  # the inference crosses R = 0.02 after about 117 days, the pattern after 273
     report = await ms.decay_sweep()
     assert report.expire_names == ["guess"]

@@ -21,18 +21,49 @@ SETUP: list[tuple[str, dict[str, Any]]] = [
 
 #: (id, tool, arguments, words in "error", words in one of the suggestions)
 CASES: list[tuple[str, str, dict[str, Any], list[str], list[str]]] = [
-    ("node-exists", "add_nodes", {"nodes": [{"name": "Gandalf", "nodeType": "npc", "metadata": []}]},
-     ["Gandalf", "already exists"], ["update_nodes"]),
+    (
+        "node-exists",
+        "add_nodes",
+        {"nodes": [{"name": "Gandalf", "nodeType": "npc", "metadata": []}]},
+        ["Gandalf", "already exists"],
+        ["update_nodes"],
+    ),
     ("typed-node-exists", "add_npc", {"npc": GANDALF}, ["Gandalf", "already exists"], ["update_"]),
-    ("edge-end-missing", "add_edges", {"edges": [{"from": "Gandalf", "to": "Mordor", "edgeType": "fears"}]},
-     ["Mordor", "not found"], ["add_nodes", "add_edges"]),
-    ("update-missing-node", "update_nodes", {"nodes": [{"name": "Nobody", "metadata": ["A: b"]}]},
-     ["Nobody", "not found"], ["add_nodes"]),
-    ("edge-exists", "add_edges", {"edges": [{"from": "Gandalf", "to": "Shire", "edgeType": "visits"}]},
-     ["already exists"], ["update_edges"]),
-    ("bad-enum", "add_npc", {"npc": {"name": "Frodo", "role": "Hobbit", "status": "Active"}},
-     ["Hobbit", "not one of the allowed values"], ["npc.role", "add_npc"]),
-    ("wrong-type-delete", "delete_npc", {"npc": {"name": "Shire"}}, ["Shire", "not a npc"], ["delete_location"]),
+    (
+        "edge-end-missing",
+        "add_edges",
+        {"edges": [{"from": "Gandalf", "to": "Mordor", "edgeType": "fears"}]},
+        ["Mordor", "not found"],
+        ["add_nodes", "add_edges"],
+    ),
+    (
+        "update-missing-node",
+        "update_nodes",
+        {"nodes": [{"name": "Nobody", "metadata": ["A: b"]}]},
+        ["Nobody", "not found"],
+        ["add_nodes"],
+    ),
+    (
+        "edge-exists",
+        "add_edges",
+        {"edges": [{"from": "Gandalf", "to": "Shire", "edgeType": "visits"}]},
+        ["already exists"],
+        ["update_edges"],
+    ),
+    (
+        "bad-enum",
+        "add_npc",
+        {"npc": {"name": "Frodo", "role": "Hobbit", "status": "Active"}},
+        ["Hobbit", "not one of the allowed values"],
+        ["npc.role", "add_npc"],
+    ),
+    (
+        "wrong-type-delete",
+        "delete_npc",
+        {"npc": {"name": "Shire"}},
+        ["Shire", "not a npc"],
+        ["delete_location"],
+    ),
     ("missing-argument", "add_metadata", {"metadata": ["A: b"]}, ["nodeName"], ["nodeName"]),
 ]
 
@@ -47,10 +78,17 @@ def _shape(text: str) -> dict[str, Any]:
     return dict(answer)
 
 
-@pytest.mark.parametrize(("tool", "args", "error_words", "suggestion_words"), [c[1:] for c in CASES],
-                         ids=[c[0] for c in CASES])
-async def test_error_shape(neo4j_info: Neo4jInfo, namespace: str, tool: str, args: dict[str, Any],
-                           error_words: list[str], suggestion_words: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("tool", "args", "error_words", "suggestion_words"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+async def test_error_shape(
+    neo4j_info: Neo4jInfo,
+    namespace: str,
+    tool: str,
+    args: dict[str, Any],
+    error_words: list[str],
+    suggestion_words: list[str],
+) -> None:
     async with session("stdio", neo4j_info, namespace, "--tools", "memorymesh") as s:
         for setup_tool, setup_args in SETUP:
             assert not (await s.call_tool(setup_tool, setup_args)).is_error
@@ -80,8 +118,9 @@ async def test_all_profile_keeps_each_dialect(neo4j_info: Neo4jInfo, namespace: 
     async with session(transport, neo4j_info, namespace, "--tools", "all") as s:
         mesh = await s.call_tool("update_nodes", {"nodes": [{"name": "Ghost", "metadata": []}]})
         assert mesh.is_error and _shape(text_of(mesh))["context"]["tool"] == "update_nodes"
-        reference = await s.call_tool("add_observations", {"observations": [{"entityName": "Ghost",
-                                                                              "contents": ["x"]}]})
+        reference = await s.call_tool(
+            "add_observations", {"observations": [{"entityName": "Ghost", "contents": ["x"]}]}
+        )
         assert reference.is_error
         text = text_of(reference)
         assert text.startswith("Entity with name Ghost not found")  # the reference's plain text

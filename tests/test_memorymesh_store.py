@@ -66,7 +66,9 @@ async def test_search_returns_matches_and_their_neighbours(mesh: MeshStore) -> N
 
 
 async def test_search_matches_name_type_and_metadata_case_insensitively(mesh: MeshStore) -> None:
-    await mesh.add_nodes([node("Gandalf", "npc"), node("Shire", "LOCATION"), node("X", "thing", ["Colour: GREY"])])
+    await mesh.add_nodes(
+        [node("Gandalf", "npc"), node("Shire", "LOCATION"), node("X", "thing", ["Colour: GREY"])]
+    )
     assert node_names(await mesh.search_nodes("GANDALF")) == ["Gandalf"]
     assert node_names(await mesh.search_nodes("location")) == ["Shire"]
     assert node_names(await mesh.search_nodes("grey")) == ["X"]
@@ -89,8 +91,10 @@ async def test_read_graph_is_the_whole_graph_in_nodes_edges_shape(mesh: MeshStor
     await mesh.add_edges([edge("A", "B", "likes", 0.5)])
     graph = await mesh.read_graph()
     assert graph.dump() == {
-        "nodes": [{"name": "A", "nodeType": "t", "metadata": ["k: v"]}, {"name": "B", "nodeType": "thing",
-                                                                          "metadata": []}],
+        "nodes": [
+            {"name": "A", "nodeType": "t", "metadata": ["k: v"]},
+            {"name": "B", "nodeType": "thing", "metadata": []},
+        ],
         "edges": [{"from": "A", "to": "B", "edgeType": "likes", "weight": 0.5}],
     }
 
@@ -144,17 +148,25 @@ async def test_one_call_is_all_or_nothing(mesh: MeshStore) -> None:
     # an unknown edge among updates: no weight changes
     await mesh.add_edges([edge("A", "B", weight=0.8)])
     with pytest.raises(NotFoundError):
-        await mesh.update_edges([EdgeUpdate.model_validate({"from": "A", "to": "B", "edgeType": "knows",
-                                                            "weight": 0.2}),
-                                 EdgeUpdate.model_validate({"from": "B", "to": "A", "edgeType": "knows",
-                                                            "weight": 0.2})])
+        await mesh.update_edges(
+            [
+                EdgeUpdate.model_validate({"from": "A", "to": "B", "edgeType": "knows", "weight": 0.2}),
+                EdgeUpdate.model_validate({"from": "B", "to": "A", "edgeType": "knows", "weight": 0.2}),
+            ]
+        )
     assert [e.weight for e in (await mesh.read_graph()).edges] == [0.8]
 
 
 async def test_enum_violation_in_generated_add_writes_nothing(mesh: MeshStore) -> None:
     with pytest.raises(ValidationError, match="Dragon"):
-        await mesh.add_typed(NPC, process_args(NPC, {"name": "Smaug", "role": "Dragon", "status": "Active",
-                                                     "currentLocation": "Erebor"}, partial=False))
+        await mesh.add_typed(
+            NPC,
+            process_args(
+                NPC,
+                {"name": "Smaug", "role": "Dragon", "status": "Active", "currentLocation": "Erebor"},
+                partial=False,
+            ),
+        )
     graph = await mesh.read_graph()
     assert graph.nodes == [] and graph.edges == []
 
@@ -172,14 +184,16 @@ async def test_default_weight_is_one(mesh: MeshStore) -> None:
 async def test_weight_averaging_on_update(mesh: MeshStore, store: GraphStore) -> None:
     await mesh.add_nodes([node("A"), node("B")])
     await mesh.add_edges([edge("A", "B", weight=0.8)])
-    updated = await mesh.update_edges([EdgeUpdate.model_validate({"from": "A", "to": "B", "edgeType": "knows",
-                                                                  "weight": 0.6})])
+    updated = await mesh.update_edges(
+        [EdgeUpdate.model_validate({"from": "A", "to": "B", "edgeType": "knows", "weight": 0.6})]
+    )
     assert updated[0].weight == pytest.approx(0.7)
     # docs/memorymesh.md#edge-weights: evolution from 1.0: 0.6 -> 0.8, 0.4 -> 0.6, 1.0 -> 0.8
     await mesh.add_edges([edge("B", "A")])
     for given, expected in ((0.6, 0.8), (0.4, 0.6), (1.0, 0.8)):
-        out = await mesh.update_edges([EdgeUpdate.model_validate({"from": "B", "to": "A", "edgeType": "knows",
-                                                                  "weight": given})])
+        out = await mesh.update_edges(
+            [EdgeUpdate.model_validate({"from": "B", "to": "A", "edgeType": "knows", "weight": given})]
+        )
         assert out[0].weight == pytest.approx(expected)
     rels = {(r.from_, r.to): r.weight for r in (await store.read_graph()).relations}
     assert rels == {("A", "B"): pytest.approx(0.7), ("B", "A"): pytest.approx(0.8)}
@@ -204,8 +218,14 @@ async def test_duplicate_edge_rejected(mesh: MeshStore) -> None:
 async def test_edge_endpoints_must_be_nodes_not_placeholders(mesh: MeshStore, store: GraphStore) -> None:
     # a placeholder (a name only referenced by a relation) is not a node
     await mesh.add_nodes([node("A")])
-    await mesh.add_typed(NPC, process_args(NPC, {"name": "G", "role": "Wizard", "status": "Active",
-                                                 "currentLocation": "Nowhere"}, partial=False))
+    await mesh.add_typed(
+        NPC,
+        process_args(
+            NPC,
+            {"name": "G", "role": "Wizard", "status": "Active", "currentLocation": "Nowhere"},
+            partial=False,
+        ),
+    )
     with pytest.raises(NotFoundError, match="Nowhere"):
         await mesh.add_edges([edge("A", "Nowhere")])
 
@@ -220,8 +240,11 @@ async def test_update_nodes_replaces_metadata_and_type(mesh: MeshStore, store: G
     assert graph.entities[0].observations == ["three", "four", "one"]
     assert graph.entities[0].entityType == "t"
     await mesh.update_nodes([NodeUpdate(name="A", nodeType="u")])
-    assert (await mesh.open_nodes(["A"])).nodes[0].model_dump() == {"name": "A", "nodeType": "u",
-                                                                     "metadata": ["three", "four", "one"]}
+    assert (await mesh.open_nodes(["A"])).nodes[0].model_dump() == {
+        "name": "A",
+        "nodeType": "u",
+        "metadata": ["three", "four", "one"],
+    }
     assert [e.name for e in (await store.search_nodes("u")).entities] == ["A"]  # type_lower follows
     with pytest.raises(NotFoundError, match="Node 'Nope' not found"):
         await mesh.update_nodes([NodeUpdate(name="A", metadata=[]), NodeUpdate(name="Nope", metadata=["x"])])
@@ -261,20 +284,41 @@ async def test_delete_edges_by_exact_triple(mesh: MeshStore) -> None:
 
 async def test_relationship_replaced_with_history(mesh: MeshStore, store: GraphStore, clock: Any) -> None:
     t0 = clock.now()
-    made = await mesh.add_typed(NPC, process_args(NPC, {"name": "Gandalf", "role": "Wizard", "status": "Active",
-                                                        "currentLocation": "Rivendell", "traits": ["wise", "old"]},
-                                                  partial=False))
-    assert made.node.metadata == ["Role: Wizard", "Status: Active", "Current Location: Rivendell",
-                                  "Traits: wise, old"]
+    made = await mesh.add_typed(
+        NPC,
+        process_args(
+            NPC,
+            {
+                "name": "Gandalf",
+                "role": "Wizard",
+                "status": "Active",
+                "currentLocation": "Rivendell",
+                "traits": ["wise", "old"],
+            },
+            partial=False,
+        ),
+    )
+    assert made.node.metadata == [
+        "Role: Wizard",
+        "Status: Active",
+        "Current Location: Rivendell",
+        "Traits: wise, old",
+    ]
     assert [(e.to, e.edgeType, e.weight) for e in made.edges] == [("Rivendell", "located_in", 1.0)]
     clock.advance(hours=1)
     t1 = clock.now()
-    upd = await mesh.update_typed(NPC, process_args(NPC, {"name": "Gandalf", "currentLocation": "Mordor"},
-                                                    partial=True))
+    upd = await mesh.update_typed(
+        NPC, process_args(NPC, {"name": "Gandalf", "currentLocation": "Mordor"}, partial=True)
+    )
     assert [e.to for e in upd.edges] == ["Mordor"]
     assert [e.to for e in upd.closed] == ["Rivendell"]
     # metadata key replaced in place
-    assert upd.node.metadata == ["Role: Wizard", "Status: Active", "Current Location: Mordor", "Traits: wise, old"]
+    assert upd.node.metadata == [
+        "Role: Wizard",
+        "Status: Active",
+        "Current Location: Mordor",
+        "Traits: wise, old",
+    ]
     now = await store.open_nodes(["Gandalf"])
     assert now.entities[0].observations == upd.node.metadata
     assert [(r.to, r.relationType) for r in now.relations] == [("Mordor", "located_in")]
@@ -284,13 +328,18 @@ async def test_relationship_replaced_with_history(mesh: MeshStore, store: GraphS
     assert [r.to for r in (await store.open_nodes(["Gandalf"], as_of=t1)).relations] == ["Mordor"]
     # unchanged relationship: nothing closed, nothing new
     clock.advance(hours=1)
-    same = await mesh.update_typed(NPC, process_args(NPC, {"name": "Gandalf", "currentLocation": "Mordor",
-                                                           "status": "Missing"}, partial=True))
+    same = await mesh.update_typed(
+        NPC,
+        process_args(
+            NPC, {"name": "Gandalf", "currentLocation": "Mordor", "status": "Missing"}, partial=True
+        ),
+    )
     assert same.closed == [] and [e.to for e in same.edges] == ["Mordor"]
     assert same.node.metadata[1] == "Status: Missing"
     # null removes the property and closes its edge
-    gone = await mesh.update_typed(NPC, process_args(NPC, {"name": "Gandalf", "currentLocation": None},
-                                                     partial=True))
+    gone = await mesh.update_typed(
+        NPC, process_args(NPC, {"name": "Gandalf", "currentLocation": None}, partial=True)
+    )
     assert gone.edges == [] and [e.to for e in gone.closed] == ["Mordor"]
     assert gone.node.metadata == ["Role: Wizard", "Status: Missing", "Traits: wise, old"]
 
@@ -298,7 +347,9 @@ async def test_relationship_replaced_with_history(mesh: MeshStore, store: GraphS
 async def test_typed_update_and_delete_check_the_type(mesh: MeshStore) -> None:
     await mesh.add_nodes([node("Rivendell", "location")])
     with pytest.raises(ValidationError, match="'Rivendell' is a location, not a npc"):
-        await mesh.update_typed(NPC, process_args(NPC, {"name": "Rivendell", "status": "Active"}, partial=True))
+        await mesh.update_typed(
+            NPC, process_args(NPC, {"name": "Rivendell", "status": "Active"}, partial=True)
+        )
     with pytest.raises(ValidationError, match="not a npc"):
         await mesh.delete_typed(NPC, "Rivendell")
     with pytest.raises(NotFoundError, match="Npc 'Nobody' not found"):
@@ -309,14 +360,18 @@ async def test_typed_update_and_delete_check_the_type(mesh: MeshStore) -> None:
 # --- events (docs/memorymesh.md#events) ----------------------------------------------------------
 
 
-async def test_events_before_and_after_commit(mesh: MeshStore, bus: EventBus, sync_driver: Any,
-                                              store: GraphStore) -> None:
+async def test_events_before_and_after_commit(
+    mesh: MeshStore, bus: EventBus, sync_driver: Any, store: GraphStore
+) -> None:
     seen: list[tuple[str, Any]] = []
 
     def committed(name: str) -> bool:
         # a separate session: sees only committed data
         records, _, _ = sync_driver.execute_query(
-            "MATCH (n:Entity {namespace: $ns, name: $name}) RETURN count(n) AS c", ns=store.namespace, name=name)
+            "MATCH (n:Entity {namespace: $ns, name: $name}) RETURN count(n) AS c",
+            ns=store.namespace,
+            name=name,
+        )
         return bool(records[0]["c"])
 
     for event in EVENTS:
@@ -325,20 +380,34 @@ async def test_events_before_and_after_commit(mesh: MeshStore, bus: EventBus, sy
     bus.subscribe("afterAddNodes", lambda data: seen.append(("committed?", committed("A"))))
 
     await mesh.add_nodes([node("A", "t", ["m"])])
-    assert [e for e, _ in seen] == ["beforeBeginTransaction", "beforeAddNodes", "committed?", "afterCommit",
-                                    "afterAddNodes", "committed?"]
+    assert [e for e, _ in seen] == [
+        "beforeBeginTransaction",
+        "beforeAddNodes",
+        "committed?",
+        "afterCommit",
+        "afterAddNodes",
+        "committed?",
+    ]
     assert seen[1][1] == {"nodes": [{"name": "A", "nodeType": "t", "metadata": ["m"]}]}
     assert seen[2][1] is False and seen[5][1] is True
 
     # a failed call: before events, then rollback events, and no after* event
     seen.clear()
     with pytest.raises(NotFoundError):
+
         async def work(t: MeshTx) -> None:
             await t.add_nodes([node("B")])
             await t.add_edges([edge("B", "Ghost")])
+
         await mesh.transaction(work)
     names = [e for e, _ in seen]
-    assert names == ["beforeBeginTransaction", "beforeAddNodes", "committed?", "beforeRollback", "afterRollback"]
+    assert names == [
+        "beforeBeginTransaction",
+        "beforeAddNodes",
+        "committed?",
+        "beforeRollback",
+        "afterRollback",
+    ]
 
     # search events
     seen.clear()
@@ -348,8 +417,9 @@ async def test_events_before_and_after_commit(mesh: MeshStore, bus: EventBus, sy
     assert seen[1][1]["results"]["nodes"][0]["name"] == "A"
 
 
-async def test_before_listener_can_veto_and_after_listener_cannot_fail_the_call(mesh: MeshStore,
-                                                                                bus: EventBus) -> None:
+async def test_before_listener_can_veto_and_after_listener_cannot_fail_the_call(
+    mesh: MeshStore, bus: EventBus
+) -> None:
     def veto(data: dict[str, Any]) -> None:
         raise PermissionError("no edges today")
 
@@ -382,7 +452,9 @@ def test_bus_api(bus: EventBus) -> None:
     assert bus.listener_count("beforeSearch") == 0
 
 
-async def test_mesh_writes_keep_embeddings(semantic_store: GraphStore, bus: EventBus, sync_driver: Any) -> None:
+async def test_mesh_writes_keep_embeddings(
+    semantic_store: GraphStore, bus: EventBus, sync_driver: Any
+) -> None:
     """Writes through MeshStore embed like the reference's: new metadata gets a vector, kept
     metadata keeps its own, a changed type re-embeds the node."""
     mesh = MeshStore(semantic_store, bus)
@@ -392,12 +464,16 @@ async def test_mesh_writes_keep_embeddings(semantic_store: GraphStore, bus: Even
         records, _, _ = sync_driver.execute_query(
             "MATCH (e:Entity {namespace: $ns, name: 'Alice'}) "
             "OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o) "
-            "RETURN e.embedding AS entity, collect([o.text, o.embedding]) AS obs", ns=semantic_store.namespace)
+            "RETURN e.embedding AS entity, collect([o.text, o.embedding]) AS obs",
+            ns=semantic_store.namespace,
+        )
         return {"entity": records[0]["entity"], **{t: v for t, v in records[0]["obs"]}}
 
     before = vectors()
     assert before["entity"] is not None and before["Likes tea"] is not None
-    await mesh.update_nodes([NodeUpdate(name="Alice", metadata=["Likes tea", "Plays chess"], nodeType="robot")])
+    await mesh.update_nodes(
+        [NodeUpdate(name="Alice", metadata=["Likes tea", "Plays chess"], nodeType="robot")]
+    )
     after = vectors()
     assert set(after) == {"entity", "Likes tea", "Plays chess"}
     assert after["Likes tea"] == before["Likes tea"]

@@ -55,10 +55,12 @@ async def test_same_names_in_two_namespaces_are_independent(two_stores):
     # -- reads
     assert snap(await one.read_graph()) == {
         "entities": [("Alice", "person", ("in one",)), ("Bob", "person", ("b1",))],
-        "relations": [("Alice", "Bob", "knows")]}
+        "relations": [("Alice", "Bob", "knows")],
+    }
     assert snap(await two.read_graph()) == {
         "entities": [("Alice", "robot", ("in two",)), ("Bob", "robot", ("b2",))],
-        "relations": [("Alice", "Bob", "knows"), ("Bob", "Alice", "fixes")]}
+        "relations": [("Alice", "Bob", "knows"), ("Bob", "Alice", "fixes")],
+    }
     page = await one.read_graph(limit=10)
     assert snap(page) == snap(await one.read_graph())
 
@@ -67,8 +69,10 @@ async def test_same_names_in_two_namespaces_are_independent(two_stores):
     assert snap(await two.search_nodes("in one")) == {"entities": [], "relations": []}
     assert [e.entityType for e in (await one.search_nodes("alice")).entities] == ["person"]
     opened = await two.open_nodes(["Alice"])
-    assert snap(opened) == {"entities": [("Alice", "robot", ("in two",))],
-                            "relations": [("Alice", "Bob", "knows"), ("Bob", "Alice", "fixes")]}
+    assert snap(opened) == {
+        "entities": [("Alice", "robot", ("in two",))],
+        "relations": [("Alice", "Bob", "knows"), ("Bob", "Alice", "fixes")],
+    }
 
     # -- observations: added / deleted in one namespace only
     await one.add_observations([ObservationAdd(entityName="Alice", contents=["in two"])])
@@ -104,8 +108,10 @@ async def test_placeholders_are_per_namespace(two_stores):
     assert [e.name for e in await two.create_entities([E("Ghost", "spirit", [])])] == ["Ghost"]
     assert snap(await two.read_graph()) == {"entities": [("Ghost", "spirit", ())], "relations": []}
     # ... and one still has the placeholder (not an entity) with its relation
-    assert snap(await one.read_graph()) == {"entities": [("Alice", "person", ())],
-                                            "relations": [("Alice", "Ghost", "knows")]}
+    assert snap(await one.read_graph()) == {
+        "entities": [("Alice", "person", ())],
+        "relations": [("Alice", "Ghost", "knows")],
+    }
     # deleting Ghost in two does not touch one's relation
     await two.delete_entities(["Ghost"])
     assert snap(await one.read_graph())["relations"] == [("Alice", "Ghost", "knows")]
@@ -115,32 +121,46 @@ async def test_namespaces_are_isolated_through_mcp(transport, neo4j_info, namesp
     ns_one, ns_two = f"{namespace}-one", f"{namespace}-two"
     async with session(transport, neo4j_info, ns_one) as one, session(transport, neo4j_info, ns_two) as two:
         # same names in both
-        assert names(await ok(one, "create_entities", {"entities": [ent("Alice", "person", ["one"]),
-                                                                      ent("Bob", "person")]})) == ["Alice", "Bob"]
-        assert names(await ok(two, "create_entities", {"entities": [ent("Alice", "robot", ["two"])]})) == ["Alice"]
+        assert names(
+            await ok(
+                one, "create_entities", {"entities": [ent("Alice", "person", ["one"]), ent("Bob", "person")]}
+            )
+        ) == ["Alice", "Bob"]
+        assert names(await ok(two, "create_entities", {"entities": [ent("Alice", "robot", ["two"])]})) == [
+            "Alice"
+        ]
         assert len(await ok(one, "create_relations", {"relations": [rel("Alice", "Bob")]})) == 1
-        assert len(await ok(two, "create_relations", {"relations": [rel("Alice", "Bob")]})) == 1, \
+        assert len(await ok(two, "create_relations", {"relations": [rel("Alice", "Bob")]})) == 1, (
             "the same relation in another namespace is new"
+        )
 
         g1 = await ok(one, "read_graph")
         g2 = await ok(two, "read_graph")
-        assert g1 == {"entities": [ent("Alice", "person", ["one"]), ent("Bob", "person")],
-                      "relations": [rel("Alice", "Bob")]}
+        assert g1 == {
+            "entities": [ent("Alice", "person", ["one"]), ent("Bob", "person")],
+            "relations": [rel("Alice", "Bob")],
+        }
         assert g2 == {"entities": [ent("Alice", "robot", ["two"])], "relations": [rel("Alice", "Bob")]}
 
         assert await ok(two, "search_nodes", {"query": "person"}) == {"entities": [], "relations": []}
         assert names(await ok(one, "search_nodes", {"query": "alice"})) == ["Alice"]
-        assert (await ok(one, "open_nodes", {"names": ["Alice"]}))["entities"] == [ent("Alice", "person", ["one"])]
+        assert (await ok(one, "open_nodes", {"names": ["Alice"]}))["entities"] == [
+            ent("Alice", "person", ["one"])
+        ]
         assert (await ok(two, "open_nodes", {"names": ["Bob"]}))["entities"] == []
 
         # Bob exists only in one
-        assert await err(two, "add_observations", {"observations": [{"entityName": "Bob", "contents": ["x"]}]}) \
+        assert (
+            await err(two, "add_observations", {"observations": [{"entityName": "Bob", "contents": ["x"]}]})
             == "Entity with name Bob not found"
+        )
 
         # deletes in two never reach one
         await ok(two, "delete_relations", {"relations": [rel("Alice", "Bob")]})
         await ok(two, "delete_entities", {"entityNames": ["Alice", "Bob"]})
-        await ok(two, "delete_observations", {"deletions": [{"entityName": "Alice", "observations": ["one"]}]})
+        await ok(
+            two, "delete_observations", {"deletions": [{"entityName": "Alice", "observations": ["one"]}]}
+        )
         assert await ok(two, "read_graph") == {"entities": [], "relations": []}
         assert await ok(one, "read_graph") == g1
         assert rel_keys(await ok(one, "open_nodes", {"names": ["Bob"]})) == [("Alice", "Bob", "knows")]

@@ -75,7 +75,8 @@ def test_current_line_runs_its_own_main_class_on_a_java_it_supports(current: Loc
 
 async def test_bolt_answers_with_the_pinned_version(driver: AsyncDriver) -> None:
     records, _, _ = await driver.execute_query(
-        "CALL dbms.components() YIELD name, versions, edition RETURN name, versions, edition")
+        "CALL dbms.components() YIELD name, versions, edition RETURN name, versions, edition"
+    )
     kernel = next(r for r in records if r["name"] == "Neo4j Kernel")
     assert kernel["versions"] == [CURRENT_VERSION] and kernel["edition"] == "community"
 
@@ -94,7 +95,8 @@ async def test_bootstrap_makes_the_filtered_indexes_once_and_records_them(driver
         indexes = await bootstrap(driver, "neo4j", model=model)
         assert indexes.state == "online" and indexes.population == 100.0
     records, _, _ = await driver.execute_query(
-        "SHOW VECTOR INDEXES YIELD name, state, labelsOrTypes, properties, options RETURN *")
+        "SHOW VECTOR INDEXES YIELD name, state, labelsOrTypes, properties, options RETURN *"
+    )
     by_name = {r["name"]: r for r in records}
     assert set(by_name) == {"kg_observation_embedding", "kg_entity_embedding", *FILTERED_VECTOR_INDEXES}
     for name, filters in FILTERED_VECTOR_INDEXES.items():
@@ -103,7 +105,8 @@ async def test_bootstrap_makes_the_filtered_indexes_once_and_records_them(driver
         assert by_name[name]["options"]["indexConfig"]["vector.dimensions"] == model.dimension
         assert by_name[name]["options"]["indexConfig"]["vector.quantization.type"] == "NONE"
     meta, _, _ = await driver.execute_query(
-        "MATCH (s:KgMeta {key: 'schema'}), (v:KgMeta {key: 'server'}) RETURN s.version AS schema, v AS server")
+        "MATCH (s:KgMeta {key: 'schema'}), (v:KgMeta {key: 'server'}) RETURN s.version AS schema, v AS server"
+    )
     assert meta[0]["schema"] == 2
     server = meta[0]["server"]
     assert server["version"] == CURRENT_VERSION and server["vector_search_filters"] is True
@@ -119,14 +122,31 @@ async def corpus(driver: AsyncDriver, embedder: Any) -> dict[str, Any]:
     """A small namespace beside a foreign one ten times its size, written by the store with the real
     model; the small one gets a second batch an hour later (for asOf)."""
     clock = ManualClock()
-    topics = ["sailing", "chess", "baking bread", "jazz piano", "mountain hiking", "tax law", "beekeeping",
-              "orbital mechanics", "pottery", "cycling"]
+    topics = [
+        "sailing",
+        "chess",
+        "baking bread",
+        "jazz piano",
+        "mountain hiking",
+        "tax law",
+        "beekeeping",
+        "orbital mechanics",
+        "pottery",
+        "cycling",
+    ]
 
     def people(prefix: str, n: int, kind: str) -> list[EntityIn]:
-        return [EntityIn(name=f"{prefix}{i}", entityType=kind if i % 2 else "org",
-                         observations=[f"{prefix}{i} spends weekends on {topics[i % len(topics)]}",
-                                       f"{prefix}{i} once wrote about {topics[(i * 3) % len(topics)]}"])
-                for i in range(n)]
+        return [
+            EntityIn(
+                name=f"{prefix}{i}",
+                entityType=kind if i % 2 else "org",
+                observations=[
+                    f"{prefix}{i} spends weekends on {topics[i % len(topics)]}",
+                    f"{prefix}{i} once wrote about {topics[(i * 3) % len(topics)]}",
+                ],
+            )
+            for i in range(n)
+        ]
 
     small = GraphStore(driver, namespace="versions-small", clock=clock, embedder=embedder)
     big = GraphStore(driver, namespace="versions-big", clock=clock, embedder=embedder)
@@ -160,13 +180,22 @@ async def test_filtered_observation_search_is_the_exact_top_k_of_the_namespace(
     at = corpus["now"] if as_of == "now" else corpus["first_batch_at"]
     vector = embed(corpus, question)
     records, _, _ = await driver.execute_query(
-        queries()["search_memory_vector_filtered"], k=K, vector=vector, ns="versions-small", at=at, types=None,
-        fulltext=None)
+        queries()["search_memory_vector_filtered"],
+        k=K,
+        vector=vector,
+        ns="versions-small",
+        at=at,
+        types=None,
+        fulltext=None,
+    )
     hits = records[0]["hits"]
     assert records[0]["raw_count"] == K == len(hits)
     rows, _, _ = await driver.execute_query(
         "MATCH (e:Entity)-[:HAS_OBSERVATION]->(o:Observation) WHERE o.namespace = $ns AND o.created_at <= $at "
-        "RETURN e.name AS name, o.seq AS seq, o.embedding AS embedding", ns="versions-small", at=at)
+        "RETURN e.name AS name, o.seq AS seq, o.embedding AS embedding",
+        ns="versions-small",
+        at=at,
+    )
     names = {r["name"] for r in rows}
     assert all(h["name"] in names for h in hits)  # every hit from the namespace asked, as of the moment asked
     if as_of == "first_batch":
@@ -183,34 +212,53 @@ async def test_filtered_entity_search_filters_namespace_and_type_in_the_index(
     vector = embed(corpus, "chess and jazz")
     statement = FILTERED.entity_for(types)
     records, _, _ = await driver.execute_query(
-        queries()[statement], k=K, vector=vector, ns="versions-small", at=corpus["now"], types=types, fulltext=None)
+        queries()[statement],
+        k=K,
+        vector=vector,
+        ns="versions-small",
+        at=corpus["now"],
+        types=types,
+        fulltext=None,
+    )
     hits = records[0]["hits"]
     rows, _, _ = await driver.execute_query(
         "MATCH (e:Entity) WHERE e.namespace = $ns AND ($types IS NULL OR e.entityType IN $types) "
-        "RETURN e.name AS name, null AS seq, e.embedding AS embedding", ns="versions-small", types=types)
+        "RETURN e.name AS name, null AS seq, e.embedding AS embedding",
+        ns="versions-small",
+        types=types,
+    )
     assert len(hits) == K and all(h["name"].startswith(("S", "Late")) for h in hits)
     assert all(types is None or h["entityType"] in types for h in hits)
     assert [(h["name"], None) for h in hits] == _exact([dict(r) for r in rows], vector, K)
 
 
-async def test_small_namespace_needs_one_query_not_refetch_rounds(driver: AsyncDriver, corpus: dict[str, Any]) -> None:
+async def test_small_namespace_needs_one_query_not_refetch_rounds(
+    driver: AsyncDriver, corpus: dict[str, Any]
+) -> None:
     """With k far above the namespace's size the index returns all of it and nothing foreign."""
     vector = embed(corpus, "weekends")
     records, _, _ = await driver.execute_query(
-        queries()["search_memory_vector_filtered"], k=1000, vector=vector, ns="versions-small",
-        at=corpus["now"] + timedelta(seconds=1), types=None, fulltext=None)
+        queries()["search_memory_vector_filtered"],
+        k=1000,
+        vector=vector,
+        ns="versions-small",
+        at=corpus["now"] + timedelta(seconds=1),
+        types=None,
+        fulltext=None,
+    )
     own, _, _ = await driver.execute_query(
-        "MATCH (o:Observation {namespace: $ns}) RETURN count(o) AS n", ns="versions-small")
+        "MATCH (o:Observation {namespace: $ns}) RETURN count(o) AS n", ns="versions-small"
+    )
     assert records[0]["raw_count"] == own[0]["n"] == len(records[0]["hits"]) == 80
 
 
 async def test_search_memory_answers_on_the_current_line(driver: AsyncDriver, corpus: dict[str, Any]) -> None:
-    store = GraphStore(driver, namespace="versions-small", clock=ManualClock(corpus["now"]),
-                       embedder=corpus["embedder"])
+    store = GraphStore(
+        driver, namespace="versions-small", clock=ManualClock(corpus["now"]), embedder=corpus["embedder"]
+    )
     searched = await store.search_memory_traced("who bakes bread", limit=5)
     result = searched.result
     assert result.hits and all(h.name.startswith(("S", "Late")) for h in result.hits)
     assert any("baking bread" in (h.observation or "") for h in result.hits)
     assert searched.diagnostics.filtered  # the in-index filtered statements ran (their indexes are ONLINE)
     assert searched.diagnostics.rounds == 1  # one index query per channel, no refetch round
-

@@ -47,17 +47,23 @@ def test_pyproject_lists_every_package_of_the_checkout() -> None:
     subpackage must be added there, or the wheel would lack it."""
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     package = ROOT / "kg_neo4j"
-    dirs = {p.relative_to(ROOT).as_posix().replace("/", ".") for p in [package, *package.rglob("*")]
-            if p.is_dir() and p.name != "__pycache__"}
+    dirs = {
+        p.relative_to(ROOT).as_posix().replace("/", ".")
+        for p in [package, *package.rglob("*")]
+        if p.is_dir() and p.name != "__pycache__"
+    }
     assert sorted(dirs - set(setuptools["packages"])) == [], "add these to [tool.setuptools] packages"
     assert setuptools["package-dir"] == {"kg_neo4j._cypher": "cypher"}
 
 
 def build(srcdir: Path, outdir: Path, args: list[str]) -> tuple[Path, Path]:
     """Run ``python -m build`` with ``args`` (as .ci/run and the Dockerfile do); the sdist and wheel."""
-    done = subprocess.run([sys.executable, "-m", "build", *args], cwd=srcdir, capture_output=True, text=True,
-                          timeout=600)
-    assert done.returncode == 0, f"python -m build {args} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    done = subprocess.run(
+        [sys.executable, "-m", "build", *args], cwd=srcdir, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, (
+        f"python -m build {args} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
     out = outdir if outdir.is_absolute() else srcdir / outdir
     wheels, sdists = list(out.glob("*.whl")), list(out.glob("*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, f"{out}: {wheels} {sdists}"
@@ -87,7 +93,9 @@ def test_wheel_carries_every_statement_module_and_data_file(dists: tuple[Path, P
     schemas = [n for n in names if n.startswith("kg_neo4j/schemas/examples/") and n.endswith(".schema.json")]
     assert len(schemas) == 11 and "kg_neo4j/server/reference_tools.json" in names
     packaged = {n for n in names if not n.startswith(f"{DIST}.dist-info/")}
-    assert packaged == set(expected), f"files in the wheel that are not in the checkout: {packaged - set(expected)}"
+    assert packaged == set(expected), (
+        f"files in the wheel that are not in the checkout: {packaged - set(expected)}"
+    )
 
 
 def test_sdist_carries_the_sources_of_the_wheel(dists: tuple[Path, Path]) -> None:
@@ -105,8 +113,9 @@ def run_python(code: str, path_entry: Path, cwd: Path) -> subprocess.CompletedPr
     """``python -c code`` from ``cwd`` with ``path_entry`` first on sys.path (before the editable
     install of this checkout, which is a finder appended after the path-based ones)."""
     env = {**os.environ, "PYTHONPATH": str(path_entry)}
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 LOAD = """
@@ -122,15 +131,20 @@ print(json.dumps({"package": kg_neo4j.__file__, "dir": str(default_cypher_dir())
 def installed(dists: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel installed by pip (not editable) into a directory of its own."""
     where = tmp_path_factory.mktemp("site")
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(where),
-                           str(dists[1])], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(where), str(dists[1])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return where
 
 
 @pytest.mark.parametrize("how", ["installed", "zip"])
-def test_statements_load_from_the_built_wheel(dists: tuple[Path, Path], installed: Path, tmp_path: Path,
-                                              how: str) -> None:
+def test_statements_load_from_the_built_wheel(
+    dists: tuple[Path, Path], installed: Path, tmp_path: Path, how: str
+) -> None:
     """Installed with pip (a plain directory) and imported straight from the wheel (a zip), outside
     the checkout: the same statements as the checkout, read from the wheel's ``kg_neo4j/_cypher``."""
     where = installed if how == "installed" else dists[1]
@@ -159,8 +173,9 @@ print(json.dumps({"package": kg_neo4j.__file__, "schemas": sorted(s.name for s i
 
 
 @pytest.mark.parametrize("how", ["installed", "zip"])
-def test_data_files_load_from_the_built_wheel(dists: tuple[Path, Path], installed: Path, tmp_path: Path,
-                                              how: str) -> None:
+def test_data_files_load_from_the_built_wheel(
+    dists: tuple[Path, Path], installed: Path, tmp_path: Path, how: str
+) -> None:
     """The example schemas and the reference tool definitions, read from the installed wheel and
     straight from the wheel's zip."""
     from kg_neo4j.schemas import load_schemas
@@ -175,24 +190,32 @@ def test_data_files_load_from_the_built_wheel(dists: tuple[Path, Path], installe
     assert loaded["reference"] == sorted(_SCHEMAS) and len(loaded["reference"]) == 9
 
 
-def test_a_malformed_statement_in_a_zip_is_reported_with_file_and_line(dists: tuple[Path, Path],
-                                                                      tmp_path: Path) -> None:
+def test_a_malformed_statement_in_a_zip_is_reported_with_file_and_line(
+    dists: tuple[Path, Path], tmp_path: Path
+) -> None:
     """The loader's file:line errors hold inside a zip too (the path names the file in the archive)."""
     _, wheel = dists
     broken = tmp_path / "broken.whl"
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(broken, "w") as dst:
         for item in src.infolist():
             dst.writestr(item, src.read(item))
-        dst.writestr("kg_neo4j/_cypher/zz_bad.cypher", "// name: fine\n// ok\nRETURN 1\n\nMATCH (n) RETURN n;\n"
-                     "// name: Bad-Name\n// x\nRETURN 2\n")
-    code = ("from kg_neo4j.cypher import queries\nfrom kg_neo4j.errors import CypherFileError\n"
-            "try:\n    queries()\nexcept CypherFileError as e:\n    print(e)\n")
+        dst.writestr(
+            "kg_neo4j/_cypher/zz_bad.cypher",
+            "// name: fine\n// ok\nRETURN 1\n\nMATCH (n) RETURN n;\n// name: Bad-Name\n// x\nRETURN 2\n",
+        )
+    code = (
+        "from kg_neo4j.cypher import queries\nfrom kg_neo4j.errors import CypherFileError\n"
+        "try:\n    queries()\nexcept CypherFileError as e:\n    print(e)\n"
+    )
     done = run_python(code, broken, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"{broken}/kg_neo4j/_cypher/zz_bad.cypher:6: bad statement name"), done.stdout
+    assert done.stdout.startswith(f"{broken}/kg_neo4j/_cypher/zz_bad.cypher:6: bad statement name"), (
+        done.stdout
+    )
 
 
 # --- the Dockerfile ----------------------------------------------------------------------------------
+
 
 @dataclass
 class Stage:
@@ -226,14 +249,16 @@ def dockerfile_stages() -> list[Stage]:
 
 def ci_build_args() -> list[str]:
     """The arguments of ``python -m build`` in .ci/run (its one build of the distributions)."""
-    found = re.findall(r"^\.venv/bin/python -m build ([^>\n]*?)\s*(?:>|$)", (ROOT / ".ci" / "run").read_text(),
-                       re.MULTILINE)
+    found = re.findall(
+        r"^\.venv/bin/python -m build ([^>\n]*?)\s*(?:>|$)", (ROOT / ".ci" / "run").read_text(), re.MULTILINE
+    )
     assert len(found) == 1, found
     return shlex.split(found[0])
 
 
-def test_dockerfile_builds_the_wheel_as_ci_does_and_installs_only_that(dists: tuple[Path, Path],
-                                                                       tmp_path: Path) -> None:
+def test_dockerfile_builds_the_wheel_as_ci_does_and_installs_only_that(
+    dists: tuple[Path, Path], tmp_path: Path
+) -> None:
     stages = dockerfile_stages()
     assert len(stages) == 2, [s.base for s in stages]
     build_stage, runtime = stages
@@ -281,23 +306,30 @@ def test_dockerfile_builds_the_wheel_as_ci_does_and_installs_only_that(dists: tu
 
 def healthcheck_command() -> list[str]:
     (check,) = dockerfile_stages()[-1].all("HEALTHCHECK")
-    exec_form = check[check.index("CMD") + 3:].strip()
+    exec_form = check[check.index("CMD") + 3 :].strip()
     command = json.loads(exec_form)
     assert isinstance(command, list) and command[0] == "python", command
     return [sys.executable, *command[1:]]
 
 
-def test_the_image_healthcheck_passes_on_a_running_server_without_a_token(neo4j_info: Neo4jInfo,
-                                                                         namespace: str) -> None:
+def test_the_image_healthcheck_passes_on_a_running_server_without_a_token(
+    neo4j_info: Neo4jInfo, namespace: str
+) -> None:
     """The HEALTHCHECK's own command, against ``kg-neo4j serve --transport http`` with a token set:
     /healthz needs none.  Against a port where nothing listens it fails."""
     command = healthcheck_command()
     assert "/healthz" in " ".join(command)
     with http_server(neo4j_info, "--namespace", namespace, "--auth-token", "s3cret-token") as url:
         port = url.rsplit(":", 1)[1]
-        ok = subprocess.run(command, env={**os.environ, "KG_NEO4J_PORT": port}, capture_output=True, text=True,
-                            timeout=30)
+        ok = subprocess.run(
+            command, env={**os.environ, "KG_NEO4J_PORT": port}, capture_output=True, text=True, timeout=30
+        )
         assert ok.returncode == 0, ok.stderr
-    down = subprocess.run(command, env={**os.environ, "KG_NEO4J_PORT": str(free_port())}, capture_output=True,
-                          text=True, timeout=30)
+    down = subprocess.run(
+        command,
+        env={**os.environ, "KG_NEO4J_PORT": str(free_port())},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert down.returncode != 0

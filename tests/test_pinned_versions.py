@@ -33,7 +33,7 @@ def test_ci_runs_the_suite_on_the_current_line_from_the_code_constant() -> None:
     stop = ci.index(".venv/bin/kg-neo4j neo4j stop\n")
     start = ci.index('"${current_env[@]}" .venv/bin/kg-neo4j neo4j start')
     assert stop < start
-    assert ci.count('\n.venv/bin/python -m pytest -q\n') == 1  # the 5.26 pass
+    assert ci.count("\n.venv/bin/python -m pytest -q\n") == 1  # the 5.26 pass
     assert ci.count('"${current_env[@]}" .venv/bin/python -m pytest -q\n') == 1  # the current line's
 
 

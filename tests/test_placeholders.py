@@ -38,17 +38,23 @@ async def node_names(driver: Any, database: str, namespace: str) -> list[str]:
     """Every named node (entity or placeholder) the namespace holds, straight from Neo4j."""
     records, _, _ = await driver.execute_query(
         "MATCH (n:KgNode {namespace: $ns}) WHERE n.name IS NOT NULL RETURN n.name AS name ORDER BY name",
-        ns=namespace, database_=database)
+        ns=namespace,
+        database_=database,
+    )
     return [r["name"] for r in records]
 
 
 async def test_placeholder_is_listed_by_no_read_but_its_relations_are(store: GraphStore):
     await store.create_entities([E("Alice"), E("Bob")])
-    created = await store.create_relations([R("Alice", "Ghost", "knows"), R("Phantom", "Alice", "haunts"),
-                                            R("Ghost", "Phantom", "befriends")])
+    created = await store.create_relations(
+        [R("Alice", "Ghost", "knows"), R("Phantom", "Alice", "haunts"), R("Ghost", "Phantom", "befriends")]
+    )
     # relations to unknown names are created (and returned) like any other
-    assert keys(created) == [("Alice", "Ghost", "knows"), ("Ghost", "Phantom", "befriends"),
-                             ("Phantom", "Alice", "haunts")]
+    assert keys(created) == [
+        ("Alice", "Ghost", "knows"),
+        ("Ghost", "Phantom", "befriends"),
+        ("Phantom", "Alice", "haunts"),
+    ]
     all_rels = keys(created)
 
     # read_graph: placeholders are not entities; every relation is listed, even placeholder-to-placeholder
@@ -75,8 +81,12 @@ async def test_placeholder_is_listed_by_no_read_but_its_relations_are(store: Gra
     # a placeholder is not an entity for add_observations either (the reference's error),
     # and nothing of that call is written
     with pytest.raises(NotFoundError, match="^Entity with name Ghost not found$"):
-        await store.add_observations([ObservationAdd(entityName="Bob", contents=["x"]),
-                                      ObservationAdd(entityName="Ghost", contents=["boo"])])
+        await store.add_observations(
+            [
+                ObservationAdd(entityName="Bob", contents=["x"]),
+                ObservationAdd(entityName="Ghost", contents=["boo"]),
+            ]
+        )
     assert (await store.open_nodes(["Bob"])).entities[0].observations == []
     # delete_observations on it is silent
     await store.delete_observations([ObservationDelete(entityName="Ghost", observations=["boo"])])
@@ -88,8 +98,9 @@ async def test_paged_read_graph_lists_every_relation_once_placeholder_ends_inclu
     must give what unpaged read_graph gives: every entity once and every relation once, including
     one whose two ends are both placeholders."""
     await store.create_entities([E("Alice"), E("Bob")])
-    await store.create_relations([R("Alice", "Ghost", "knows"), R("Phantom", "Alice", "haunts"),
-                                  R("Ghost", "Phantom", "befriends")])
+    await store.create_relations(
+        [R("Alice", "Ghost", "knows"), R("Phantom", "Alice", "haunts"), R("Ghost", "Phantom", "befriends")]
+    )
     unpaged = await store.read_graph()
     all_rels = keys(unpaged)
     assert ("Ghost", "Phantom", "befriends") in all_rels
@@ -116,7 +127,8 @@ async def test_creating_a_placeholder_name_makes_a_real_entity_that_keeps_its_re
 
     created = await store.create_entities([E("Ghost", "spirit", ["says boo"]), E("Alice", "robot")])
     assert [e.model_dump() for e in created] == [
-        {"name": "Ghost", "entityType": "spirit", "observations": ["says boo"]}], "Ghost is created, Alice skipped"
+        {"name": "Ghost", "entityType": "spirit", "observations": ["says boo"]}
+    ], "Ghost is created, Alice skipped"
 
     graph = await store.read_graph()
     assert ents(graph) == ["Alice", "Ghost"]
@@ -126,7 +138,8 @@ async def test_creating_a_placeholder_name_makes_a_real_entity_that_keeps_its_re
     # it now behaves as an entity everywhere
     opened = await store.open_nodes(["Ghost"])
     assert [e.model_dump() for e in opened.entities] == [
-        {"name": "Ghost", "entityType": "spirit", "observations": ["says boo"]}]
+        {"name": "Ghost", "entityType": "spirit", "observations": ["says boo"]}
+    ]
     assert keys(opened) == [("Alice", "Ghost", "knows"), ("Ghost", "Alice", "haunts")]
     found = await store.search_nodes("SPIRIT")
     assert ents(found) == ["Ghost"]
@@ -141,10 +154,13 @@ async def test_creating_a_placeholder_name_makes_a_real_entity_that_keeps_its_re
     assert await store.create_relations([R("Alice", "Ghost", "knows")]) == []
 
 
-async def test_deleting_a_placeholder_name_removes_its_relations(store: GraphStore, driver, neo4j_info, namespace):
+async def test_deleting_a_placeholder_name_removes_its_relations(
+    store: GraphStore, driver, neo4j_info, namespace
+):
     await store.create_entities([E("Alice"), E("Bob")])
-    await store.create_relations([R("Alice", "Ghost", "knows"), R("Ghost", "Bob", "haunts"),
-                                  R("Alice", "Bob", "likes")])
+    await store.create_relations(
+        [R("Alice", "Ghost", "knows"), R("Ghost", "Bob", "haunts"), R("Alice", "Bob", "likes")]
+    )
     assert await node_names(driver, neo4j_info.database, namespace) == ["Alice", "Bob", "Ghost"]
 
     await store.delete_entities(["Ghost"])
@@ -158,7 +174,9 @@ async def test_deleting_a_placeholder_name_removes_its_relations(store: GraphSto
     assert keys(await store.open_nodes(["Ghost"])) == []
 
 
-async def test_placeholders_left_without_relations_do_not_linger(store: GraphStore, driver, neo4j_info, namespace):
+async def test_placeholders_left_without_relations_do_not_linger(
+    store: GraphStore, driver, neo4j_info, namespace
+):
     await store.create_entities([E("Alice")])
     await store.create_relations([R("Alice", "Ghost", "knows"), R("Alice", "Phantom", "knows")])
 
@@ -177,7 +195,9 @@ async def test_placeholders_left_without_relations_do_not_linger(store: GraphSto
 # --- placeholders under concurrency and in the past --------------------------------------------
 
 
-async def test_create_relations_racing_a_placeholder_cleanup_is_retried(driver, neo4j_info, namespace) -> None:  # type: ignore[no-untyped-def]
+async def test_create_relations_racing_a_placeholder_cleanup_is_retried(
+    driver, neo4j_info, namespace
+) -> None:  # type: ignore[no-untyped-def]
     a = GraphStore(driver, database=neo4j_info.database, namespace=namespace)
     b = GraphStore(driver, database=neo4j_info.database, namespace=namespace)
     await a.create_entities([E(n, "t") for n in ("A", "B")])
@@ -186,12 +206,15 @@ async def test_create_relations_racing_a_placeholder_cleanup_is_retried(driver, 
         await asyncio.gather(a.delete_relations([R("A", f"P{i}")]), b.create_relations([R("B", f"P{i}")]))
     records, _, _ = await driver.execute_query(
         "MATCH (x:KgNode {namespace: $ns})-[r]->(p:KgNode) WHERE p.name STARTS WITH 'P' "
-        "RETURN x.name AS x, count(r) AS n", ns=namespace)
+        "RETURN x.name AS x, count(r) AS n",
+        ns=namespace,
+    )
     assert {r["x"]: r["n"] for r in records} == {"B": 25}
 
 
 async def test_paged_as_of_read_keeps_relations_of_placeholders_that_became_entities_later(
-        store: GraphStore, clock) -> None:  # type: ignore[no-untyped-def]
+    store: GraphStore, clock
+) -> None:  # type: ignore[no-untyped-def]
     await store.create_entities([E("A", "t")])
     await store.create_relations([R("B", "A"), R("C", "D")])  # B, C, D are placeholders now
     t0 = clock.now()

@@ -15,14 +15,27 @@ from kg_helpers import RawStdio
 from conftest import Neo4jInfo, http_server
 from kg_neo4j.server.wire import MAX_JSON_DEPTH, check_message
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "raw", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
 
 
 def _call(rid: int, arguments: Any) -> str:
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-                       "params": {"name": "create_entities", "arguments": arguments}})
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "tools/call",
+            "params": {"name": "create_entities", "arguments": arguments},
+        }
+    )
 
 
 def _nested(depth: int) -> str:
@@ -33,26 +46,52 @@ def _nested(depth: int) -> str:
 CASES: list[tuple[str, str, int, Any, list[str]]] = [
     ("half-object", '{"jsonrpc":"2.0","id":2,"method":"tools/li', -32700, None, ["Parse error", "not JSON"]),
     ("not-json-at-all", "hello there", -32700, None, ["Parse error"]),
-    ("jsonrpc-1.0", '{"jsonrpc":"1.0","id":3,"method":"tools/list"}', -32600, 3, ["'jsonrpc'", '"2.0"', '"1.0"']),
+    (
+        "jsonrpc-1.0",
+        '{"jsonrpc":"1.0","id":3,"method":"tools/list"}',
+        -32600,
+        3,
+        ["'jsonrpc'", '"2.0"', '"1.0"'],
+    ),
     ("jsonrpc-missing", '{"id":"x","method":"tools/list"}', -32600, "x", ["'jsonrpc'"]),
     ("method-missing", '{"jsonrpc":"2.0","id":4}', -32600, 4, ["'method' is missing"]),
     ("method-not-string", '{"jsonrpc":"2.0","id":5,"method":7}', -32600, 5, ["'method' must be a string"]),
     ("id-float", '{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}', -32600, None, ["'id'", "number"]),
     ("batch-array", '[{"jsonrpc":"2.0","id":6,"method":"tools/list"}]', -32600, None, ["batches"]),
     ("bare-string", '"tools/list"', -32600, None, ["JSON object", "string"]),
-    ("params-array", '{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[1]}', -32602, 8,
-     ["'params' must be an object", "array"]),
+    (
+        "params-array",
+        '{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[1]}',
+        -32602,
+        8,
+        ["'params' must be an object", "array"],
+    ),
     ("arguments-array", _call(9, []), -32602, 9, ["'arguments' must be an object", "array"]),
     ("arguments-string", _call(10, "x"), -32602, 10, ["'arguments' must be an object", "string"]),
-    ("tool-name-missing", '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"arguments":{}}}', -32602, 11,
-     ["'params.name'"]),
-    ("lone-surrogate-value", _call(12, {"entities": [{"name": "\ud800", "entityType": "x", "observations": []}]}),
-     -32602, 12, ["params.arguments.entities[0].name", "surrogate", "U+D800"]),
+    (
+        "tool-name-missing",
+        '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"arguments":{}}}',
+        -32602,
+        11,
+        ["'params.name'"],
+    ),
+    (
+        "lone-surrogate-value",
+        _call(12, {"entities": [{"name": "\ud800", "entityType": "x", "observations": []}]}),
+        -32602,
+        12,
+        ["params.arguments.entities[0].name", "surrogate", "U+D800"],
+    ),
     ("lone-surrogate-key", _call(13, {"\udc00": 1}), -32602, 13, ["a key", "surrogate"]),
     ("nested-300", _nested(300), -32602, 7, [str(MAX_JSON_DEPTH), "limit"]),
     ("nested-just-over", _nested(MAX_JSON_DEPTH), -32602, 7, [str(MAX_JSON_DEPTH), "limit"]),
-    ("nested-2000", '{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"x":' + "[" * 2000 + "]" * 2000 + "}}",
-     -32602, None, [str(MAX_JSON_DEPTH), "limit"]),
+    (
+        "nested-2000",
+        '{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{"x":' + "[" * 2000 + "]" * 2000 + "}}",
+        -32602,
+        None,
+        [str(MAX_JSON_DEPTH), "limit"],
+    ),
 ]
 
 
@@ -76,7 +115,9 @@ def raw_stdio(neo4j_info: Neo4jInfo) -> Iterator[RawStdio]:
 
 
 @pytest.mark.parametrize(("raw", "code", "rid", "words"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_stdio_answers_and_stays_up(raw_stdio: RawStdio, raw: str, code: int, rid: Any, words: list[str]) -> None:
+def test_stdio_answers_and_stays_up(
+    raw_stdio: RawStdio, raw: str, code: int, rid: Any, words: list[str]
+) -> None:
     raw_stdio.send(raw)
     _assert_error(raw_stdio.receive(), code, rid, words)
     raw_stdio.send(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}))
@@ -99,8 +140,16 @@ def test_stdio_bad_notification_gets_no_answer(raw_stdio: RawStdio) -> None:
 def test_stdio_nothing_written_by_refused_call(raw_stdio: RawStdio) -> None:
     raw_stdio.send(_call(50, {"entities": [{"name": "Lone\ud800", "entityType": "x", "observations": []}]}))
     _assert_error(raw_stdio.receive(), -32602, 50, ["surrogate"])
-    raw_stdio.send(json.dumps({"jsonrpc": "2.0", "id": 51, "method": "tools/call",
-                               "params": {"name": "read_graph", "arguments": {}}}))
+    raw_stdio.send(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 51,
+                "method": "tools/call",
+                "params": {"name": "read_graph", "arguments": {}},
+            }
+        )
+    )
     graph = json.loads(raw_stdio.receive()["result"]["content"][0]["text"])
     assert graph == {"entities": [], "relations": []}
 
@@ -112,10 +161,16 @@ def http_url(neo4j_info: Neo4jInfo) -> Iterator[tuple[str, dict[str, str]]]:
         with httpx.Client(base_url=url, timeout=30) as client:
             r = client.post("/mcp", headers=headers, content=json.dumps(INIT))
             assert r.status_code == 200
-            headers = {**headers, "mcp-session-id": r.headers["mcp-session-id"],
-                       "mcp-protocol-version": "2025-06-18"}
-            client.post("/mcp", headers=headers,
-                        content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            headers = {
+                **headers,
+                "mcp-session-id": r.headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-06-18",
+            }
+            client.post(
+                "/mcp",
+                headers=headers,
+                content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            )
         yield url, headers
 
 
@@ -127,16 +182,18 @@ def _sse_or_json(r: httpx.Response) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("raw", "code", "rid", "words"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_http_answers_and_stays_up(http_url: tuple[str, dict[str, str]], raw: str, code: int, rid: Any,
-                                   words: list[str]) -> None:
+def test_http_answers_and_stays_up(
+    http_url: tuple[str, dict[str, str]], raw: str, code: int, rid: Any, words: list[str]
+) -> None:
     url, headers = http_url
     with httpx.Client(base_url=url, timeout=30) as client:
         r = client.post("/mcp", headers=headers, content=raw.encode("utf-8", "surrogatepass"))
         assert r.status_code == 400, r.text
         assert r.headers["content-type"].startswith("application/json")
         _assert_error(r.json(), code, rid, words)
-        ok = client.post("/mcp", headers=headers,
-                         content=json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}))
+        ok = client.post(
+            "/mcp", headers=headers, content=json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"})
+        )
         assert ok.status_code == 200 and len(_sse_or_json(ok)["result"]["tools"]) == 15
 
 
@@ -147,12 +204,17 @@ def test_http_healthz_needs_no_token_and_shows_no_data(neo4j_info: Neo4jInfo) ->
         assert client.post("/mcp", content=json.dumps(INIT)).status_code == 401
 
 
-@pytest.mark.parametrize("raw", ['{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
-                                 '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-                                 '{"jsonrpc":"2.0","id":"a","result":{}}',
-                                 _call(3, {"entities": [{"name": "😀 ok", "entityType": "x", "observations": []}]}),
-                                 _nested(MAX_JSON_DEPTH - 5)],
-                         ids=["request", "notification", "response", "surrogate-pair-ok", "nested-under-limit"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        '{"jsonrpc":"2.0","id":"a","result":{}}',
+        _call(3, {"entities": [{"name": "😀 ok", "entityType": "x", "observations": []}]}),
+        _nested(MAX_JSON_DEPTH - 5),
+    ],
+    ids=["request", "notification", "response", "surrogate-pair-ok", "nested-under-limit"],
+)
 def test_valid_messages_pass_the_check(raw: str) -> None:
     parsed, rejected = check_message(raw)
     assert rejected is None and isinstance(parsed, dict)

@@ -20,8 +20,11 @@ from kg_helpers import err, ok, session, text_of
 LS = "\u2028"  # JSON.stringify leaves U+2028 as it is; json.dumps(ensure_ascii=False) too
 
 ENTITIES = [
-    {"name": "Zoë", "entityType": "person",
-     "observations": ['likes "quotes"', "東京 😀", "line\nbreak", "tab\there", "back\\slash"]},
+    {
+        "name": "Zoë",
+        "entityType": "person",
+        "observations": ['likes "quotes"', "東京 😀", "line\nbreak", "tab\there", "back\\slash"],
+    },
     {"name": "Alice", "entityType": "", "observations": []},
     {"name": "Empty", "entityType": "thing", "observations": []},
     {"name": "ß", "entityType": "letter", "observations": [f"{LS} separator", "ctrl \u0001 / solidus"]},
@@ -122,7 +125,10 @@ async def _populate(s: Any) -> str:
 @pytest.mark.parametrize("profile", ["reference", "default"])
 async def test_whole_graph_answer_is_byte_exact(transport, neo4j_info, namespace, profile):
     async with session(transport, neo4j_info, namespace, "--tools", profile) as s:
-        assert await _read(s) == ('{\n  "entities": [],\n  "relations": []\n}', {"entities": [], "relations": []})
+        assert await _read(s) == (
+            '{\n  "entities": [],\n  "relations": []\n}',
+            {"entities": [], "relations": []},
+        )
         before = await _populate(s)
         text, structured = await _read(s)
         assert text == EXPECTED_TEXT
@@ -143,25 +149,36 @@ async def test_larger_graph_matches_json_dumps_and_the_cap_counts_the_text(neo4j
     """300 entities in 3 batches, a ring of relations and one to a placeholder: the answer is exactly
     ``json.dumps(indent=2, ensure_ascii=False)`` of the graph; a cap just below the text's size refuses it
     with the paging advice, a cap of exactly its size serves it."""
-    entities = [{"name": f"N{i:03d} ü", "entityType": ["a", "b", ""][i % 3],
-                 "observations": [f"o{k} of {i} \"q\" \\" for k in range(i % 4)]} for i in range(300)]
-    relations = [{"from": f"N{i:03d} ü", "to": f"N{(i * 7 + 1) % 300:03d} ü", "relationType": "r"}
-                 for i in range(300)] + [{"from": "N000 ü", "to": "nowhere", "relationType": "r"}]
+    entities = [
+        {
+            "name": f"N{i:03d} ü",
+            "entityType": ["a", "b", ""][i % 3],
+            "observations": [f'o{k} of {i} "q" \\' for k in range(i % 4)],
+        }
+        for i in range(300)
+    ]
+    relations = [
+        {"from": f"N{i:03d} ü", "to": f"N{(i * 7 + 1) % 300:03d} ü", "relationType": "r"} for i in range(300)
+    ] + [{"from": "N000 ü", "to": "nowhere", "relationType": "r"}]
     async with session("stdio", neo4j_info, namespace, "--tools", "reference") as s:
         for i in range(0, 300, 100):
-            await ok(s, "create_entities", {"entities": entities[i:i + 100]})
+            await ok(s, "create_entities", {"entities": entities[i : i + 100]})
         await ok(s, "create_relations", {"relations": relations})
         text, structured = await _read(s)
     # one create_relations call: one created_at, so its relations come in (from, to, type) order
-    want = {"entities": sorted(entities, key=lambda e: e["name"]),
-            "relations": sorted(relations, key=lambda r: (r["from"], r["to"], r["relationType"]))}
+    want = {
+        "entities": sorted(entities, key=lambda e: e["name"]),
+        "relations": sorted(relations, key=lambda r: (r["from"], r["to"], r["relationType"])),
+    }
     assert text == json.dumps(want, indent=2, ensure_ascii=False)
     assert structured == want
     size = len(text.encode())
-    async with session("stdio", neo4j_info, namespace, "--tools", "reference", "--max-answer-bytes",
-                       str(size - 1)) as s:
+    async with session(
+        "stdio", neo4j_info, namespace, "--tools", "reference", "--max-answer-bytes", str(size - 1)
+    ) as s:
         message = await err(s, "read_graph")
         assert str(size - 1) in message and "cursor" in message, message
-    async with session("stdio", neo4j_info, namespace, "--tools", "reference", "--max-answer-bytes",
-                       str(size)) as s:
+    async with session(
+        "stdio", neo4j_info, namespace, "--tools", "reference", "--max-answer-bytes", str(size)
+    ) as s:
         assert await _read(s) == (text, want)

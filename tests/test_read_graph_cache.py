@@ -75,7 +75,9 @@ async def test_any_commit_rebuilds(store: GraphStore, driver, neo4j_info, clock)
     assert structured["entities"][0]["observations"] == ["x", "y"]
     assert (text, structured) == await _fresh(store)
     # a write in another namespace changes the database position too: rebuilt, same answer
-    elsewhere = GraphStore(driver, database=neo4j_info.database, namespace=store.namespace + "-other", clock=clock)
+    elsewhere = GraphStore(
+        driver, database=neo4j_info.database, namespace=store.namespace + "-other", clock=clock
+    )
     await _kept(store)
     misses = store._answers.misses
     await elsewhere.create_entities([_ent("z")])
@@ -86,8 +88,12 @@ async def test_any_commit_rebuilds(store: GraphStore, driver, neo4j_info, clock)
 async def test_a_relation_closing_later_is_not_shown_past_its_moment(store: GraphStore, clock) -> None:
     now = clock.now()
     await store.create_entities([_ent("a"), _ent("b")])
-    await store.create_relations([_rel("a", "b", "knows", validUntil=(now + timedelta(hours=1)).isoformat()),
-                                  _rel("b", "a", "opens_later", validFrom=(now + timedelta(hours=2)).isoformat())])
+    await store.create_relations(
+        [
+            _rel("a", "b", "knows", validUntil=(now + timedelta(hours=1)).isoformat()),
+            _rel("b", "a", "opens_later", validFrom=(now + timedelta(hours=2)).isoformat()),
+        ]
+    )
     _, before = await _kept(store)
     assert [r["relationType"] for r in before["relations"]] == ["knows"]
     clock.advance(minutes=90)  # no write, but the answer changed at +1 h
@@ -126,7 +132,9 @@ async def test_routing_driver_turns_the_cache_off(neo4j_info, namespace, clock) 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_another_process_write_shows_in_the_next_read(transport, neo4j_info, namespace) -> None:
     async with session(transport, neo4j_info, namespace, "--tools", "reference") as reader:
-        await ok(reader, "create_entities", {"entities": [{"name": "a", "entityType": "t", "observations": []}]})
+        await ok(
+            reader, "create_entities", {"entities": [{"name": "a", "entityType": "t", "observations": []}]}
+        )
         first = await reader.call_tool("read_graph", {})
         again = await reader.call_tool("read_graph", {})
         assert text_of(again) == text_of(first) and again.structured_content == first.structured_content

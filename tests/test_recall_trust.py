@@ -36,45 +36,83 @@ def by_name(entities: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 async def test_search_and_traverse_show_trust_level_quote_and_fading(
-        neo4j_info: Neo4jInfo, namespace: str, sync_driver: Any) -> None:
+    neo4j_info: Neo4jInfo, namespace: str, sync_driver: Any
+) -> None:
     async with mcp_session("stdio", neo4j_info, namespace, "--tools", "all") as s:
         schemas = {t.name: t.output_schema for t in (await s.list_tools()).tools}
-        await ok(s, "create_entities", {"entities": [
-            {"name": "Alice", "entityType": "person", "observations": ["Alice deploys on Fridays"]}]})
+        await ok(
+            s,
+            "create_entities",
+            {
+                "entities": [
+                    {"name": "Alice", "entityType": "person", "observations": ["Alice deploys on Fridays"]}
+                ]
+            },
+        )
         for item in (
-            {"name": "No Friday deploys", "content": "Never deploy to production on Fridays", "type": "rule",
-             "trust": "principle", "quote": QUOTE},
-            {"name": "Weekend pages", "content": "Friday deploys page people at the weekend", "type": "insight",
-             "trust": "inference"},
+            {
+                "name": "No Friday deploys",
+                "content": "Never deploy to production on Fridays",
+                "type": "rule",
+                "trust": "principle",
+                "quote": QUOTE,
+            },
+            {
+                "name": "Weekend pages",
+                "content": "Friday deploys page people at the weekend",
+                "type": "insight",
+                "trust": "inference",
+            },
         ):
             result = await s.call_tool("store_knowledge", item)
             assert not result.is_error, result.content[0].text
-        result = await s.call_tool("connect_knowledge", {"from": "No Friday deploys", "to": "Weekend pages",
-                                                         "relationType": "implies"})
+        result = await s.call_tool(
+            "connect_knowledge",
+            {"from": "No Friday deploys", "to": "Weekend pages", "relationType": "implies"},
+        )
         assert not result.is_error
-        await ok(s, "create_relations", {"relations": [
-            {"from": "Alice", "to": "No Friday deploys", "relationType": "was_told"}]})
+        await ok(
+            s,
+            "create_relations",
+            {"relations": [{"from": "Alice", "to": "No Friday deploys", "relationType": "was_told"}]},
+        )
 
         # Read 60 days ahead (asOf, so no access is recorded): the inference (S = 3 days) has faded, the
         # expert's principle (S = 30 days) has not; retention is the decay module's at that moment.
         stored_at = datetime.now(UTC)
         later = stored_at + timedelta(days=60)
-        found = await answer(s, "search_memory", {"query": "deploy Fridays weekend", "asOf": later.isoformat()},
-                             schemas["search_memory"])
+        found = await answer(
+            s,
+            "search_memory",
+            {"query": "deploy Fridays weekend", "asOf": later.isoformat()},
+            schemas["search_memory"],
+        )
         ents = by_name(found["entities"])
         assert {"Alice", "No Friday deploys", "Weekend pages"} <= set(ents)
         assert "knowledge" not in ents["Alice"]  # not knowledge: the key is absent, not null
         principle, inference = ents["No Friday deploys"]["knowledge"], ents["Weekend pages"]["knowledge"]
-        assert (principle["trust"], principle["level"], principle["quote"], principle["fading"]) == \
-            ("principle", 1, QUOTE, False)
-        assert (inference["trust"], inference["level"], inference["quote"], inference["fading"]) == \
-            ("inference", 1, None, True)
+        assert (principle["trust"], principle["level"], principle["quote"], principle["fading"]) == (
+            "principle",
+            1,
+            QUOTE,
+            False,
+        )
+        assert (inference["trust"], inference["level"], inference["quote"], inference["fading"]) == (
+            "inference",
+            1,
+            None,
+            True,
+        )
         assert abs(inference["retention"] - decay.retention(60, 3.0, category=Category.CREATIVE)) < 1e-3
         assert abs(principle["retention"] - decay.retention(60, 30.0, category=Category.CREATIVE)) < 1e-3
         assert principle["retention"] >= decay.FADING_BELOW_RETENTION > inference["retention"]
 
-        walked = await answer(s, "traverse_graph", {"start": ["Alice"], "maxDepth": 2, "asOf": later.isoformat()},
-                              schemas["traverse_graph"])
+        walked = await answer(
+            s,
+            "traverse_graph",
+            {"start": ["Alice"], "maxDepth": 2, "asOf": later.isoformat()},
+            schemas["traverse_graph"],
+        )
         ents = by_name(walked["entities"])
         assert set(ents) == {"Alice", "No Friday deploys", "Weekend pages"}
         assert "knowledge" not in ents["Alice"]
@@ -82,44 +120,71 @@ async def test_search_and_traverse_show_trust_level_quote_and_fading(
         assert ents["Weekend pages"]["knowledge"] == inference
 
         # Before the knowledge existed it is not there, and neither are its facts.
-        before = await answer(s, "traverse_graph", {"start": ["Alice"], "asOf": (stored_at - timedelta(days=1))
-                                                    .isoformat()}, schemas["traverse_graph"])
+        before = await answer(
+            s,
+            "traverse_graph",
+            {"start": ["Alice"], "asOf": (stored_at - timedelta(days=1)).isoformat()},
+            schemas["traverse_graph"],
+        )
         assert before["entities"] == []
 
         # Now: the inference was last touched 40 days ago (its stored state moved back in the database);
         # a read of now shows it fading, the fresh principle at full strength.
         sync_driver.execute_query(
             "MATCH (k:Knowledge {namespace: $ns, name: 'Weekend pages'}) "
-            "SET k.created_at = k.created_at - duration({days: 40})", ns=namespace, database_=neo4j_info.database)
-        walked = await answer(s, "traverse_graph", {"start": ["No Friday deploys"], "maxDepth": 1},
-                              schemas["traverse_graph"])
+            "SET k.created_at = k.created_at - duration({days: 40})",
+            ns=namespace,
+            database_=neo4j_info.database,
+        )
+        walked = await answer(
+            s, "traverse_graph", {"start": ["No Friday deploys"], "maxDepth": 1}, schemas["traverse_graph"]
+        )
         ents = by_name(walked["entities"])
         assert ents["Weekend pages"]["knowledge"]["fading"] is True
-        assert abs(ents["Weekend pages"]["knowledge"]["retention"] - decay.retention(40, 3.0, category=Category.CREATIVE)) \
+        assert (
+            abs(
+                ents["Weekend pages"]["knowledge"]["retention"]
+                - decay.retention(40, 3.0, category=Category.CREATIVE)
+            )
             < 1e-3
+        )
         assert ents["No Friday deploys"]["knowledge"]["retention"] > 0.999
         assert ents["No Friday deploys"]["knowledge"]["fading"] is False
         found = await answer(s, "search_memory", {"query": "weekend pages"}, schemas["search_memory"])
         assert by_name(found["entities"])["Weekend pages"]["knowledge"]["fading"] is True
 
         # The reference-named reads keep the reference's answers: no knowledge facts, exact text (ok checks it).
-        for tool, args in (("open_nodes", {"names": ["Alice", "No Friday deploys"]}),
-                           ("search_nodes", {"query": "friday"}), ("read_graph", {})):
+        for tool, args in (
+            ("open_nodes", {"names": ["Alice", "No Friday deploys"]}),
+            ("search_nodes", {"query": "friday"}),
+            ("read_graph", {}),
+        ):
             data = await ok(s, tool, args)
-            assert data["entities"] and all(set(e) == {"name", "entityType", "observations"}
-                                            for e in data["entities"]), tool
+            assert data["entities"] and all(
+                set(e) == {"name", "entityType", "observations"} for e in data["entities"]
+            ), tool
 
 
 async def test_a_plain_graph_answers_as_before(neo4j_info: Neo4jInfo, namespace: str) -> None:
     """Without knowledge, search_memory and traverse_graph answers keep exactly their former keys."""
     async with mcp_session("http", neo4j_info, namespace) as s:
-        await ok(s, "create_entities", {"entities": [
-            {"name": "Bob", "entityType": "person", "observations": ["Bob likes tea"]},
-            {"name": "Tea", "entityType": "drink", "observations": ["Tea is hot"]}]})
-        await ok(s, "create_relations", {"relations": [{"from": "Bob", "to": "Tea", "relationType": "likes"}]})
+        await ok(
+            s,
+            "create_entities",
+            {
+                "entities": [
+                    {"name": "Bob", "entityType": "person", "observations": ["Bob likes tea"]},
+                    {"name": "Tea", "entityType": "drink", "observations": ["Tea is hot"]},
+                ]
+            },
+        )
+        await ok(
+            s, "create_relations", {"relations": [{"from": "Bob", "to": "Tea", "relationType": "likes"}]}
+        )
         found = json.loads((await s.call_tool("search_memory", {"query": "tea"})).content[0].text)
-        assert found["entities"] and all(set(e) == {"name", "entityType", "observationCount"}
-                                         for e in found["entities"])
+        assert found["entities"] and all(
+            set(e) == {"name", "entityType", "observationCount"} for e in found["entities"]
+        )
         walked = json.loads((await s.call_tool("traverse_graph", {"start": ["Bob"]})).content[0].text)
         assert [set(e) for e in walked["entities"]] == [{"name", "entityType", "observations", "depth"}] * 2
 
@@ -129,5 +194,15 @@ def test_readme_describes_the_knowledge_key() -> None:
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("**Trust at recall.**", 1)[1].split("\n\n", 1)[0]
-    for key in ("trust", "level", "quote", "retention", "fading", "asOf", "0.3", "search_memory", "traverse_graph"):
+    for key in (
+        "trust",
+        "level",
+        "quote",
+        "retention",
+        "fading",
+        "asOf",
+        "0.3",
+        "search_memory",
+        "traverse_graph",
+    ):
         assert key in section, key

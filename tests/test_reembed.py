@@ -22,8 +22,14 @@ from kg_neo4j.settings import Settings
 from kg_neo4j.store import connect
 from kg_neo4j.store.embeddings import reembed
 
-PEOPLE = [EntityIn(name=f"P{i}", entityType="person", observations=[f"P{i} likes topic number {i}",
-                                                                       f"P{i} lives in city {i}"]) for i in range(30)]
+PEOPLE = [
+    EntityIn(
+        name=f"P{i}",
+        entityType="person",
+        observations=[f"P{i} likes topic number {i}", f"P{i} lives in city {i}"],
+    )
+    for i in range(30)
+]
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +56,13 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def settings_for(info: Neo4jInfo, model: str, namespace: str = "reembed") -> Settings:
-    return Settings(neo4j_uri=info.uri, neo4j_username=info.username, neo4j_password=info.password,
-                    embedding_model=model, namespace=namespace)
+    return Settings(
+        neo4j_uri=info.uri,
+        neo4j_username=info.username,
+        neo4j_password=info.password,
+        embedding_model=model,
+        namespace=namespace,
+    )
 
 
 async def vector_dims(info: Neo4jInfo) -> dict[str, Any]:
@@ -59,21 +70,27 @@ async def vector_dims(info: Neo4jInfo) -> dict[str, Any]:
     try:
         records, _, _ = await driver.execute_query(
             "SHOW VECTOR INDEXES YIELD name, options, state "
-            "RETURN name, options.indexConfig.`vector.dimensions` AS dim, state")
+            "RETURN name, options.indexConfig.`vector.dimensions` AS dim, state"
+        )
         return {r["name"]: (r["dim"], r["state"]) for r in records}
     finally:
         await driver.close()
 
 
 def test_model_files_give_dimension_without_torch(small_model: Path) -> None:
-    code = ("import sys; from kg_neo4j.embeddings import resolve_model; "
-            f"i = resolve_model({str(small_model)!r}); print(i.dimension, 'torch' in sys.modules)")
-    out = subprocess.run([str(Path(KG).with_name("python")), "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
+    code = (
+        "import sys; from kg_neo4j.embeddings import resolve_model; "
+        f"i = resolve_model({str(small_model)!r}); print(i.dimension, 'torch' in sys.modules)"
+    )
+    out = subprocess.run(
+        [str(Path(KG).with_name("python")), "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert out == ["128", "False"]
 
 
-async def test_model_change_is_refused_and_reembed_fixes_it(private_neo4j: Neo4jInfo, small_model: Path) -> None:
+async def test_model_change_is_refused_and_reembed_fixes_it(
+    private_neo4j: Neo4jInfo, small_model: Path
+) -> None:
     # 1. a graph embedded with MiniLM (384)
     async with open_runtime(settings_for(private_neo4j, "all-MiniLM-L6-v2")) as rt:
         await rt.store.create_entities(PEOPLE)
@@ -87,14 +104,25 @@ async def test_model_change_is_refused_and_reembed_fixes_it(private_neo4j: Neo4j
     assert "kg-neo4j reembed" in message and "all-MiniLM-L6-v2" in message and "128" in message
 
     env = server_env(private_neo4j, KG_NEO4J_EMBEDDING_MODEL=str(small_model))
-    proc = subprocess.run([KG, "serve", "--namespace", "reembed"], env=env, capture_output=True, text=True,
-                          timeout=120, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [KG, "serve", "--namespace", "reembed"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 2
     assert "kg-neo4j reembed" in proc.stderr and proc.stdout == ""
 
     # 3. reembed (CLI, committed batches) switches the whole database to the new model
-    proc = subprocess.run([KG, "reembed", "--batch-size", "16", "--no-progress"], env=env, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [KG, "reembed", "--batch-size", "16", "--no-progress"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["model"] == str(small_model) and report["dimension"] == 128
@@ -131,7 +159,8 @@ async def test_interrupted_reembed_is_reported_and_resumes(private_neo4j: Neo4jI
         assert second["reembedded"] == len(PEOPLE) * 3 - 20  # the two committed batches are not redone
         records, _, _ = await driver.execute_query(
             "MATCH (n) WHERE n:Observation OR n:Entity RETURN collect(DISTINCT n.embedding_model) AS models, "
-            "collect(DISTINCT size(n.embedding)) AS dims")
+            "collect(DISTINCT size(n.embedding)) AS dims"
+        )
         assert records[0]["models"] == ["all-MiniLM-L6-v2"] and records[0]["dims"] == [384]
     finally:
         await driver.close()

@@ -76,8 +76,9 @@ async def test_entity_names_are_case_sensitive(s):
 
 
 async def test_duplicates_inside_one_create_entities_call_are_stored_and_returned_once(s):  # extra
-    dup = await ok(s, "create_entities", {"entities": [ent("X", "t", ["one"]), ent("X", "t", ["one"]),
-                                                         ent("Y", "t")]})
+    dup = await ok(
+        s, "create_entities", {"entities": [ent("X", "t", ["one"]), ent("X", "t", ["one"]), ent("Y", "t")]}
+    )
     assert dup == [ent("X", "t", ["one"]), ent("Y", "t")]
     graph = await ok(s, "read_graph")
     assert [e["name"] for e in graph["entities"]] == ["X", "Y"], "X must be stored once"
@@ -85,10 +86,18 @@ async def test_duplicates_inside_one_create_entities_call_are_stored_and_returne
 
 async def test_observations_keep_insertion_order_in_every_read(s):  # extra
     await ok(s, "create_entities", {"entities": [ent("Ordered", "t", ["zeta", "alpha", "mu"])]})
-    await ok(s, "add_observations", {"observations": [{"entityName": "Ordered", "contents": ["beta", "omega"]}]})
+    await ok(
+        s, "add_observations", {"observations": [{"entityName": "Ordered", "contents": ["beta", "omega"]}]}
+    )
     graph = await ok(s, "open_nodes", {"names": ["Ordered"]})
     assert graph["entities"][0]["observations"] == ["zeta", "alpha", "mu", "beta", "omega"]
-    assert by_name(await ok(s, "read_graph"))["Ordered"]["observations"] == ["zeta", "alpha", "mu", "beta", "omega"]
+    assert by_name(await ok(s, "read_graph"))["Ordered"]["observations"] == [
+        "zeta",
+        "alpha",
+        "mu",
+        "beta",
+        "omega",
+    ]
     searched = await ok(s, "search_nodes", {"query": "ordered"})
     assert searched["entities"][0]["observations"] == ["zeta", "alpha", "mu", "beta", "omega"]
 
@@ -128,13 +137,27 @@ async def test_the_reverse_direction_is_a_distinct_relation(s):
     reverse = await ok(s, "create_relations", {"relations": [rel("Bob", "Alice", "knows")]})
     assert reverse == [rel("Bob", "Alice", "knows")]
     assert rel_keys(await ok(s, "read_graph")) == [
-        ("Alice", "Bob", "knows"), ("Alice", "Bob", "likes"), ("Bob", "Alice", "knows")]
+        ("Alice", "Bob", "knows"),
+        ("Alice", "Bob", "likes"),
+        ("Bob", "Alice", "knows"),
+    ]
 
 
 async def test_a_batch_of_existing_and_repeated_relations_returns_each_new_one_once(s):  # extra
-    await _alice_and_bob(s, rel("Alice", "Bob", "knows"), rel("Alice", "Bob", "likes"), rel("Bob", "Alice", "knows"))
-    mixed = await ok(s, "create_relations", {"relations": [
-        rel("Alice", "Bob", "knows"), rel("Bob", "Alice", "admires"), rel("Bob", "Alice", "admires")]})
+    await _alice_and_bob(
+        s, rel("Alice", "Bob", "knows"), rel("Alice", "Bob", "likes"), rel("Bob", "Alice", "knows")
+    )
+    mixed = await ok(
+        s,
+        "create_relations",
+        {
+            "relations": [
+                rel("Alice", "Bob", "knows"),
+                rel("Bob", "Alice", "admires"),
+                rel("Bob", "Alice", "admires"),
+            ]
+        },
+    )
     assert mixed == [rel("Bob", "Alice", "admires")]
     assert rel_keys(await ok(s, "read_graph")).count(("Bob", "Alice", "admires")) == 1
 
@@ -144,7 +167,9 @@ async def test_a_batch_of_existing_and_repeated_relations_returns_each_new_one_o
 
 async def test_add_observations_appends_to_an_existing_entity(s):
     await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["Is a student"])]})
-    added = await ok(s, "add_observations", {"observations": [{"entityName": "Alice", "contents": ["Likes pizza"]}]})
+    added = await ok(
+        s, "add_observations", {"observations": [{"entityName": "Alice", "contents": ["Likes pizza"]}]}
+    )
     assert added == [{"entityName": "Alice", "addedObservations": ["Likes pizza"]}]
     graph = await ok(s, "open_nodes", {"names": ["Alice"]})
     assert graph["entities"][0]["observations"] == ["Is a student", "Likes pizza"]
@@ -152,8 +177,11 @@ async def test_add_observations_appends_to_an_existing_entity(s):
 
 async def test_add_observations_skips_the_ones_the_entity_has(s):
     await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["Is a student"])]})
-    added = await ok(s, "add_observations", {"observations": [
-        {"entityName": "Alice", "contents": ["Is a student", "Likes pizza"]}]})
+    added = await ok(
+        s,
+        "add_observations",
+        {"observations": [{"entityName": "Alice", "contents": ["Is a student", "Likes pizza"]}]},
+    )
     assert added == [{"entityName": "Alice", "addedObservations": ["Likes pizza"]}]
     graph = await ok(s, "open_nodes", {"names": ["Alice"]})
     assert graph["entities"][0]["observations"] == ["Is a student", "Likes pizza"]
@@ -161,17 +189,25 @@ async def test_add_observations_skips_the_ones_the_entity_has(s):
 
 async def test_add_observations_to_an_unknown_entity_fails_with_the_reference_message(s):
     await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["Is a student", "Likes pizza"])]})
-    message = await err(s, "add_observations", {"observations": [{"entityName": "Nonexistent",
-                                                                   "contents": ["anything"]}]})
+    message = await err(
+        s, "add_observations", {"observations": [{"entityName": "Nonexistent", "contents": ["anything"]}]}
+    )
     assert message == "Entity with name Nonexistent not found"
 
 
 async def test_add_observations_with_an_unknown_entity_writes_nothing_of_the_call(s):
     await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["Is a student", "Likes pizza"])]})
     # a valid first item is not added either
-    message = await err(s, "add_observations", {"observations": [
-        {"entityName": "Alice", "contents": ["Valid but must not land"]},
-        {"entityName": "Nonexistent", "contents": ["anything"]}]})
+    message = await err(
+        s,
+        "add_observations",
+        {
+            "observations": [
+                {"entityName": "Alice", "contents": ["Valid but must not land"]},
+                {"entityName": "Nonexistent", "contents": ["anything"]},
+            ]
+        },
+    )
     assert message == "Entity with name Nonexistent not found"
     graph = await ok(s, "read_graph")
     assert graph == {"entities": [ent("Alice", "person", ["Is a student", "Likes pizza"])], "relations": []}
@@ -180,18 +216,29 @@ async def test_add_observations_with_an_unknown_entity_writes_nothing_of_the_cal
 
 async def test_delete_observations_removes_exactly_those(s):
     await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["Is a student", "Likes pizza"])]})
-    await ok(s, "delete_observations", {"deletions": [{"entityName": "Alice", "observations": ["Likes pizza"]}]})
+    await ok(
+        s, "delete_observations", {"deletions": [{"entityName": "Alice", "observations": ["Likes pizza"]}]}
+    )
     graph = await ok(s, "open_nodes", {"names": ["Alice"]})
     assert graph["entities"][0]["observations"] == ["Is a student"]
 
 
 async def test_delete_observations_of_an_unknown_entity_or_observation_is_a_silent_no_op(s):
     await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["Is a student"])]})
-    await ok(s, "delete_observations", {"deletions": [{"entityName": "Nonexistent", "observations": ["anything"]}]})
-    assert await ok(s, "read_graph") == {"entities": [ent("Alice", "person", ["Is a student"])], "relations": []}
+    await ok(
+        s, "delete_observations", {"deletions": [{"entityName": "Nonexistent", "observations": ["anything"]}]}
+    )
+    assert await ok(s, "read_graph") == {
+        "entities": [ent("Alice", "person", ["Is a student"])],
+        "relations": [],
+    }
     # an unknown observation on a known entity is silent too
-    await ok(s, "delete_observations", {"deletions": [{"entityName": "Alice", "observations": ["never said"]}]})
-    assert (await ok(s, "open_nodes", {"names": ["Alice"]}))["entities"][0]["observations"] == ["Is a student"]
+    await ok(
+        s, "delete_observations", {"deletions": [{"entityName": "Alice", "observations": ["never said"]}]}
+    )
+    assert (await ok(s, "open_nodes", {"names": ["Alice"]}))["entities"][0]["observations"] == [
+        "Is a student"
+    ]
 
 
 # --------------------------------------------------------------------------- delete operations
@@ -261,8 +308,11 @@ async def test_search_matches_an_entity_type_case_insensitively(s):
 
 
 async def test_search_matches_observation_text_case_insensitively(s):
-    await ok(s, "create_entities", {"entities": [ent("Larry", "human", ["Works at Google"]),
-                                                 ent("Tim", "human", ["Works at Apple"])]})
+    await ok(
+        s,
+        "create_entities",
+        {"entities": [ent("Larry", "human", ["Works at Google"]), ent("Tim", "human", ["Works at Apple"])]},
+    )
     result = await ok(s, "search_nodes", {"query": "google"})
     assert result["entities"] == [ent("Larry", "human", ["Works at Google"])]
 
@@ -276,9 +326,14 @@ async def test_search_returns_the_relations_of_a_matching_start(s):
 
 
 async def _alpha_beta_gamma(s: Any) -> None:
-    await ok(s, "create_entities", {"entities": [ent("Alpha", "node"), ent("Beta", "node"), ent("Gamma", "node")]})
-    await ok(s, "create_relations", {"relations": [rel("Alpha", "Beta", "points_to"),
-                                                   rel("Beta", "Gamma", "points_to")]})
+    await ok(
+        s, "create_entities", {"entities": [ent("Alpha", "node"), ent("Beta", "node"), ent("Gamma", "node")]}
+    )
+    await ok(
+        s,
+        "create_relations",
+        {"relations": [rel("Alpha", "Beta", "points_to"), rel("Beta", "Gamma", "points_to")]},
+    )
 
 
 async def test_search_returns_relations_with_the_match_at_either_end(s):
@@ -359,18 +414,33 @@ async def test_text_of_every_tool_is_reference_exact(transport, neo4j_info, name
         assert await text("create_entities", {"entities": [alice]}) == "[]"
         assert await text("create_relations", {"relations": [knows]}) == dumps([knows])
         assert await text("create_relations", {"relations": [knows]}) == "[]"
-        assert await text("add_observations", {"observations": [
-            {"entityName": "Alice", "contents": ["Likes pizza", "Is a student"]}]}) == dumps(
-            [{"entityName": "Alice", "addedObservations": ["Likes pizza"]}])
+        assert await text(
+            "add_observations",
+            {"observations": [{"entityName": "Alice", "contents": ["Likes pizza", "Is a student"]}]},
+        ) == dumps([{"entityName": "Alice", "addedObservations": ["Likes pizza"]}])
         alice3 = ent("Alice", "person", ["Is a student", "Zoë visited 東京", "Likes pizza"])
         full = {"entities": [alice3, bob], "relations": [knows]}
         assert await text("read_graph", {}) == dumps(full)
-        assert await text("search_nodes", {"query": "PIZZA"}) == dumps({"entities": [alice3], "relations": [knows]})
-        assert await text("search_nodes", {"query": "東京"}) == dumps({"entities": [alice3], "relations": [knows]})
-        assert await text("open_nodes", {"names": ["Bob"]}) == dumps({"entities": [bob], "relations": [knows]})
-        assert await text("delete_observations", {"deletions": [
-            {"entityName": "Alice", "observations": ["Likes pizza"]}]}) == "Observations deleted successfully"
+        assert await text("search_nodes", {"query": "PIZZA"}) == dumps(
+            {"entities": [alice3], "relations": [knows]}
+        )
+        assert await text("search_nodes", {"query": "東京"}) == dumps(
+            {"entities": [alice3], "relations": [knows]}
+        )
+        assert await text("open_nodes", {"names": ["Bob"]}) == dumps(
+            {"entities": [bob], "relations": [knows]}
+        )
+        assert (
+            await text(
+                "delete_observations",
+                {"deletions": [{"entityName": "Alice", "observations": ["Likes pizza"]}]},
+            )
+            == "Observations deleted successfully"
+        )
         assert await text("delete_relations", {"relations": [knows]}) == "Relations deleted successfully"
-        assert await text("delete_entities", {"entityNames": ["Alice", "Bob"]}) == "Entities deleted successfully"
+        assert (
+            await text("delete_entities", {"entityNames": ["Alice", "Bob"]})
+            == "Entities deleted successfully"
+        )
         assert await text("read_graph", {}) == dumps({"entities": [], "relations": []})
         assert await text("search_nodes", {"query": "x"}) == '{\n  "entities": [],\n  "relations": []\n}'

@@ -20,8 +20,9 @@ async def assert_holds_lock(store: GraphStore, name: str, write: Any) -> None:
         tx = await session.begin_transaction()
         try:
             await write(store.within(tx))
-            probe = asyncio.create_task(store.driver.execute_query(
-                PROBE, ns=store.namespace, name=name, database_=store.database))
+            probe = asyncio.create_task(
+                store.driver.execute_query(PROBE, ns=store.namespace, name=name, database_=store.database)
+            )
             await asyncio.sleep(1.0)
             assert not probe.done(), f"a concurrent write to {name!r} went through: no lock held"
             await tx.commit()
@@ -43,8 +44,10 @@ async def test_create_relations_locks_the_start_node(store: GraphStore) -> None:
     await assert_holds_lock(store, "A", write)
     # the probe wrote nothing the statements care about, and the lock property never stays
     records, _, _ = await store.driver.execute_query(
-        "MATCH (n:KgNode {namespace: $ns}) RETURN collect(n.kg_lock) AS locks", ns=store.namespace,
-        database_=store.database)
+        "MATCH (n:KgNode {namespace: $ns}) RETURN collect(n.kg_lock) AS locks",
+        ns=store.namespace,
+        database_=store.database,
+    )
     assert records[0]["locks"] == []
 
 

@@ -16,12 +16,19 @@ from kg_neo4j.settings import Settings
 
 
 def settings_for(info: Neo4jInfo, embedding_model: str = "none") -> Settings:
-    return Settings(neo4j_uri=info.uri, neo4j_username=info.username, neo4j_password=info.password,
-                    neo4j_database=info.database, namespace=f"rt-{uuid.uuid4().hex[:8]}",
-                    embedding_model=embedding_model)
+    return Settings(
+        neo4j_uri=info.uri,
+        neo4j_username=info.username,
+        neo4j_password=info.password,
+        neo4j_database=info.database,
+        namespace=f"rt-{uuid.uuid4().hex[:8]}",
+        embedding_model=embedding_model,
+    )
 
 
-async def test_without_bootstrap_or_embedder_only_the_driver_is_opened_and_closed(neo4j_info: Neo4jInfo) -> None:
+async def test_without_bootstrap_or_embedder_only_the_driver_is_opened_and_closed(
+    neo4j_info: Neo4jInfo,
+) -> None:
     async with open_runtime(settings_for(neo4j_info, "all-MiniLM-L6-v2"), bootstrap=None) as rt:
         assert rt.model is None and rt.embedder is None  # not asked for: the model is not even resolved
         records, _, _ = await rt.driver.execute_query("RETURN 1 AS one", database_=rt.database)
@@ -37,7 +44,9 @@ async def test_embedder_follows_the_configured_model(neo4j_info: Neo4jInfo) -> N
         store = rt.graph_store()
         assert rt.graph_store() is store  # one GraphStore per runtime: its caches are shared
         assert store.namespace == rt.namespace
-    async with open_runtime(settings_for(neo4j_info, "all-MiniLM-L6-v2"), bootstrap="full", embedder=True) as rt:
+    async with open_runtime(
+        settings_for(neo4j_info, "all-MiniLM-L6-v2"), bootstrap="full", embedder=True
+    ) as rt:
         assert rt.model is not None and rt.model.dimension == 384
         assert rt.embedder is not None and rt.graph_store().embedder is rt.embedder
 
@@ -56,8 +65,21 @@ def test_a_schema_only_runtime_imports_no_torch(neo4j_info: Neo4jInfo) -> None:
         "asyncio.run(main())\n"
         "print(json.dumps(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)))\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe, neo4j_info.uri, neo4j_info.username, neo4j_info.password,
-                          neo4j_info.database], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            probe,
+            neo4j_info.uri,
+            neo4j_info.username,
+            neo4j_info.password,
+            neo4j_info.database,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert json.loads(out.stdout) == []
 
 

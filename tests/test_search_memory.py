@@ -16,26 +16,40 @@ from kg_neo4j.store.capabilities import search_indexes
 from kg_neo4j.text import fulltext_query
 
 PEOPLE = [
-    EntityIn(name="Alice", entityType="person", observations=[
-        "Started a new position as head of design at Initech in March",
-        "Goes hiking in the Alps every summer",
-        "Is allergic to peanuts",
-    ]),
-    EntityIn(name="Bob", entityType="person", observations=[
-        "Plays the cello in a community orchestra",
-        "Adopted a rescue greyhound called Pixel",
-    ]),
-    EntityIn(name="Initech", entityType="company", observations=["Makes accounting software, based in Austin"]),
+    EntityIn(
+        name="Alice",
+        entityType="person",
+        observations=[
+            "Started a new position as head of design at Initech in March",
+            "Goes hiking in the Alps every summer",
+            "Is allergic to peanuts",
+        ],
+    ),
+    EntityIn(
+        name="Bob",
+        entityType="person",
+        observations=[
+            "Plays the cello in a community orchestra",
+            "Adopted a rescue greyhound called Pixel",
+        ],
+    ),
+    EntityIn(
+        name="Initech", entityType="company", observations=["Makes accounting software, based in Austin"]
+    ),
     EntityIn(name="Carol", entityType="person", observations=["Is training for the Berlin marathon"]),
 ]
 
 
 async def seed(store: GraphStore) -> None:
     await store.create_entities(PEOPLE)
-    await store.create_relations([
-        RelationIn.model_validate({"from": "Alice", "to": "Initech", "relationType": "works_at", "weight": 0.9}),
-        RelationIn.model_validate({"from": "Bob", "to": "Alice", "relationType": "knows"}),
-    ])
+    await store.create_relations(
+        [
+            RelationIn.model_validate(
+                {"from": "Alice", "to": "Initech", "relationType": "works_at", "weight": 0.9}
+            ),
+            RelationIn.model_validate({"from": "Bob", "to": "Alice", "relationType": "knows"}),
+        ]
+    )
 
 
 def test_indexes_exist_and_are_online(sync_driver, semantic_store: GraphStore) -> None:  # type: ignore[no-untyped-def]
@@ -54,24 +68,33 @@ async def test_vectors_are_written_with_the_observations(sync_driver, semantic_s
     records, _, _ = sync_driver.execute_query(
         "MATCH (e:Entity {namespace: $ns})-[:HAS_OBSERVATION]->(o) "
         "RETURN size(o.embedding) AS dim, o.embedding_model AS model, size(e.embedding) AS edim",
-        ns=semantic_store.namespace)
+        ns=semantic_store.namespace,
+    )
     assert len(records) == 7
     assert {(r["dim"], r["model"], r["edim"]) for r in records} == {(384, "all-MiniLM-L6-v2", 384)}
 
 
 async def test_a_user_relation_named_has_observation_is_not_taken_for_an_observation(
-        semantic_store: GraphStore) -> None:
+    semantic_store: GraphStore,
+) -> None:
     s = semantic_store
-    await s.create_entities([EntityIn(name="Owner", entityType="t", observations=[]),
-                             EntityIn(name="Zephyrine", entityType="t", observations=["a rare mineral"])])
-    await s.create_relations([RelationIn.model_validate({"from": "Owner", "to": "Zephyrine",
-                                                         "relationType": "HAS_OBSERVATION"})])
+    await s.create_entities(
+        [
+            EntityIn(name="Owner", entityType="t", observations=[]),
+            EntityIn(name="Zephyrine", entityType="t", observations=["a rare mineral"]),
+        ]
+    )
+    await s.create_relations(
+        [RelationIn.model_validate({"from": "Owner", "to": "Zephyrine", "relationType": "HAS_OBSERVATION"})]
+    )
     hits = (await s.search_memory("Zephyrine", limit=5)).hits
     assert all(h.name == "Zephyrine" or h.observation is None for h in hits)
     assert hits[0].name == "Zephyrine"
     graph = await s.open_nodes(["Owner"])
     assert [e.observations for e in graph.entities] == [[]]
-    assert [(r.from_, r.to, r.relationType) for r in graph.relations] == [("Owner", "Zephyrine", "HAS_OBSERVATION")]
+    assert [(r.from_, r.to, r.relationType) for r in graph.relations] == [
+        ("Owner", "Zephyrine", "HAS_OBSERVATION")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -84,8 +107,9 @@ async def test_a_user_relation_named_has_observation_is_not_taken_for_an_observa
         ("who is preparing for a long-distance running race?", "Carol", "marathon"),
     ],
 )
-async def test_paraphrased_questions_find_their_entity(semantic_store: GraphStore, question: str, name: str,
-                                                        fragment: str) -> None:
+async def test_paraphrased_questions_find_their_entity(
+    semantic_store: GraphStore, question: str, name: str, fragment: str
+) -> None:
     await seed(semantic_store)
     result = await semantic_store.search_memory(question, limit=3)
     assert result.mode == "hybrid"
@@ -112,14 +136,29 @@ async def test_result_shape_and_relations_among_hits(semantic_store: GraphStore)
 
 async def test_entity_types_filter(semantic_store: GraphStore) -> None:
     await seed(semantic_store)
-    result = await semantic_store.search_memory("software company in Texas", limit=5, entity_types=["company"])
+    result = await semantic_store.search_memory(
+        "software company in Texas", limit=5, entity_types=["company"]
+    )
     assert result.hits and {h.entityType for h in result.hits} == {"company"}
 
 
 @pytest.mark.parametrize(
     "query",
-    ['alice/bob', 'name:Alice', '(cello', '"unbalanced', 'cello AND', 'OR', 'NOT cello', '*', 'cel*lo?',
-     'a~2 ^3 [x TO y] {z} !!', 'back\\slash', '&& || -', ''],
+    [
+        "alice/bob",
+        "name:Alice",
+        "(cello",
+        '"unbalanced',
+        "cello AND",
+        "OR",
+        "NOT cello",
+        "*",
+        "cel*lo?",
+        "a~2 ^3 [x TO y] {z} !!",
+        "back\\slash",
+        "&& || -",
+        "",
+    ],
 )
 async def test_lucene_syntax_in_questions_is_safe(semantic_store: GraphStore, query: str) -> None:
     await seed(semantic_store)
@@ -133,26 +172,45 @@ async def test_lucene_syntax_in_questions_is_safe(semantic_store: GraphStore, qu
 
 
 def test_fulltext_query_keeps_words_only() -> None:
-    assert fulltext_query('What did "Alice" say: (job) AND pay/hours*?') == "what did alice say job and pay hours"
+    assert (
+        fulltext_query('What did "Alice" say: (job) AND pay/hours*?')
+        == "what did alice say job and pay hours"
+    )
     assert fulltext_query("Zoë's café") == "zoë s café"
 
 
-async def test_namespace_isolation_under_overfetch(driver, neo4j_info: Neo4jInfo, embedder,  # type: ignore[no-untyped-def]
-                                                   semantic_store: GraphStore) -> None:
+async def test_namespace_isolation_under_overfetch(
+    driver,
+    neo4j_info: Neo4jInfo,
+    embedder,  # type: ignore[no-untyped-def]
+    semantic_store: GraphStore,
+) -> None:
     """A foreign namespace ten times larger holding near-duplicates of the question never leaks,
     and the own namespace still fills `limit` hits."""
     own = semantic_store
-    await own.create_entities([
-        EntityIn(name=f"own-{i}", entityType="note", observations=[f"The quarterly budget review meeting, part {i}"])
-        for i in range(12)
-    ])
-    foreign = GraphStore(driver, database=neo4j_info.database, namespace=f"foreign-{uuid.uuid4().hex[:8]}",
-                         embedder=embedder)
-    await foreign.create_entities([
-        EntityIn(name=f"foreign-{i}", entityType="note",
-                 observations=[f"Quarterly budget review meeting notes, copy {i}", "Quarterly budget review"])
-        for i in range(120)
-    ])
+    await own.create_entities(
+        [
+            EntityIn(
+                name=f"own-{i}",
+                entityType="note",
+                observations=[f"The quarterly budget review meeting, part {i}"],
+            )
+            for i in range(12)
+        ]
+    )
+    foreign = GraphStore(
+        driver, database=neo4j_info.database, namespace=f"foreign-{uuid.uuid4().hex[:8]}", embedder=embedder
+    )
+    await foreign.create_entities(
+        [
+            EntityIn(
+                name=f"foreign-{i}",
+                entityType="note",
+                observations=[f"Quarterly budget review meeting notes, copy {i}", "Quarterly budget review"],
+            )
+            for i in range(120)
+        ]
+    )
     searched = await own.search_memory_traced("quarterly budget review meeting", limit=10)
     result = searched.result
     assert len(result.hits) == 10
@@ -170,7 +228,9 @@ async def test_as_of_hides_later_observations(semantic_store: GraphStore, clock)
     clock.advance(days=1)
     from kg_neo4j.models import ObservationAdd
 
-    await semantic_store.add_observations([ObservationAdd(entityName="Carol", contents=["Bought a sailing boat"])])
+    await semantic_store.add_observations(
+        [ObservationAdd(entityName="Carol", contents=["Bought a sailing boat"])]
+    )
     now_hits = await semantic_store.search_memory("sailing boat", limit=3)
     assert any(h.observation == "Bought a sailing boat" for h in now_hits.hits)
     past = await semantic_store.search_memory("sailing boat", limit=3, as_of=before + timedelta(hours=1))
@@ -222,7 +282,9 @@ async def test_the_vector_channels_follow_the_server_line(semantic_store: GraphS
     while filters and indexes.state != "online" and time.monotonic() < deadline:
         await asyncio.sleep(1)  # a fresh database fills them in the background
         await indexes.refresh(semantic_store.driver, semantic_store.database)
-    await semantic_store.create_entities([EntityIn(name="Ann", entityType="person", observations=["bakes bread"])])
+    await semantic_store.create_entities(
+        [EntityIn(name="Ann", entityType="person", observations=["bakes bread"])]
+    )
     searched = await semantic_store.search_memory_traced("who makes bread", limit=5)
     result = searched.result
     assert [h.name for h in result.hits][:1] == ["Ann"]

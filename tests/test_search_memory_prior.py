@@ -25,11 +25,14 @@ def set_memory(sync_driver: Any, ns: str, name: str, **props: Any) -> None:
     sync_driver.execute_query(SET_MEMORY, ns=ns, name=name, **props)
 
 
-async def test_stronger_memory_ranks_first(sync_driver: Any, semantic_store: GraphStore,
-                                           clock: ManualClock) -> None:
+async def test_stronger_memory_ranks_first(
+    sync_driver: Any, semantic_store: GraphStore, clock: ManualClock
+) -> None:
     store, ns = semantic_store, semantic_store.namespace
     # "kn-a" sorts first, so on a tie it would win; identical observations make the relevance equal.
-    await store.create_entities([EntityIn(name=n, entityType="rule", observations=[TEXT]) for n in ("kn-a", "kn-b")])
+    await store.create_entities(
+        [EntityIn(name=n, entityType="rule", observations=[TEXT]) for n in ("kn-a", "kn-b")]
+    )
     now = clock.now()
     question = "what must happen before deploying billing?"
 
@@ -41,10 +44,19 @@ async def test_stronger_memory_ranks_first(sync_driver: Any, semantic_store: Gra
     # kn-a: a creative inference, level 1, untouched for 400 days (retention ~0);
     # kn-b: core fundamental knowledge (level 4, never decays).
     old = now - timedelta(days=400)
-    set_memory(sync_driver, ns, "kn-a", category="creative", stability=3.0, level=1, created_at=old,
-               last_access=None)
-    set_memory(sync_driver, ns, "kn-b", category="fundamental", stability=365.0, level=4, created_at=old,
-               last_access=now - timedelta(days=1))
+    set_memory(
+        sync_driver, ns, "kn-a", category="creative", stability=3.0, level=1, created_at=old, last_access=None
+    )
+    set_memory(
+        sync_driver,
+        ns,
+        "kn-b",
+        category="fundamental",
+        stability=365.0,
+        level=4,
+        created_at=old,
+        last_access=now - timedelta(days=1),
+    )
     result = await store.search_memory(question, limit=4)
     obs_hits = [h for h in result.hits if h.observation == TEXT]
     assert [h.name for h in obs_hits] == ["kn-b", "kn-a"]
@@ -57,7 +69,15 @@ async def test_stronger_memory_ranks_first(sync_driver: Any, semantic_store: Gra
     assert [h.name for h in overridden.hits if h.observation == TEXT] == ["kn-a", "kn-b"]
 
     # A knowledge entity with a broken state gets no prior rather than failing the search.
-    set_memory(sync_driver, ns, "kn-b", category="creative", stability=-1.0, level=9, created_at=old,
-               last_access=None)
+    set_memory(
+        sync_driver,
+        ns,
+        "kn-b",
+        category="creative",
+        stability=-1.0,
+        level=9,
+        created_at=old,
+        last_access=None,
+    )
     broken = await store.search_memory(question, limit=4)
     assert [h.name for h in broken.hits if h.observation == TEXT][0] == "kn-a"

@@ -36,14 +36,22 @@ FIXTURES = Path(__file__).parent / "data" / "skills"
 
 #: what the fixture tree imports as: name -> (type, source)
 EXPECTED = {
-    "coding/elements/auth/workflow.md#Auth — Tool Operation Workflow > Operation Steps":
-        ("procedure", "skills/coding/elements/auth/workflow.md"),
-    "coding/elements/auth/workflow.md#Auth — Tool Operation Workflow > Operation Steps > Example":
-        ("procedure", "skills/coding/elements/auth/workflow.md"),
-    "coding/elements/auth/workflow.md#Auth — Tool Operation Workflow > Quality Criteria":
-        ("rule", "skills/coding/elements/auth/workflow.md"),
-    "coding/elements/auth/workflow.md#Auth — Tool Operation Workflow > Related Elements":
-        ("procedure", "skills/coding/elements/auth/workflow.md"),
+    "coding/elements/auth/workflow.md#Auth — Tool Operation Workflow > Operation Steps": (
+        "procedure",
+        "skills/coding/elements/auth/workflow.md",
+    ),
+    "coding/elements/auth/workflow.md#Auth — Tool Operation Workflow > Operation Steps > Example": (
+        "procedure",
+        "skills/coding/elements/auth/workflow.md",
+    ),
+    "coding/elements/auth/workflow.md#Auth — Tool Operation Workflow > Quality Criteria": (
+        "rule",
+        "skills/coding/elements/auth/workflow.md",
+    ),
+    "coding/elements/auth/workflow.md#Auth — Tool Operation Workflow > Related Elements": (
+        "procedure",
+        "skills/coding/elements/auth/workflow.md",
+    ),
     "coding/elements/checklist.md#Elements": ("procedure", "skills/coding/elements/checklist.md"),
     "coding/principles.md#Coding Principles > Error handling": ("rule", "skills/coding/principles.md"),
     "coding/principles.md#Coding Principles > Naming": ("rule", "skills/coding/principles.md"),
@@ -95,7 +103,9 @@ def test_resolve_accepts_files_inside_the_root(tree: Path) -> None:
     assert resolve_skill_path(tree, "coding/principles.md") == (tree / "coding/principles.md").resolve()
     assert resolve_skill_path(tree, "./coding//principles.md") == (tree / "coding/principles.md").resolve()
     # the docs' example writes skill_paths=["skills/coding/..."]: the root's own name may lead the path
-    assert resolve_skill_path(tree, "skills/coding/principles.md") == (tree / "coding/principles.md").resolve()
+    assert (
+        resolve_skill_path(tree, "skills/coding/principles.md") == (tree / "coding/principles.md").resolve()
+    )
     # a link that stays inside the root is fine
     (tree / "alias.md").symlink_to(tree / "notes.md")
     assert resolve_skill_path(tree, "alias.md") == (tree / "notes.md").resolve()
@@ -103,31 +113,35 @@ def test_resolve_accepts_files_inside_the_root(tree: Path) -> None:
     assert "staging database" in text
 
 
-@pytest.mark.parametrize("rel, message", [
-    ("../secret.md", "'..'"),
-    ("coding/../../secret.md", "'..'"),
-    ("..\\secret.md", "'..'"),
-    ("coding/../principles.md", "'..'"),  # even when it would land inside: '..' is refused outright
-    ("/etc/passwd", "absolute"),
-    ("SECRET_ABSOLUTE", "absolute"),
-    ("C:\\Windows\\win.ini", "absolute"),
-    ("README.txt", "not a markdown file"),
-    ("coding", "not a markdown file"),
-    ("missing.md", "no such file"),
-    ("", "must not be empty"),
-    ("   ", "must not be empty"),
-    (".", "names the skills directory itself"),
-    ("notes.md\x00.txt", "NUL"),
-    ("link-out.md", "outside the skills directory"),
-    ("linked-dir/more.md", "outside the skills directory"),
-    ("fake.md", "not a .md file"),
-    ("dir.md", "is a directory"),
-    ("big.md", "bytes"),
-    ("dangling.md", "broken link"),
-    ("x" * 2000 + ".md", "longer than"),
-])
-def test_resolve_rejects_and_reads_nothing(tree: Path, monkeypatch: pytest.MonkeyPatch, rel: str,
-                                           message: str) -> None:
+@pytest.mark.parametrize(
+    "rel, message",
+    [
+        ("../secret.md", "'..'"),
+        ("coding/../../secret.md", "'..'"),
+        ("..\\secret.md", "'..'"),
+        ("coding/../principles.md", "'..'"),  # even when it would land inside: '..' is refused outright
+        ("/etc/passwd", "absolute"),
+        ("SECRET_ABSOLUTE", "absolute"),
+        ("C:\\Windows\\win.ini", "absolute"),
+        ("README.txt", "not a markdown file"),
+        ("coding", "not a markdown file"),
+        ("missing.md", "no such file"),
+        ("", "must not be empty"),
+        ("   ", "must not be empty"),
+        (".", "names the skills directory itself"),
+        ("notes.md\x00.txt", "NUL"),
+        ("link-out.md", "outside the skills directory"),
+        ("linked-dir/more.md", "outside the skills directory"),
+        ("fake.md", "not a .md file"),
+        ("dir.md", "is a directory"),
+        ("big.md", "bytes"),
+        ("dangling.md", "broken link"),
+        ("x" * 2000 + ".md", "longer than"),
+    ],
+)
+def test_resolve_rejects_and_reads_nothing(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, rel: str, message: str
+) -> None:
     outside = tree.parent
     (tree / "link-out.md").symlink_to(outside / "secret.md")
     (tree / "linked-dir").symlink_to(outside / "outside", target_is_directory=True)
@@ -143,7 +157,8 @@ def test_resolve_rejects_and_reads_nothing(tree: Path, monkeypatch: pytest.Monke
             attempt(tree, rel)  # type: ignore[operator]
         assert err.value.field == "skill_paths"
         assert "hunter2" not in str(err.value) and str(outside / "secret.md") not in str(err.value).replace(
-            rel, "")
+            rel, ""
+        )
     assert spy.paths == []  # nothing was opened, inside or outside the root
 
 
@@ -192,7 +207,13 @@ def test_sections_by_heading_levels_code_and_front_matter() -> None:
     )
     sections = split_sections(text)
     assert [(s.headings, s.line) for s in sections] == [
-        ((), 1), (("A",), 5), (("A", "B"), 8), (("A", "B", "C"), 18), (("A", "D"), 20), (("E",), 21)]
+        ((), 1),
+        (("A",), 5),
+        (("A", "B"), 8),
+        (("A", "B", "C"), 18),
+        (("A", "D"), 20),
+        (("E",), 21),
+    ]
     by = {s.headings: s.body for s in sections}
     assert by[()] == "title: t\n\nintro"
     assert by[("A",)] == "body a"
@@ -209,7 +230,9 @@ def test_items_names_types_sources() -> None:
         ("team/guide.md#Guide > Steps (2)", "procedure", "skills/team/guide.md", "2. again"),
         ("team/guide.md#Guide > Pitfalls", "rule", "skills/team/guide.md", "never x"),
     ]
-    assert all(i.trust.value == "pattern" and i.category.value == "creative" and i.quote is None for i in items)
+    assert all(
+        i.trust.value == "pattern" and i.category.value == "creative" and i.quote is None for i in items
+    )
     # the same text gives the same names (stable)
     assert [i.name for i in skill_knowledge("team/guide.md", text)] == [i.name for i in items]
 
@@ -232,19 +255,22 @@ def test_long_names_are_cut_uniquely() -> None:
     assert a == knowledge_name("d/" * 300 + "f.md", "H" * 600 + " one")
 
 
-@pytest.mark.parametrize("rel, headings, default, expected", [
-    ("coding/elements/auth/workflow.md", ["Auth", "Related Elements"], None, "procedure"),
-    ("coding/principles.md", ["Coding Principles", "Naming"], None, "rule"),
-    ("tools/gotchas/batch.md", ["Batch reference"], None, "rule"),
-    ("design/pitfalls.md", [], None, "rule"),
-    ("design/checklist.md", ["Colour"], None, "procedure"),
-    ("design/notes.md", ["Operation Steps"], None, "procedure"),  # the heading speaks first
-    ("design/brand.md", ["How to pick a font"], None, "procedure"),
-    ("design/brand.md", ["Lessons learned"], None, "insight"),
-    ("design/brand.md", ["House style"], None, "preference"),
-    ("design/brand.md", ["Colour"], None, "observation"),
-    ("design/brand.md", ["Colour"], "insight", "insight"),  # --type where nothing says
-])
+@pytest.mark.parametrize(
+    "rel, headings, default, expected",
+    [
+        ("coding/elements/auth/workflow.md", ["Auth", "Related Elements"], None, "procedure"),
+        ("coding/principles.md", ["Coding Principles", "Naming"], None, "rule"),
+        ("tools/gotchas/batch.md", ["Batch reference"], None, "rule"),
+        ("design/pitfalls.md", [], None, "rule"),
+        ("design/checklist.md", ["Colour"], None, "procedure"),
+        ("design/notes.md", ["Operation Steps"], None, "procedure"),  # the heading speaks first
+        ("design/brand.md", ["How to pick a font"], None, "procedure"),
+        ("design/brand.md", ["Lessons learned"], None, "insight"),
+        ("design/brand.md", ["House style"], None, "preference"),
+        ("design/brand.md", ["Colour"], None, "observation"),
+        ("design/brand.md", ["Colour"], "insight", "insight"),  # --type where nothing says
+    ],
+)
 def test_type_inference(rel: str, headings: list[str], default: str | None, expected: str) -> None:
     assert infer_type(rel, headings, default) == KnowledgeType(expected)
 
@@ -253,7 +279,9 @@ def test_content_words_and_coverage() -> None:
     item = content_words("Rotate the JWT signing keys every 90 days.")
     assert item == content_words("rotated jwt sign KEY every 90 day")
     assert coverage(item, content_words("Every 90 days we rotate our JWT signing keys")) == 1.0
-    assert coverage(item, content_words("JWT tokens expire after 90 minutes")) == pytest.approx(2 / 7)  # jwt, 90 of rotat jwt sign key every 90 day
+    assert coverage(item, content_words("JWT tokens expire after 90 minutes")) == pytest.approx(
+        2 / 7
+    )  # jwt, 90 of rotat jwt sign key every 90 day
     assert coverage(frozenset(), frozenset()) == 1.0
 
 
@@ -261,8 +289,14 @@ def test_content_words_and_coverage() -> None:
 
 
 def settings_for(info: Neo4jInfo, namespace: str, embedding_model: str = "none") -> Settings:
-    return Settings(neo4j_uri=info.uri, neo4j_username=info.username, neo4j_password=info.password,
-                    neo4j_database=info.database, namespace=namespace, embedding_model=embedding_model)
+    return Settings(
+        neo4j_uri=info.uri,
+        neo4j_username=info.username,
+        neo4j_password=info.password,
+        neo4j_database=info.database,
+        namespace=namespace,
+        embedding_model=embedding_model,
+    )
 
 
 async def knowledge_nodes(driver: AsyncDriver, info: Neo4jInfo, namespace: str) -> dict[str, dict[str, Any]]:
@@ -272,28 +306,40 @@ async def knowledge_nodes(driver: AsyncDriver, info: Neo4jInfo, namespace: str) 
         "RETURN k.name AS name, k.entityType AS type, k.source AS source, k.trust AS trust, "
         "k.category AS category, k.content AS content, count(o) AS observations, "
         "k.embedding IS NOT NULL AS embedded",
-        ns=namespace, database_=info.database)
+        ns=namespace,
+        database_=info.database,
+    )
     return {r["name"]: dict(r) for r in records}
 
 
-async def test_import_skills_tree_and_reimport_is_idempotent(driver: AsyncDriver, neo4j_info: Neo4jInfo,
-                                                             namespace: str, tree: Path) -> None:
+async def test_import_skills_tree_and_reimport_is_idempotent(
+    driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, tree: Path
+) -> None:
     (tree / "link-out.md").symlink_to(tree.parent / "secret.md")
     settings = settings_for(neo4j_info, namespace)
     clock = ManualClock()
     report = await run_import_skills(settings, tree, progress=False, clock=clock)
     assert {k: report[k] for k in ("files", "sections", "stored", "skipped", "rejected", "namespace")} == {
-        "files": 6, "sections": len(EXPECTED), "stored": len(EXPECTED), "skipped": 0, "rejected": 1,
-        "namespace": namespace}
+        "files": 6,
+        "sections": len(EXPECTED),
+        "stored": len(EXPECTED),
+        "skipped": 0,
+        "rejected": 1,
+        "namespace": namespace,
+    }
     assert report["rejected_files"][0]["path"] == "link-out.md"
     assert "outside the skills directory" in report["rejected_files"][0]["error"]
 
     nodes = await knowledge_nodes(driver, neo4j_info, namespace)
     assert {n: (v["type"], v["source"]) for n, v in nodes.items()} == EXPECTED
-    assert all(v["trust"] == "pattern" and v["category"] == "creative" and v["observations"] == 1
-               for v in nodes.values())
+    assert all(
+        v["trust"] == "pattern" and v["category"] == "creative" and v["observations"] == 1
+        for v in nodes.values()
+    )
     assert "hunter2" not in str(nodes)
-    steps = nodes["coding/elements/auth/workflow.md#Auth — Tool Operation Workflow > Operation Steps"]["content"]
+    steps = nodes["coding/elements/auth/workflow.md#Auth — Tool Operation Workflow > Operation Steps"][
+        "content"
+    ]
     assert steps.startswith("1. Create the signing key") and "### Example" not in steps
 
     again = await run_import_skills(settings, tree, progress=False, clock=clock, batch_size=3)
@@ -308,12 +354,19 @@ async def test_import_skills_tree_and_reimport_is_idempotent(driver: AsyncDriver
     assert (await knowledge_nodes(driver, neo4j_info, namespace))["notes.md#Gotchas"]["type"] == "rule"
 
 
-async def test_import_skills_options_and_refusals(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str,
-                                                  tmp_path: Path) -> None:
+async def test_import_skills_options_and_refusals(
+    driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, tmp_path: Path
+) -> None:
     settings = settings_for(neo4j_info, namespace)
     (tmp_path / "misc.md").write_text("# Colour\n\nTeal reads well on dark slides.\n", encoding="utf-8")
-    report = await run_import_skills(settings, tmp_path, knowledge_type="insight", trust="inference",
-                                     category="fundamental", progress=False)
+    report = await run_import_skills(
+        settings,
+        tmp_path,
+        knowledge_type="insight",
+        trust="inference",
+        category="fundamental",
+        progress=False,
+    )
     assert report["stored"] == 1
     node = (await knowledge_nodes(driver, neo4j_info, namespace))["misc.md#Colour"]
     assert (node["type"], node["trust"], node["category"]) == ("insight", "inference", "fundamental")
@@ -329,19 +382,24 @@ async def test_import_skills_options_and_refusals(driver: AsyncDriver, neo4j_inf
     assert len(await knowledge_nodes(driver, neo4j_info, namespace)) == 1
 
 
-async def test_imported_skills_are_embedded(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str,
-                                            tmp_path: Path) -> None:
+async def test_imported_skills_are_embedded(
+    driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, tmp_path: Path
+) -> None:
     (tmp_path / "a.md").write_text("# Deploy\n\nRun the migrations before the deploy.\n", encoding="utf-8")
-    report = await run_import_skills(settings_for(neo4j_info, namespace, "all-MiniLM-L6-v2"), tmp_path,
-                                     progress=False)
+    report = await run_import_skills(
+        settings_for(neo4j_info, namespace, "all-MiniLM-L6-v2"), tmp_path, progress=False
+    )
     assert report["stored"] == 1
     assert (await knowledge_nodes(driver, neo4j_info, namespace))["a.md#Deploy"]["embedded"] is True
 
 
-async def test_import_never_sends_one_name_twice(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str,
-                                                 tmp_path: Path) -> None:
+async def test_import_never_sends_one_name_twice(
+    driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, tmp_path: Path
+) -> None:
     (tmp_path / "a.md").write_text("# X.md\n\nfrom a\n", encoding="utf-8")
-    (tmp_path / "a.md#X.md").write_text("from the oddly named file\n", encoding="utf-8")  # also named "a.md#X.md"
+    (tmp_path / "a.md#X.md").write_text(
+        "from the oddly named file\n", encoding="utf-8"
+    )  # also named "a.md#X.md"
     report = await run_import_skills(settings_for(neo4j_info, namespace), tmp_path, progress=False)
     assert (report["files"], report["sections"], report["stored"], report["skipped"]) == (2, 2, 1, 1)
     assert (await knowledge_nodes(driver, neo4j_info, namespace))["a.md#X.md"]["content"] == "from a"

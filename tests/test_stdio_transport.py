@@ -19,15 +19,29 @@ import pytest
 from conftest import KG, Neo4jInfo, server_env
 from kg_neo4j.server.stdio import LineSplitter
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
 #: longer than the pipe's 64 KiB and the reader's chunk, so one message spans several reads and writes
 BIG_OBSERVATIONS = [f"observation {i}: " + "long text " * 390 for i in range(20)]
 
 
 def _call(rid: int, name: str, arguments: dict[str, Any]) -> str:
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-                       "params": {"name": name, "arguments": arguments}})
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
+    )
 
 
 def _session_lines() -> list[str]:
@@ -36,8 +50,11 @@ def _session_lines() -> list[str]:
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
         "not json",
-        _call(3, "create_entities", {"entities": [{"name": "Ada", "entityType": "person",
-                                                   "observations": BIG_OBSERVATIONS}]}),
+        _call(
+            3,
+            "create_entities",
+            {"entities": [{"name": "Ada", "entityType": "person", "observations": BIG_OBSERVATIONS}]},
+        ),
         "",  # a blank line is skipped
         _call(4, "read_graph", {}) + "\r",  # a CRLF line ending
     ]
@@ -61,8 +78,13 @@ def test_one_session_through_pipes_and_files(neo4j_info: Neo4jInfo, tmp_path: Pa
     args = [KG, "serve", "--tools", "reference", "--embedding-model", "none", "--namespace", namespace]
     out_path = tmp_path / "out.jsonl"
     with out_path.open("wb") as fout:
-        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=server_env(neo4j_info),
-                                stdout=subprocess.PIPE if stdout_kind == "pipe" else fout)
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=server_env(neo4j_info),
+            stdout=subprocess.PIPE if stdout_kind == "pipe" else fout,
+        )
         assert proc.stdin is not None
         received = bytearray()
 
@@ -100,12 +122,15 @@ def test_one_session_through_pipes_and_files(neo4j_info: Neo4jInfo, tmp_path: Pa
     assert graph["relations"] == []
 
 
-@pytest.mark.parametrize(("chunks", "lines", "rest"), [
-    ([b"a\nb\n"], [b"a", b"b"], b""),
-    ([b"a", b"b\nc"], [b"ab"], b"c"),
-    ([b"", b"\n", b"x\n\n"], [b"", b"x", b""], b""),
-    ([b"{" * 70_000, b"}\n"], [b"{" * 70_000 + b"}"], b""),
-])
+@pytest.mark.parametrize(
+    ("chunks", "lines", "rest"),
+    [
+        ([b"a\nb\n"], [b"a", b"b"], b""),
+        ([b"a", b"b\nc"], [b"ab"], b"c"),
+        ([b"", b"\n", b"x\n\n"], [b"", b"x", b""], b""),
+        ([b"{" * 70_000, b"}\n"], [b"{" * 70_000 + b"}"], b""),
+    ],
+)
 def test_lines_split_across_chunks(chunks: list[bytes], lines: list[bytes], rest: bytes) -> None:
     split = LineSplitter()
     got = [line for chunk in chunks for line in split.feed(chunk)]
@@ -117,10 +142,23 @@ def test_lines_split_across_chunks(chunks: list[bytes], lines: list[bytes], rest
 def test_empty_input_ends_cleanly(neo4j_info: Neo4jInfo, tmp_path: Path, stdout_kind: str) -> None:
     """Input that ends before any message (the pipe may already be closed as it is connected): exit 0,
     nothing written."""
-    args = [KG, "serve", "--embedding-model", "none", "--namespace", f"test-stdio-empty-{uuid.uuid4().hex[:8]}"]
+    args = [
+        KG,
+        "serve",
+        "--embedding-model",
+        "none",
+        "--namespace",
+        f"test-stdio-empty-{uuid.uuid4().hex[:8]}",
+    ]
     out_path = tmp_path / "out.jsonl"
     with out_path.open("wb") as fout:
-        proc = subprocess.run(args, input=b"", stderr=subprocess.PIPE, env=server_env(neo4j_info), timeout=120,
-                              stdout=subprocess.PIPE if stdout_kind == "pipe" else fout)
+        proc = subprocess.run(
+            args,
+            input=b"",
+            stderr=subprocess.PIPE,
+            env=server_env(neo4j_info),
+            timeout=120,
+            stdout=subprocess.PIPE if stdout_kind == "pipe" else fout,
+        )
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
     assert (proc.stdout if stdout_kind == "pipe" else out_path.read_bytes()) == b""

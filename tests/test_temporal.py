@@ -56,12 +56,17 @@ def native(value: Any) -> Any:
 
 def db_relations(sync_driver: Any, info: Any, ns: str) -> list[dict[str, Any]]:
     """Every user relationship of namespace ``ns`` (observation edges excluded), with its real type."""
-    rows = cypher(sync_driver, info, """
+    rows = cypher(
+        sync_driver,
+        info,
+        """
         MATCH (a:KgNode {namespace: $ns})-[r]->(b:KgNode)
         RETURN a.name AS from, b.name AS to, type(r) AS type, properties(r) AS props,
                valueType(r.created_at) AS created_type, valueType(r.valid_from) AS from_type,
                valueType(r.valid_until) AS until_type, valueType(r.weight) AS weight_type
-        ORDER BY r.created_at, a.name, b.name, type(r)""", ns=ns)
+        ORDER BY r.created_at, a.name, b.name, type(r)""",
+        ns=ns,
+    )
     for row in rows:
         row["props"] = {k: native(v) for k, v in row["props"].items()}
     return rows
@@ -113,11 +118,14 @@ async def test_relationship_types_in_db_equal_api_strings(store, sync_driver, ne
     assert sorted(r.relationType for r in created) == sorted(ODD_TYPES)
 
     rows = db_relations(sync_driver, neo4j_info, namespace)
-    assert sorted(r["type"] for r in rows) == sorted(ODD_TYPES), "type(r) must be exactly the API relationType"
+    assert sorted(r["type"] for r in rows) == sorted(ODD_TYPES), (
+        "type(r) must be exactly the API relationType"
+    )
     assert {(r["from"], r["to"]) for r in rows} == {("A", "B")}
     # nothing was written outside this namespace's two nodes (e.g. by an injected statement)
-    assert cypher(sync_driver, neo4j_info, "MATCH (n:KgNode {namespace: $ns}) RETURN count(n) AS c",
-                  ns=namespace) == [{"c": 3}]
+    assert cypher(
+        sync_driver, neo4j_info, "MATCH (n:KgNode {namespace: $ns}) RETURN count(n) AS c", ns=namespace
+    ) == [{"c": 3}]
 
     graph = await store.read_graph()
     assert graph_keys(graph) == sorted(("A", "B", t) for t in ODD_TYPES)
@@ -152,13 +160,20 @@ async def test_weight_bounds_and_default(store, clock, sync_driver, neo4j_info, 
             r_upd("A", "B", weight=bad)
 
     await store.create_entities(entities("A", "B"))
-    created = await store.create_relations([
-        r_in("A", "B", "zero", weight=0),
-        r_in("A", "B", "one", weight=1),
-        r_in("A", "B", "half", weight=0.5),
-        r_in("A", "B", "default"),
-    ])
-    assert {r.relationType: r.weight for r in created} == {"zero": 0.0, "one": 1.0, "half": 0.5, "default": 1.0}
+    created = await store.create_relations(
+        [
+            r_in("A", "B", "zero", weight=0),
+            r_in("A", "B", "one", weight=1),
+            r_in("A", "B", "half", weight=0.5),
+            r_in("A", "B", "default"),
+        ]
+    )
+    assert {r.relationType: r.weight for r in created} == {
+        "zero": 0.0,
+        "one": 1.0,
+        "half": 0.5,
+        "default": 1.0,
+    }
 
     rows = db_relations(sync_driver, neo4j_info, namespace)
     weights = {r["type"]: r["props"]["weight"] for r in rows}
@@ -177,7 +192,9 @@ async def test_weight_bounds_and_default(store, clock, sync_driver, neo4j_info, 
         assert row["from_type"].startswith("ZONED DATETIME"), row["from_type"]
 
     # reasoning and source are stored when given
-    await store.create_relations([r_in("A", "B", "cited", weight=0.3, reasoning="paper says so", source="doi:1")])
+    await store.create_relations(
+        [r_in("A", "B", "cited", weight=0.3, reasoning="paper says so", source="doi:1")]
+    )
     cited = copies(db_relations(sync_driver, neo4j_info, namespace), "A", "B", "cited")
     assert len(cited) == 1
     assert (cited[0]["weight"], cited[0]["reasoning"], cited[0]["source"]) == (0.3, "paper says so", "doi:1")
@@ -187,24 +204,40 @@ async def test_types_and_weights_through_mcp(neo4j_info, namespace, sync_driver)
     async with session("stdio", neo4j_info, namespace) as s:
         await ok(s, "create_entities", {"entities": [ent("A"), ent("B")]})
         # relation types with spaces, quotes and backticks become real relationship types
-        created = await ok(s, "create_relations", {"relations": [rel("A", "B", "works with"),
-                                                                  rel("A", "B", "it's `odd`")]})
+        created = await ok(
+            s, "create_relations", {"relations": [rel("A", "B", "works with"), rel("A", "B", "it's `odd`")]}
+        )
         assert rel_keys(created) == [("A", "B", "it's `odd`"), ("A", "B", "works with")]
         assert sorted(r["type"] for r in db_relations(sync_driver, neo4j_info, namespace)) == [
-            "it's `odd`", "works with"]
+            "it's `odd`",
+            "works with",
+        ]
         assert rel_keys(await ok(s, "read_graph")) == [("A", "B", "it's `odd`"), ("A", "B", "works with")]
-        await ok(s, "delete_relations", {"relations": [rel("A", "B", "works with"), rel("A", "B", "it's `odd`")]})
+        await ok(
+            s, "delete_relations", {"relations": [rel("A", "B", "works with"), rel("A", "B", "it's `odd`")]}
+        )
         assert db_relations(sync_driver, neo4j_info, namespace) == []
 
         # weight out of [0, 1] is an error and the whole batch writes nothing
         for bad in (-0.1, 1.1):
-            msg = await err(s, "create_relations", {"relations": [
-                rel("A", "B", "ok"), {**rel("A", "B", "bad"), "weight": bad}]})
+            msg = await err(
+                s,
+                "create_relations",
+                {"relations": [rel("A", "B", "ok"), {**rel("A", "B", "bad"), "weight": bad}]},
+            )
             assert "weight" in msg
         assert db_relations(sync_driver, neo4j_info, namespace) == [], "a rejected batch writes nothing"
-        await ok(s, "create_relations", {"relations": [{**rel("A", "B", "zero"), "weight": 0},
-                                                        {**rel("A", "B", "one"), "weight": 1},
-                                                        rel("A", "B", "default")]})
+        await ok(
+            s,
+            "create_relations",
+            {
+                "relations": [
+                    {**rel("A", "B", "zero"), "weight": 0},
+                    {**rel("A", "B", "one"), "weight": 1},
+                    rel("A", "B", "default"),
+                ]
+            },
+        )
         rows = db_relations(sync_driver, neo4j_info, namespace)
         assert {r["type"]: r["props"]["weight"] for r in rows} == {"zero": 0.0, "one": 1.0, "default": 1.0}
         assert {r["weight_type"] for r in rows} == {"FLOAT NOT NULL"}, "JSON integers are stored as floats"
@@ -258,10 +291,12 @@ async def test_update_averages_weight_with_new_evidence(store, clock, sync_drive
 async def test_as_of_three_moments(store, clock, sync_driver, neo4j_info, namespace):
     """Create at t0, add an observation at t1, invalidate the relation at t2; read at four moments."""
     t0 = clock.now()
-    await store.create_entities([
-        EntityIn(name="Alice", entityType="person", observations=["first fact"]),
-        EntityIn(name="Bob", entityType="person", observations=[]),
-    ])
+    await store.create_entities(
+        [
+            EntityIn(name="Alice", entityType="person", observations=["first fact"]),
+            EntityIn(name="Bob", entityType="person", observations=[]),
+        ]
+    )
     await store.create_relations([r_in("Alice", "Bob", "knows")])
 
     t1 = clock.advance(days=1)
@@ -276,8 +311,11 @@ async def test_as_of_three_moments(store, clock, sync_driver, neo4j_info, namesp
 
     # -- before creation: nothing
     before = t0 - timedelta(days=1)
-    for graph in (await store.read_graph(as_of=before), await store.open_nodes(["Alice", "Bob", "Carol"], as_of=before),
-                  await store.search_nodes("fact", as_of=before)):
+    for graph in (
+        await store.read_graph(as_of=before),
+        await store.open_nodes(["Alice", "Bob", "Carol"], as_of=before),
+        await store.search_nodes("fact", as_of=before),
+    ):
         assert graph.entities == [] and graph.relations == []
 
     # -- between creation and the added observation: the relation, only the first observation, no Carol
@@ -313,7 +351,9 @@ async def test_as_of_three_moments(store, clock, sync_driver, neo4j_info, namesp
     assert (await store.search_nodes("fact")).relations == []
 
     # the exact boundaries: visible at t2 - 1 µs, gone at t2 (valid_until is exclusive)
-    assert graph_keys(await store.read_graph(as_of=t2 - timedelta(microseconds=1))) == [("Alice", "Bob", "knows")]
+    assert graph_keys(await store.read_graph(as_of=t2 - timedelta(microseconds=1))) == [
+        ("Alice", "Bob", "knows")
+    ]
     assert (await store.read_graph(as_of=t2)).relations == []
     assert graph_keys(await store.read_graph(as_of=t0)) == [("Alice", "Bob", "knows")]
 
@@ -332,7 +372,9 @@ async def test_as_of_honours_explicit_validity_window(store, clock):
     t0 = clock.now()
     await store.create_entities(entities("A", "B"))
     start, end = t0 + timedelta(days=10), t0 + timedelta(days=20)
-    await store.create_relations([r_in("A", "B", "leases", validFrom=start.isoformat(), validUntil=end.isoformat())])
+    await store.create_relations(
+        [r_in("A", "B", "leases", validFrom=start.isoformat(), validUntil=end.isoformat())]
+    )
     assert (await store.read_graph()).relations == [], "not valid yet"
     assert (await store.read_graph(as_of=start - timedelta(seconds=1))).relations == []
     assert graph_keys(await store.read_graph(as_of=start)) == [("A", "B", "leases")]
@@ -345,8 +387,9 @@ async def test_as_of_honours_explicit_validity_window(store, clock):
 # --------------------------------------------------------------------------- history, dedupe, deletes
 
 
-async def test_invalidation_keeps_history_and_recreate_makes_fresh_copy(store, clock, sync_driver, neo4j_info,
-                                                                       namespace):
+async def test_invalidation_keeps_history_and_recreate_makes_fresh_copy(
+    store, clock, sync_driver, neo4j_info, namespace
+):
     t0 = clock.now()
     await store.create_entities(entities("A", "B"))
     assert len(await store.create_relations([r_in("A", "B", weight=0.9, reasoning="met at work")])) == 1
@@ -379,7 +422,9 @@ async def test_invalidation_keeps_history_and_recreate_makes_fresh_copy(store, c
 
     # now shows the fresh copy once; the past shows the old one
     now_graph = await store.read_graph()
-    assert [(r.from_, r.to, r.relationType, r.weight) for r in now_graph.relations] == [("A", "B", "knows", 0.4)]
+    assert [(r.from_, r.to, r.relationType, r.weight) for r in now_graph.relations] == [
+        ("A", "B", "knows", 0.4)
+    ]
     past = await store.read_graph(as_of=t0 + timedelta(hours=1))
     assert [(r.from_, r.to, r.relationType, r.weight) for r in past.relations] == [("A", "B", "knows", 0.9)]
     assert (await store.read_graph(as_of=t1 + timedelta(hours=1))).relations == []
@@ -409,8 +454,9 @@ async def test_create_dedupes_against_not_yet_valid_copy(store, clock, sync_driv
     assert graph_keys(later) == [("A", "B", "joins")], "the relation is listed once"
 
 
-async def test_validity_window_stays_ordered_on_invalidate_and_update(store, clock, sync_driver, neo4j_info,
-                                                                      namespace):
+async def test_validity_window_stays_ordered_on_invalidate_and_update(
+    store, clock, sync_driver, neo4j_info, namespace
+):
     """create_relations rejects validUntil <= validFrom; invalidate and update must not build such a
     window either (the relation would silently vanish from every asOf read, history included)."""
     t0 = clock.now()
@@ -426,41 +472,59 @@ async def test_validity_window_stays_ordered_on_invalidate_and_update(store, clo
     with pytest.raises((KgError, pydantic.ValidationError)):
         await store.update_relations([r_upd("A", "B", validUntil=too_early)])
     with pytest.raises((KgError, pydantic.ValidationError)):
-        await store.update_relations([r_upd("A", "B", validFrom=(t0 + timedelta(days=3)).isoformat(),
-                                             validUntil=(t0 + timedelta(days=2)).isoformat())])
+        await store.update_relations(
+            [
+                r_upd(
+                    "A",
+                    "B",
+                    validFrom=(t0 + timedelta(days=3)).isoformat(),
+                    validUntil=(t0 + timedelta(days=2)).isoformat(),
+                )
+            ]
+        )
     assert db_relations(sync_driver, neo4j_info, namespace) == before
     assert graph_keys(await store.read_graph(as_of=t0 + timedelta(hours=1))) == [("A", "B", "knows")]
 
 
-async def test_update_and_invalidate_missing_relation_change_nothing(store, clock, sync_driver, neo4j_info,
-                                                                     namespace):
+async def test_update_and_invalidate_missing_relation_change_nothing(
+    store, clock, sync_driver, neo4j_info, namespace
+):
     await store.create_entities(entities("A", "B", "C"))
     await store.create_relations([r_in("A", "B", weight=1.0), r_in("B", "C", "likes", weight=0.5)])
     before = db_relations(sync_driver, neo4j_info, namespace)
     clock.advance(hours=1)
 
     missing_cases = [
-        r_upd("A", "C"),            # no such relation
-        r_upd("A", "B", "likes"),   # wrong type
-        r_upd("B", "A"),            # wrong direction
-        r_upd("A", "Nobody"),       # unknown entity
+        r_upd("A", "C"),  # no such relation
+        r_upd("A", "B", "likes"),  # wrong type
+        r_upd("B", "A"),  # wrong direction
+        r_upd("A", "Nobody"),  # unknown entity
     ]
     for missing in missing_cases:
         with pytest.raises(NotFoundError) as info:
             await store.update_relations([r_upd("A", "B", weight=0.0, reasoning="changed"), missing])
         assert missing.to in str(info.value) and missing.relationType in str(info.value)
         with pytest.raises(NotFoundError):
-            await store.invalidate_relations([r_inv("A", "B"), r_inv(missing.from_, missing.to,
-                                                                     missing.relationType)])
+            await store.invalidate_relations(
+                [r_inv("A", "B"), r_inv(missing.from_, missing.to, missing.relationType)]
+            )
         # missing first, valid second: same
         with pytest.raises(NotFoundError):
             await store.update_relations([missing, r_upd("B", "C", "likes", weight=0.0)])
         with pytest.raises(NotFoundError):
-            await store.invalidate_relations([r_inv(missing.from_, missing.to, missing.relationType),
-                                              r_inv("B", "C", "likes")])
+            await store.invalidate_relations(
+                [r_inv(missing.from_, missing.to, missing.relationType), r_inv("B", "C", "likes")]
+            )
     assert db_relations(sync_driver, neo4j_info, namespace) == before, "a failed batch must change nothing"
-    assert cypher(sync_driver, neo4j_info, "MATCH (n:KgNode {namespace: $ns, name: 'Nobody'}) RETURN n",
-                  ns=namespace) == [], "a failed batch must not create placeholders"
+    assert (
+        cypher(
+            sync_driver,
+            neo4j_info,
+            "MATCH (n:KgNode {namespace: $ns, name: 'Nobody'}) RETURN n",
+            ns=namespace,
+        )
+        == []
+    ), "a failed batch must not create placeholders"
 
     # an invalidated relation is not "current": updating it is an error too and leaves it closed
     await store.invalidate_relations([r_inv("B", "C", "likes")])
@@ -470,16 +534,19 @@ async def test_update_and_invalidate_missing_relation_change_nothing(store, cloc
     assert db_relations(sync_driver, neo4j_info, namespace) == closed
 
 
-async def test_delete_entities_removes_relationships_both_directions(store, clock, sync_driver, neo4j_info,
-                                                                     namespace):
+async def test_delete_entities_removes_relationships_both_directions(
+    store, clock, sync_driver, neo4j_info, namespace
+):
     await store.create_entities(entities("Hub", "Out", "In", "Other", observations=["o"]))
-    await store.create_relations([
-        r_in("Hub", "Out", "points to"),
-        r_in("In", "Hub", "points to"),
-        r_in("Hub", "Hub", "self"),
-        r_in("Out", "Other", "keeps"),
-        r_in("Hub", "Ghost", "refers"),  # a placeholder end
-    ])
+    await store.create_relations(
+        [
+            r_in("Hub", "Out", "points to"),
+            r_in("In", "Hub", "points to"),
+            r_in("Hub", "Hub", "self"),
+            r_in("Out", "Other", "keeps"),
+            r_in("Hub", "Ghost", "refers"),  # a placeholder end
+        ]
+    )
     clock.advance(hours=1)
     await store.invalidate_relations([r_inv("In", "Hub", "points to")])
     await store.create_relations([r_in("In", "Hub", "points to", weight=0.5)])  # closed + open copy
@@ -488,12 +555,22 @@ async def test_delete_entities_removes_relationships_both_directions(store, cloc
     assert await store.delete_entities(["Hub"]) == 1
     rows = db_relations(sync_driver, neo4j_info, namespace)
     assert [(r["from"], r["to"], r["type"]) for r in rows] == [("Out", "Other", "keeps")]
-    left = cypher(sync_driver, neo4j_info, """
-        MATCH (n:KgNode {namespace: $ns}) RETURN n.name AS name ORDER BY name""", ns=namespace)
+    left = cypher(
+        sync_driver,
+        neo4j_info,
+        """
+        MATCH (n:KgNode {namespace: $ns}) RETURN n.name AS name ORDER BY name""",
+        ns=namespace,
+    )
     assert [r["name"] for r in left] == ["In", "Other", "Out"], "Hub and its orphan placeholder are gone"
-    dangling = cypher(sync_driver, neo4j_info, """
+    dangling = cypher(
+        sync_driver,
+        neo4j_info,
+        """
         MATCH (o:Observation {namespace: $ns}) WHERE NOT EXISTS { (:Entity)-[:HAS_OBSERVATION]->(o) }
-        RETURN count(o) AS c""", ns=namespace)
+        RETURN count(o) AS c""",
+        ns=namespace,
+    )
     assert dangling == [{"c": 0}], "the entity's observations go with it"
     graph = await store.read_graph()
     assert graph_names(graph) == ["In", "Other", "Out"]
@@ -504,35 +581,55 @@ async def test_delete_entities_removes_relationships_both_directions(store, cloc
 
 async def test_created_at_is_the_clock_time(store, clock, sync_driver, neo4j_info, namespace):
     t0 = clock.now()
-    await store.create_entities([EntityIn(name="A", entityType="t", observations=["a1", "a2"]),
-                                 EntityIn(name="B", entityType="t", observations=[])])
+    await store.create_entities(
+        [
+            EntityIn(name="A", entityType="t", observations=["a1", "a2"]),
+            EntityIn(name="B", entityType="t", observations=[]),
+        ]
+    )
     t1 = clock.advance(minutes=5)
     await store.add_observations([ObservationAdd(entityName="A", contents=["a3"])])
     t2 = clock.advance(minutes=5)
     created = await store.create_relations([r_in("A", "B"), r_in("A", "Placeholder end", "mentions")])
     assert len(created) == 2
 
-    ents = cypher(sync_driver, neo4j_info, """
+    ents = cypher(
+        sync_driver,
+        neo4j_info,
+        """
         MATCH (n:KgNode {namespace: $ns}) RETURN n.name AS name, n.created_at AS at,
-        valueType(n.created_at) AS vt ORDER BY name""", ns=namespace)
+        valueType(n.created_at) AS vt ORDER BY name""",
+        ns=namespace,
+    )
     assert [(r["name"], native(r["at"])) for r in ents] == [("A", t0), ("B", t0), ("Placeholder end", t2)]
     assert all(r["vt"].startswith("ZONED DATETIME") for r in ents), ents
 
-    obs = cypher(sync_driver, neo4j_info, """
+    obs = cypher(
+        sync_driver,
+        neo4j_info,
+        """
         MATCH (:KgNode {namespace: $ns, name: 'A'})-[:HAS_OBSERVATION]->(o:Observation)
-        RETURN o.text AS text, o.created_at AS at ORDER BY o.seq""", ns=namespace)
+        RETURN o.text AS text, o.created_at AS at ORDER BY o.seq""",
+        ns=namespace,
+    )
     assert [(r["text"], native(r["at"])) for r in obs] == [("a1", t0), ("a2", t0), ("a3", t1)]
 
     rows = db_relations(sync_driver, neo4j_info, namespace)
     assert [(r["to"], r["props"]["created_at"], r["props"]["valid_from"]) for r in rows] == [
-        ("B", t2, t2), ("Placeholder end", t2, t2)]
+        ("B", t2, t2),
+        ("Placeholder end", t2, t2),
+    ]
 
     # the API reports the same instants
     graph = await store.read_graph()
     assert {r.to: datetime.fromisoformat(r.createdAt or "") for r in graph.relations} == {
-        "B": t2, "Placeholder end": t2}
+        "B": t2,
+        "Placeholder end": t2,
+    }
     assert {r.to: datetime.fromisoformat(r.validFrom or "") for r in graph.relations} == {
-        "B": t2, "Placeholder end": t2}
+        "B": t2,
+        "Placeholder end": t2,
+    }
 
 
 # --------------------------------------------------------------------------- through MCP
@@ -551,14 +648,27 @@ async def test_mcp_default_profile_temporal_tools(transport, neo4j_info, namespa
         for tool in ("read_graph", "search_nodes", "open_nodes"):
             assert "asOf" in listed[tool].input_schema["properties"], f"{tool} must take asOf"
 
-        await ok(s, "create_entities", {"entities": [ent("Alice", "person", ["likes tea"]), ent("Bob", "person"),
-                                                     ent("Carol", "person")]})
-        await ok(s, "create_relations", {"relations": [rel("Alice", "Bob", "knows"), rel("Bob", "Carol", "knows")]})
+        await ok(
+            s,
+            "create_entities",
+            {
+                "entities": [
+                    ent("Alice", "person", ["likes tea"]),
+                    ent("Bob", "person"),
+                    ent("Carol", "person"),
+                ]
+            },
+        )
+        await ok(
+            s, "create_relations", {"relations": [rel("Alice", "Bob", "knows"), rel("Bob", "Carol", "knows")]}
+        )
         between = datetime.now(UTC)
 
         # update_relations: averaged weight, structured content
-        result = await s.call_tool("update_relations", {"relations": [
-            {**rel("Alice", "Bob", "knows"), "weight": 0.6, "reasoning": "seen together"}]})
+        result = await s.call_tool(
+            "update_relations",
+            {"relations": [{**rel("Alice", "Bob", "knows"), "weight": 0.6, "reasoning": "seen together"}]},
+        )
         assert not result.is_error, text_of(result)
         sc = result.structured_content
         assert sc is not None and json.loads(text_of(result)) == sc
@@ -580,7 +690,9 @@ async def test_mcp_default_profile_temporal_tools(transport, neo4j_info, namespa
         assert [(e["name"], e["depth"]) for e in tr["entities"]] == [("Alice", 0), ("Bob", 1), ("Carol", 2)]
         assert tr["entities"][0]["observations"] == ["likes tea"]
         assert sorted((r["from"], r["to"], r["weight"]) for r in tr["relations"]) == [
-            ("Alice", "Bob", pytest.approx(0.8)), ("Bob", "Carol", 1.0)]
+            ("Alice", "Bob", pytest.approx(0.8)),
+            ("Bob", "Carol", 1.0),
+        ]
         assert {"nodes": ["Alice", "Bob", "Carol"], "relationTypes": ["knows", "knows"]} in tr["paths"]
         assert tr["truncated"] is False and tr["cappedAt"] == []
         assert "maxDepth" in await err(s, "traverse_graph", {"start": ["Alice"], "maxDepth": 5})
@@ -591,30 +703,46 @@ async def test_mcp_default_profile_temporal_tools(transport, neo4j_info, namespa
         assert not result.is_error, text_of(result)
         inv = result.structured_content
         assert inv is not None and json.loads(text_of(result)) == inv
-        assert [(r["from"], r["to"], r["relationType"]) for r in inv["relations"]] == [("Alice", "Bob", "knows")]
+        assert [(r["from"], r["to"], r["relationType"]) for r in inv["relations"]] == [
+            ("Alice", "Bob", "knows")
+        ]
         assert inv["relations"][0]["validUntil"] is not None
         assert datetime.fromisoformat(inv["relations"][0]["validUntil"]) > between
 
         assert rel_keys(await ok(s, "read_graph")) == [("Bob", "Carol", "knows")]
         assert rel_keys(await ok(s, "read_graph", {"asOf": _iso(between)})) == [
-            ("Alice", "Bob", "knows"), ("Bob", "Carol", "knows")]
+            ("Alice", "Bob", "knows"),
+            ("Bob", "Carol", "knows"),
+        ]
         assert rel_keys(await ok(s, "open_nodes", {"names": ["Alice"], "asOf": _iso(between)})) == [
-            ("Alice", "Bob", "knows")]
+            ("Alice", "Bob", "knows")
+        ]
         assert rel_keys(await ok(s, "open_nodes", {"names": ["Alice"]})) == []
         assert rel_keys(await ok(s, "search_nodes", {"query": "tea", "asOf": _iso(between)})) == [
-            ("Alice", "Bob", "knows")]
+            ("Alice", "Bob", "knows")
+        ]
         assert rel_keys(await ok(s, "search_nodes", {"query": "tea"})) == []
         # before anything existed: empty
         long_ago = "2000-01-01T00:00:00Z"
         assert await ok(s, "read_graph", {"asOf": long_ago}) == {"entities": [], "relations": []}
-        assert await ok(s, "search_nodes", {"query": "tea", "asOf": long_ago}) == {"entities": [], "relations": []}
-        assert await ok(s, "open_nodes", {"names": ["Alice"], "asOf": long_ago}) == {"entities": [],
-                                                                                       "relations": []}
+        assert await ok(s, "search_nodes", {"query": "tea", "asOf": long_ago}) == {
+            "entities": [],
+            "relations": [],
+        }
+        assert await ok(s, "open_nodes", {"names": ["Alice"], "asOf": long_ago}) == {
+            "entities": [],
+            "relations": [],
+        }
         # traverse asOf: the invalidated edge is walked in the past only
-        now_tr = (await s.call_tool("traverse_graph", {"start": ["Alice"], "direction": "out"})).structured_content
+        now_tr = (
+            await s.call_tool("traverse_graph", {"start": ["Alice"], "direction": "out"})
+        ).structured_content
         assert [e["name"] for e in now_tr["entities"]] == ["Alice"]
-        past_tr = (await s.call_tool("traverse_graph", {"start": ["Alice"], "direction": "out",
-                                                          "asOf": _iso(between)})).structured_content
+        past_tr = (
+            await s.call_tool(
+                "traverse_graph", {"start": ["Alice"], "direction": "out", "asOf": _iso(between)}
+            )
+        ).structured_content
         assert [e["name"] for e in past_tr["entities"]] == ["Alice", "Bob", "Carol"]
 
         # bad asOf values are tool errors
@@ -623,17 +751,29 @@ async def test_mcp_default_profile_temporal_tools(transport, neo4j_info, namespa
 
         # update/invalidate of a missing relation: error, nothing changed
         before = db_relations(sync_driver, neo4j_info, namespace)
-        await err(s, "update_relations", {"relations": [{**rel("Bob", "Carol", "knows"), "weight": 0.0},
-                                                         {**rel("Carol", "Bob", "knows"), "weight": 0.0}]})
-        await err(s, "invalidate_relations", {"relations": [rel("Bob", "Carol", "knows"), rel("X", "Y", "knows")]})
+        await err(
+            s,
+            "update_relations",
+            {
+                "relations": [
+                    {**rel("Bob", "Carol", "knows"), "weight": 0.0},
+                    {**rel("Carol", "Bob", "knows"), "weight": 0.0},
+                ]
+            },
+        )
+        await err(
+            s, "invalidate_relations", {"relations": [rel("Bob", "Carol", "knows"), rel("X", "Y", "knows")]}
+        )
         assert db_relations(sync_driver, neo4j_info, namespace) == before
 
 
 async def test_mcp_reference_profile_hides_temporal_tools(transport, neo4j_info, namespace):
     from importlib import resources
 
-    reference = {t["name"]: t for t in json.loads(
-        resources.files("kg_neo4j.server").joinpath("reference_tools.json").read_text())}
+    reference = {
+        t["name"]: t
+        for t in json.loads(resources.files("kg_neo4j.server").joinpath("reference_tools.json").read_text())
+    }
     async with session(transport, neo4j_info, namespace, "--tools", "reference") as s:
         listed = {t.name: t for t in (await s.list_tools()).tools}
         assert sorted(listed) == sorted(reference)
@@ -663,14 +803,16 @@ def test_traverse_model_rejects_depth_over_cap() -> None:
 async def test_a_relation_that_already_ended_is_refused(store, clock) -> None:  # type: ignore[no-untyped-def]
     past = clock.now() - timedelta(days=1)
     with pytest.raises(ValidationError, match="already ended"):
-        await store.create_relations([r_in("A", "B", validFrom=(past - timedelta(days=9)).isoformat(),
-                                           validUntil=past.isoformat())])
+        await store.create_relations(
+            [r_in("A", "B", validFrom=(past - timedelta(days=9)).isoformat(), validUntil=past.isoformat())]
+        )
     assert (await store.read_graph()).relations == []
 
 
 async def test_invalidate_never_extends_validity(store, clock) -> None:  # type: ignore[no-untyped-def]
     end = clock.now() + timedelta(days=1)
     await store.create_relations([r_in("A", "B", validUntil=end.isoformat())])
-    changed = await store.invalidate_relations([r_inv("A", "B",
-                                                      validUntil=(clock.now() + timedelta(days=30)).isoformat())])
+    changed = await store.invalidate_relations(
+        [r_inv("A", "B", validUntil=(clock.now() + timedelta(days=30)).isoformat())]
+    )
     assert changed[0].validUntil == end.isoformat()

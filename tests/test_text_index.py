@@ -63,18 +63,26 @@ async def names(session: Any, query: str) -> list[str]:
     return sorted(e["name"] for e in json.loads(res.content[0].text)["entities"])
 
 
-@pytest.mark.parametrize(("query", "expected"), [
-    ("ALI", ["Alice"]),                 # a name, any case
-    ("erso", ["Alice", "Bob"]),         # a type
-    ("cello", ["Bob"]),                 # an observation
-    ("alice\nperson", []),              # across an entity's name and type: neither holds it
-    ("e\np", []),
-    ("\n", []),
-])
-async def test_search_nodes_matches_name_type_or_observation(store: GraphStore, query: str,
-                                                             expected: list[str]) -> None:
-    await store.create_entities([EntityIn(name="Alice", entityType="person", observations=["Speaks Portuguese"]),
-                                 EntityIn(name="Bob", entityType="person", observations=["Plays the cello"])])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("ALI", ["Alice"]),  # a name, any case
+        ("erso", ["Alice", "Bob"]),  # a type
+        ("cello", ["Bob"]),  # an observation
+        ("alice\nperson", []),  # across an entity's name and type: neither holds it
+        ("e\np", []),
+        ("\n", []),
+    ],
+)
+async def test_search_nodes_matches_name_type_or_observation(
+    store: GraphStore, query: str, expected: list[str]
+) -> None:
+    await store.create_entities(
+        [
+            EntityIn(name="Alice", entityType="person", observations=["Speaks Portuguese"]),
+            EntityIn(name="Bob", entityType="person", observations=["Plays the cello"]),
+        ]
+    )
     graph = await store.search_nodes(query)
     assert sorted(e.name for e in graph.entities) == expected
 
@@ -87,7 +95,9 @@ async def test_create_and_add_label_their_nodes(store: GraphStore, sync_driver: 
     def labelled() -> list[tuple[bool, bool, str]]:
         records, _, _ = sync_driver.execute_query(
             "MATCH (n {namespace: $ns}) WHERE n:Entity OR n:Observation "
-            "RETURN n:KgText AS indexed, n:KgPending AS pending, n.text_lower AS text ORDER BY text", ns=store.namespace)
+            "RETURN n:KgText AS indexed, n:KgPending AS pending, n.text_lower AS text ORDER BY text",
+            ns=store.namespace,
+        )
         return [(r["indexed"], r["pending"], r["text"]) for r in records]
 
     assert labelled() == [(False, True, "alice\nperson"), (False, True, "one"), (False, True, "two")]
@@ -116,15 +126,21 @@ def private(private_neo4j_server: Neo4jInfo) -> Neo4jInfo:
 
 def index_states(info: Neo4jInfo) -> dict[str, dict[str, Any]]:
     with GraphDatabase.driver(info.uri, auth=(info.username, info.password)) as drv:
-        records = drv.execute_query("SHOW INDEXES YIELD name, type, state, options", database_=info.database).records
-    return {r["name"]: {"type": r["type"], "state": r["state"], "config": r["options"]["indexConfig"]}
-            for r in records}
+        records = drv.execute_query(
+            "SHOW INDEXES YIELD name, type, state, options", database_=info.database
+        ).records
+    return {
+        r["name"]: {"type": r["type"], "state": r["state"], "config": r["options"]["indexConfig"]}
+        for r in records
+    }
 
 
 def unlabelled(info: Neo4jInfo) -> int:
     with GraphDatabase.driver(info.uri, auth=(info.username, info.password)) as drv:
-        records = drv.execute_query("MATCH (n) WHERE (n:Entity OR n:Observation) AND NOT n:KgText RETURN count(n) AS n",
-                                    database_=info.database).records
+        records = drv.execute_query(
+            "MATCH (n) WHERE (n:Entity OR n:Observation) AND NOT n:KgText RETURN count(n) AS n",
+            database_=info.database,
+        ).records
     return int(records[0]["n"])
 
 
@@ -139,22 +155,27 @@ async def test_an_earlier_graph_moves_over_resumably(private: Neo4jInfo) -> None
 
     # a move interrupted after its first batches: four entities moved, nothing recorded as done
     with GraphDatabase.driver(private.uri, auth=(private.username, private.password)) as drv:
-        drv.execute_query("MATCH (n:Entity) WITH n ORDER BY n.name LIMIT 4 "
-                          "SET n:KgText, n.text_lower = n.name_lower + '\\n' + n.type_lower", database_=private.database)
+        drv.execute_query(
+            "MATCH (n:Entity) WITH n ORDER BY n.name LIMIT 4 "
+            "SET n:KgText, n.text_lower = n.name_lower + '\\n' + n.type_lower",
+            database_=private.database,
+        )
     assert unlabelled(private) == 1 + 7
     assert OLD_TEXT_INDEXES <= set(index_states(private))
 
     # the server's start finishes it; a real MCP session finds what the earlier layout stored
     async with stdio_session(private, env=server_env(private, KG_NEO4J_NAMESPACE=ns)) as s:
-        assert await names(s, "lisbon") == ["Alice", "Lisbon"]    # a name and an observation
-        assert await names(s, "COMPANY") == ["Initech"]           # a type
+        assert await names(s, "lisbon") == ["Alice", "Lisbon"]  # a name and an observation
+        assert await names(s, "COMPANY") == ["Initech"]  # a type
         assert await names(s, "duck seen") == ["Mallard"]
         res = await s.call_tool("search_memory", {"query": "cello", "limit": 3})
         assert not res.is_error, res.content[0].text
         assert [h["name"] for h in json.loads(res.content[0].text)["hits"]][:1] == ["Bob"]
         # and what it writes now is found the same way
-        created = await s.call_tool("create_entities", {"entities": [
-            {"name": "Carol", "entityType": "person", "observations": ["Learns the cello"]}]})
+        created = await s.call_tool(
+            "create_entities",
+            {"entities": [{"name": "Carol", "entityType": "person", "observations": ["Learns the cello"]}]},
+        )
         assert not created.is_error, created.content[0].text
         assert await names(s, "cello") == ["Bob", "Carol"]
     assert unlabelled(private) == 0

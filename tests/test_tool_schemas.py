@@ -26,8 +26,17 @@ DESTRUCTIVE = {"delete_entities", "delete_observations", "delete_relations"}
 
 def test_the_copied_oracle_holds_the_nine_reference_tools_and_the_prompt():
     # The copied oracle itself: 9 tools with the reference's names in its order.
-    assert SPEC_NAMES == ["create_entities", "create_relations", "add_observations", "delete_entities",
-                          "delete_observations", "delete_relations", "read_graph", "search_nodes", "open_nodes"]
+    assert SPEC_NAMES == [
+        "create_entities",
+        "create_relations",
+        "add_observations",
+        "delete_entities",
+        "delete_observations",
+        "delete_relations",
+        "read_graph",
+        "search_nodes",
+        "open_nodes",
+    ]
     assert SPEC_PROMPT.startswith("Follow these steps for each interaction:")
     assert "default_user" in SPEC_PROMPT
 
@@ -133,7 +142,11 @@ def test_inline_refs_keeps_the_meaning():
     inlined = inline_refs(original)
     assert "$ref" not in json.dumps(inlined) and "$defs" not in inlined
     good = {"items": [{"name": "a", "tags": ["x"]}], "best": {"name": "b", "tags": []}}
-    bad = [{"items": [{"name": "a"}]}, {"items": [{"name": 1, "tags": []}]}, {"items": [], "best": {"tags": []}}]
+    bad = [
+        {"items": [{"name": "a"}]},
+        {"items": [{"name": 1, "tags": []}]},
+        {"items": [], "best": {"tags": []}},
+    ]
     for schema in (original, inlined):
         jsonschema.validate(good, schema)
         for instance in bad:

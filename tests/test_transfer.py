@@ -32,8 +32,14 @@ from kg_neo4j.transfer import detect_format, export
 
 def settings_for(info: Neo4jInfo, namespace: str, embedding_model: str = "none") -> Settings:
     """Imports run without embeddings unless a test asks (test_imports_are_embedded)."""
-    return Settings(neo4j_uri=info.uri, neo4j_username=info.username, neo4j_password=info.password,
-                    neo4j_database=info.database, namespace=namespace, embedding_model=embedding_model)
+    return Settings(
+        neo4j_uri=info.uri,
+        neo4j_username=info.username,
+        neo4j_password=info.password,
+        neo4j_database=info.database,
+        namespace=namespace,
+        embedding_model=embedding_model,
+    )
 
 
 def jsonl(*objs: Any) -> str:
@@ -49,17 +55,24 @@ def rel(a: str, b: str, t: str = "knows") -> dict[str, Any]:
 
 
 def other_store(store: GraphStore, namespace: str | None = None) -> GraphStore:
-    return GraphStore(store.driver, database=store.database, namespace=namespace or f"{store.namespace}-copy",
-                      clock=store.clock)
+    return GraphStore(
+        store.driver,
+        database=store.database,
+        namespace=namespace or f"{store.namespace}-copy",
+        clock=store.clock,
+    )
 
 
-async def import_file(info: Neo4jInfo, namespace: str, path: Path, clock: ManualClock, **kw: Any) -> dict[str, Any]:
+async def import_file(
+    info: Neo4jInfo, namespace: str, path: Path, clock: ManualClock, **kw: Any
+) -> dict[str, Any]:
     return await run_import(settings_for(info, namespace), path, progress=False, clock=clock, **kw)
 
 
 async def labels_of(driver: AsyncDriver, namespace: str) -> dict[str, list[str]]:
     records, _, _ = await driver.execute_query(
-        "MATCH (n:KgNode) WHERE n.namespace = $ns RETURN n.name AS name, labels(n) AS labels", ns=namespace)
+        "MATCH (n:KgNode) WHERE n.namespace = $ns RETURN n.name AS name, labels(n) AS labels", ns=namespace
+    )
     return {r["name"]: searchable(r["labels"]) for r in records}
 
 
@@ -90,7 +103,9 @@ RETURN a.name AS `from`, b.name AS to, type(r) AS type, properties(r) AS props,
 """
 
 
-def _clean(props: dict[str, Any], drop: tuple[str, ...] = ("namespace", "embedding", "embedding_model")) -> dict[str, Any]:
+def _clean(
+    props: dict[str, Any], drop: tuple[str, ...] = ("namespace", "embedding", "embedding_model")
+) -> dict[str, Any]:
     return {k: v for k, v in props.items() if k not in drop}
 
 
@@ -99,14 +114,34 @@ async def dump(driver: AsyncDriver, namespace: str) -> dict[str, Any]:
     rels, _, _ = await driver.execute_query(_DUMP_RELS, ns=namespace)
     return {
         "nodes": [
-            {"name": r["name"], "labels": searchable(r["labels"]), "props": _clean(r["props"]), "zoned": sorted(r["zoned"]),
-             "observations": [{"labels": searchable(o["labels"]), "props": _clean(o["props"]), "link": o["link"],
-                               "zoned": sorted(o["zoned"])} for o in r["observations"]]}
+            {
+                "name": r["name"],
+                "labels": searchable(r["labels"]),
+                "props": _clean(r["props"]),
+                "zoned": sorted(r["zoned"]),
+                "observations": [
+                    {
+                        "labels": searchable(o["labels"]),
+                        "props": _clean(o["props"]),
+                        "link": o["link"],
+                        "zoned": sorted(o["zoned"]),
+                    }
+                    for o in r["observations"]
+                ],
+            }
             for r in nodes
         ],
         "relationships": sorted(
-            ({"from": r["from"], "to": r["to"], "type": r["type"], "props": r["props"], "zoned": sorted(r["zoned"])}
-             for r in rels),
+            (
+                {
+                    "from": r["from"],
+                    "to": r["to"],
+                    "type": r["type"],
+                    "props": r["props"],
+                    "zoned": sorted(r["zoned"]),
+                }
+                for r in rels
+            ),
             key=lambda x: json.dumps([x["from"], x["to"], x["type"], str(sorted(x["props"].items()))]),
         ),
     }
@@ -124,8 +159,16 @@ async def dump(driver: AsyncDriver, namespace: str) -> dict[str, Any]:
         ("memory.json", json.dumps({"entities": [ent("A")], "relations": []}, indent=2), "simple-memory"),
         ("memory.json", json.dumps({"entities": [], "relations": []}), "simple-memory"),
         ("memory.json", "{\n}\n", "simple-memory"),
-        ("memory.json", jsonl({"type": "node", "name": "G", "nodeType": "npc", "metadata": []}), "memorymesh"),
-        ("mesh.jsonl", jsonl({"type": "edge", "from": "G", "to": "R", "edgeType": "located_in"}), "memorymesh"),
+        (
+            "memory.json",
+            jsonl({"type": "node", "name": "G", "nodeType": "npc", "metadata": []}),
+            "memorymesh",
+        ),
+        (
+            "mesh.jsonl",
+            jsonl({"type": "edge", "from": "G", "to": "R", "edgeType": "located_in"}),
+            "memorymesh",
+        ),
         ("x.jsonl", jsonl({"type": "header", "format": "kg-neo4j-full", "version": 1}), "full"),
         ("x.jsonl", "\n\n" + jsonl("{broken", ent("A")), "jsonl"),  # first line unreadable: the next decides
         ("empty.jsonl", "\n", "jsonl"),
@@ -153,7 +196,12 @@ def test_detect_format_refuses_unknown_content(tmp_path: Path) -> None:
         neo4j.time.Duration(months=1, days=2, seconds=3, nanoseconds=500_000_000),
         neo4j.spatial.CartesianPoint((1.5, 2.0)),
         neo4j.spatial.WGS84Point((13.4, 52.5, 10.0)),
-        [1, 2, 3], ["a"], 0.25, True, "x", b"\x00\x01",
+        [1, 2, 3],
+        ["a"],
+        0.25,
+        True,
+        "x",
+        b"\x00\x01",
     ],
 )
 def test_value_codec_round_trips(value: Any) -> None:
@@ -163,8 +211,13 @@ def test_value_codec_round_trips(value: Any) -> None:
 
 
 def test_value_codec_rejects_garbage() -> None:
-    for bad in ({"$datetime": "yesterday"}, {"$nope": 1}, {"a": 1}, {"$point": {"srid": 1, "coordinates": [1, 2]}},
-                {"$datetime": "2026-01-01T00:00:00"}):
+    for bad in (
+        {"$datetime": "yesterday"},
+        {"$nope": 1},
+        {"a": 1},
+        {"$point": {"srid": 1, "coordinates": [1, 2]}},
+        {"$datetime": "2026-01-01T00:00:00"},
+    ):
         with pytest.raises(ValueCodecError):
             decode_value(bad)
 
@@ -172,15 +225,23 @@ def test_value_codec_rejects_garbage() -> None:
 # --------------------------------------------------------------------------- import formats
 
 
-async def test_import_reference_jsonl(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore,
-                                      namespace: str, clock: ManualClock) -> None:
+async def test_import_reference_jsonl(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock
+) -> None:
     path = tmp_path / "memory.jsonl"
-    path.write_text(jsonl(
-        ent("Alice", "person", ["likes tea", "Ünïcödé"]), ent("Bob"), "",
-        ent("Alice", "other", ["dropped"]),  # an existing name: skipped, like the reference
-        rel("Alice", "Bob"), rel("Alice", "Bob"),  # exact duplicate: skipped
-        rel("Alice", "Bob", "works with"), rel("Bob", "Carol"),  # Carol is only referenced: placeholder
-    ), encoding="utf-8")
+    path.write_text(
+        jsonl(
+            ent("Alice", "person", ["likes tea", "Ünïcödé"]),
+            ent("Bob"),
+            "",
+            ent("Alice", "other", ["dropped"]),  # an existing name: skipped, like the reference
+            rel("Alice", "Bob"),
+            rel("Alice", "Bob"),  # exact duplicate: skipped
+            rel("Alice", "Bob", "works with"),
+            rel("Bob", "Carol"),  # Carol is only referenced: placeholder
+        ),
+        encoding="utf-8",
+    )
     report = await import_file(neo4j_info, namespace, path, clock)
     assert report["format"] == "jsonl"
     assert report["entities"] == {"added": 2, "skipped": 1, "rejected": 0}
@@ -191,7 +252,11 @@ async def test_import_reference_jsonl(tmp_path: Path, neo4j_info: Neo4jInfo, sto
         {"name": "Alice", "entityType": "person", "observations": ["likes tea", "Ünïcödé"]},
         {"name": "Bob", "entityType": "person", "observations": []},
     ]
-    assert rel_set(graph) == [("Alice", "Bob", "knows"), ("Alice", "Bob", "works with"), ("Bob", "Carol", "knows")]
+    assert rel_set(graph) == [
+        ("Alice", "Bob", "knows"),
+        ("Alice", "Bob", "works with"),
+        ("Bob", "Carol", "knows"),
+    ]
     assert (await labels_of(store.driver, namespace))["Carol"] == ["KgNode", "Placeholder"]
 
     # Importing the same file again adds nothing.
@@ -200,20 +265,24 @@ async def test_import_reference_jsonl(tmp_path: Path, neo4j_info: Neo4jInfo, sto
     assert again["relations"] == {"added": 0, "skipped": 4, "rejected": 0}
 
 
-async def test_import_legacy_memory_json(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore,
-                                         namespace: str, clock: ManualClock) -> None:
+async def test_import_legacy_memory_json(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock
+) -> None:
     path = tmp_path / "memory.json"
     path.write_text(jsonl(ent("A", "t", ["o"]), rel("A", "B", "r")))
     report = await import_file(neo4j_info, namespace, path, clock)
     assert report["format"] == "memory-json"
     assert report["entities"]["added"] == 1 and report["relations"]["added"] == 1
     graph = await store.read_graph()
-    assert graph.reference() == {"entities": [{"name": "A", "entityType": "t", "observations": ["o"]}],
-                                 "relations": [{"from": "A", "to": "B", "relationType": "r"}]}
+    assert graph.reference() == {
+        "entities": [{"name": "A", "entityType": "t", "observations": ["o"]}],
+        "relations": [{"from": "A", "to": "B", "relationType": "r"}],
+    }
 
 
-async def test_import_simple_memory(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore,
-                                    namespace: str, clock: ManualClock) -> None:
+async def test_import_simple_memory(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock
+) -> None:
     doc = {
         "entities": [
             {"name": "John", "entityType": "person", "observations": ["Works at Acme"]},
@@ -231,12 +300,16 @@ async def test_import_simple_memory(tmp_path: Path, neo4j_info: Neo4jInfo, store
     assert rel_set(graph) == [("John", "Acme", "works_for")]
 
 
-async def test_simple_memory_bad_element_reports_its_line(tmp_path: Path, neo4j_info: Neo4jInfo,
-                                                          store: GraphStore, namespace: str,
-                                                          clock: ManualClock) -> None:
-    doc = {"entities": [{"name": "A", "entityType": "t", "observations": []},
-                        {"name": "B", "entityType": "t", "observations": []}],
-           "relations": [{"from": "A", "relationType": "r"}]}
+async def test_simple_memory_bad_element_reports_its_line(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock
+) -> None:
+    doc = {
+        "entities": [
+            {"name": "A", "entityType": "t", "observations": []},
+            {"name": "B", "entityType": "t", "observations": []},
+        ],
+        "relations": [{"from": "A", "relationType": "r"}],
+    }
     text = json.dumps(doc, indent=2)
     bad_line = [i for i, ln in enumerate(text.splitlines(), 1) if ln == "    {"][-1]  # the relation element
     path = tmp_path / "memory.json"
@@ -253,15 +326,28 @@ async def test_simple_memory_bad_element_reports_its_line(tmp_path: Path, neo4j_
     assert "invalid JSON" in report["rejected_lines"][0]["error"]
 
 
-async def test_import_memorymesh(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str,
-                                 clock: ManualClock) -> None:
+async def test_import_memorymesh(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock
+) -> None:
     path = tmp_path / "memory.json"
-    path.write_text(jsonl(
-        {"type": "node", "name": "Gandalf", "nodeType": "npc", "metadata": ["Role: Wizard", "Status: Active"]},
-        {"type": "node", "name": "Rivendell", "nodeType": "location", "metadata": ["Region: Middle-earth"]},
-        {"type": "edge", "from": "Gandalf", "to": "Rivendell", "edgeType": "located_in", "weight": 0.75},
-        {"type": "edge", "from": "Rivendell", "to": "Gandalf", "edgeType": "hosts"},
-    ))
+    path.write_text(
+        jsonl(
+            {
+                "type": "node",
+                "name": "Gandalf",
+                "nodeType": "npc",
+                "metadata": ["Role: Wizard", "Status: Active"],
+            },
+            {
+                "type": "node",
+                "name": "Rivendell",
+                "nodeType": "location",
+                "metadata": ["Region: Middle-earth"],
+            },
+            {"type": "edge", "from": "Gandalf", "to": "Rivendell", "edgeType": "located_in", "weight": 0.75},
+            {"type": "edge", "from": "Rivendell", "to": "Gandalf", "edgeType": "hosts"},
+        )
+    )
     report = await import_file(neo4j_info, namespace, path, clock)
     assert report["format"] == "memorymesh"
     assert report["entities"]["added"] == 2 and report["relations"]["added"] == 2
@@ -274,28 +360,40 @@ async def test_import_memorymesh(tmp_path: Path, neo4j_info: Neo4jInfo, store: G
     assert weights == {("Gandalf", "located_in"): 0.75, ("Rivendell", "hosts"): 1.0}
 
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(jsonl({"type": "edge", "from": "A", "to": "B", "weight": 0.5},
-                         {"type": "edge", "from": "A", "to": "B", "edgeType": "x", "weight": 2}))
+    bad.write_text(
+        jsonl(
+            {"type": "edge", "from": "A", "to": "B", "weight": 0.5},
+            {"type": "edge", "from": "A", "to": "B", "edgeType": "x", "weight": 2},
+        )
+    )
     report = await import_file(neo4j_info, namespace, bad, clock, fmt="memorymesh")
     errors = [r["error"] for r in report["rejected_lines"]]
     assert errors[0] == "relation: edgeType: Field required"
     assert errors[1].startswith("relation: weight: Input should be less than or equal to 1")
 
 
-async def test_malformed_lines_reject_only_their_batch(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore,
-                                                       namespace: str, clock: ManualClock) -> None:
+async def test_malformed_lines_reject_only_their_batch(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock
+) -> None:
     path = tmp_path / "memory.jsonl"
-    path.write_text(jsonl(
-        ent("A"), ent("B"), ent("C"),                       # lines 1-3: batch 1, lands
-        ent("D"), "",                                       # line 4; line 5 blank (not an item)
-        '{"type": "entity", "name": "broken"',              # line 6: bad JSON -> batch 2 rejected
-        ent("E"),                                           # line 7
-        {"type": "entity", "name": "F", "observations": []},  # line 8: no entityType -> batch 3 rejected
-        rel("A", "B"),                                      # line 9
-        ent("G", obs=["x" * 8001]),                         # line 10: over the observation limit
-        ent("H"), rel("A", "C"), ent("I"),                  # lines 11-13: batch 4 lands
-        {"type": "thing"},                                  # line 14: batch 5 rejected
-    ))
+    path.write_text(
+        jsonl(
+            ent("A"),
+            ent("B"),
+            ent("C"),  # lines 1-3: batch 1, lands
+            ent("D"),
+            "",  # line 4; line 5 blank (not an item)
+            '{"type": "entity", "name": "broken"',  # line 6: bad JSON -> batch 2 rejected
+            ent("E"),  # line 7
+            {"type": "entity", "name": "F", "observations": []},  # line 8: no entityType -> batch 3 rejected
+            rel("A", "B"),  # line 9
+            ent("G", obs=["x" * 8001]),  # line 10: over the observation limit
+            ent("H"),
+            rel("A", "C"),
+            ent("I"),  # lines 11-13: batch 4 lands
+            {"type": "thing"},  # line 14: batch 5 rejected
+        )
+    )
     report = await import_file(neo4j_info, namespace, path, clock, batch_size=3)
     lines = [(r["line"], r["error"].split(":")[0]) for r in report["rejected_lines"]]
     assert lines == [(6, "invalid JSON"), (8, "entity"), (10, "entity"), (14, "unknown type 'thing'")]
@@ -310,8 +408,9 @@ async def test_malformed_lines_reject_only_their_batch(tmp_path: Path, neo4j_inf
     assert rel_set(graph) == [("A", "C", "knows")]
 
 
-async def test_relations_before_their_entities(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore,
-                                               namespace: str, clock: ManualClock) -> None:
+async def test_relations_before_their_entities(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock
+) -> None:
     path = tmp_path / "memory.jsonl"
     path.write_text(jsonl(rel("A", "B"), rel("B", "C"), ent("A", obs=["a"]), ent("B"), ent("A", "dup")))
     report = await import_file(neo4j_info, namespace, path, clock, batch_size=2)
@@ -322,8 +421,11 @@ async def test_relations_before_their_entities(tmp_path: Path, neo4j_info: Neo4j
         {"name": "B", "entityType": "person", "observations": []},
     ]
     labels = await labels_of(store.driver, namespace)
-    assert labels == {"A": ["Entity", "KgNode", "KgText", "person"], "B": ["Entity", "KgNode", "KgText", "person"],
-                      "C": ["KgNode", "Placeholder"]}
+    assert labels == {
+        "A": ["Entity", "KgNode", "KgText", "person"],
+        "B": ["Entity", "KgNode", "KgText", "person"],
+        "C": ["KgNode", "Placeholder"],
+    }
     # Within one batch entities are written first: the relation line first in the batch still finds them.
     ns2 = namespace + "-b"
     report = await import_file(neo4j_info, ns2, path, clock, batch_size=100)
@@ -331,8 +433,9 @@ async def test_relations_before_their_entities(tmp_path: Path, neo4j_info: Neo4j
     assert (await labels_of(store.driver, ns2)) == labels
 
 
-async def test_import_many_batches(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str,
-                                   clock: ManualClock) -> None:
+async def test_import_many_batches(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock
+) -> None:
     path = tmp_path / "big.jsonl"
     n = 2500
     with path.open("w") as f:
@@ -363,36 +466,49 @@ async def test_import_argument_errors(tmp_path: Path, neo4j_info: Neo4jInfo, nam
 
 
 async def _sample_graph(store: GraphStore, clock: ManualClock) -> None:
-    await store.create_entities([
-        EntityIn(name="Alice", entityType="person", observations=["likes tea", "says \"hi\"\n", "Ünïcödé ✓"]),
-        EntityIn(name="Bob", entityType="person", observations=[]),
-        EntityIn(name="Émile", entityType="person", observations=["à bientôt"]),
-    ])
+    await store.create_entities(
+        [
+            EntityIn(
+                name="Alice", entityType="person", observations=["likes tea", 'says "hi"\n', "Ünïcödé ✓"]
+            ),
+            EntityIn(name="Bob", entityType="person", observations=[]),
+            EntityIn(name="Émile", entityType="person", observations=["à bientôt"]),
+        ]
+    )
     clock.advance(minutes=5)
-    await store.create_relations([
-        RelationIn(**{"from": "Alice"}, to="Bob", relationType="knows"),
-        RelationIn(**{"from": "Bob"}, to="Carol", relationType="works with"),  # Carol: placeholder
-        RelationIn(**{"from": "Dave"}, to="Alice", relationType="mentions"),  # Dave: placeholder start
-    ])
+    await store.create_relations(
+        [
+            RelationIn(**{"from": "Alice"}, to="Bob", relationType="knows"),
+            RelationIn(**{"from": "Bob"}, to="Carol", relationType="works with"),  # Carol: placeholder
+            RelationIn(**{"from": "Dave"}, to="Alice", relationType="mentions"),  # Dave: placeholder start
+        ]
+    )
 
 
-async def test_export_jsonl_is_the_reference_file(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore,
-                                                  namespace: str, clock: ManualClock,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_export_jsonl_is_the_reference_file(
+    tmp_path: Path,
+    neo4j_info: Neo4jInfo,
+    store: GraphStore,
+    namespace: str,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     await _sample_graph(store, clock)
     monkeypatch.setattr(export, "EXPORT_PAGE", 2)  # several pages even for this small graph
     out = tmp_path / "memory.jsonl"
     report = await run_export(settings_for(neo4j_info, namespace), out, progress=False, clock=clock)
     assert report["entities"] == 3 and report["relations"] == 3
     text = out.read_text(encoding="utf-8")
-    expected = "\n".join([
-        '{"type":"entity","name":"Alice","entityType":"person","observations":["likes tea","says \\"hi\\"\\n","Ünïcödé ✓"]}',
-        '{"type":"entity","name":"Bob","entityType":"person","observations":[]}',
-        '{"type":"entity","name":"Émile","entityType":"person","observations":["à bientôt"]}',
-        '{"type":"relation","from":"Alice","to":"Bob","relationType":"knows"}',
-        '{"type":"relation","from":"Bob","to":"Carol","relationType":"works with"}',
-        '{"type":"relation","from":"Dave","to":"Alice","relationType":"mentions"}',
-    ])
+    expected = "\n".join(
+        [
+            '{"type":"entity","name":"Alice","entityType":"person","observations":["likes tea","says \\"hi\\"\\n","Ünïcödé ✓"]}',
+            '{"type":"entity","name":"Bob","entityType":"person","observations":[]}',
+            '{"type":"entity","name":"Émile","entityType":"person","observations":["à bientôt"]}',
+            '{"type":"relation","from":"Alice","to":"Bob","relationType":"knows"}',
+            '{"type":"relation","from":"Bob","to":"Carol","relationType":"works with"}',
+            '{"type":"relation","from":"Dave","to":"Alice","relationType":"mentions"}',
+        ]
+    )
     assert text == expected  # JSON.stringify per line, entities first, joined by "\n" like saveGraph
     kinds = [json.loads(line)["type"] for line in text.split("\n")]
     assert kinds == ["entity"] * 3 + ["relation"] * 3
@@ -408,8 +524,9 @@ async def test_export_empty_namespace(tmp_path: Path, neo4j_info: Neo4jInfo, nam
     assert len(lines) == 1 and json.loads(lines[0])["format"] == "kg-neo4j-full"
 
 
-async def test_jsonl_round_trip(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str,
-                                clock: ManualClock) -> None:
+async def test_jsonl_round_trip(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock
+) -> None:
     await _sample_graph(store, clock)
     await store.add_observations([ObservationAdd(entityName="Bob", contents=["later"])])
     out = tmp_path / "memory.jsonl"
@@ -451,34 +568,67 @@ SET r.reasoning = 'met at work', r.source = 'import test'
 """
 
 
-async def test_full_round_trip_is_lossless(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore,
-                                           namespace: str, clock: ManualClock) -> None:
+async def test_full_round_trip_is_lossless(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock
+) -> None:
     await _sample_graph(store, clock)
     clock.advance(hours=1)
     await store.add_observations([ObservationAdd(entityName="Alice", contents=["fourth"])])
-    await store.delete_observations([ObservationDelete(entityName="Alice", observations=["likes tea"])])  # seq gap
-    await store.create_relations([
-        RelationIn(**{"from": "Alice"}, to="Émile", relationType="knows", weight=0.5,
-                   validFrom=datetime(2025, 1, 1, tzinfo=UTC), validUntil=datetime(2027, 1, 1, tzinfo=UTC)),
-        RelationIn(**{"from": "Alice"}, to="Bob", relationType="worked with", weight=0.3,
-                   validFrom=datetime(2024, 1, 1, tzinfo=UTC)),
-    ])
+    await store.delete_observations(
+        [ObservationDelete(entityName="Alice", observations=["likes tea"])]
+    )  # seq gap
+    await store.create_relations(
+        [
+            RelationIn(
+                **{"from": "Alice"},
+                to="Émile",
+                relationType="knows",
+                weight=0.5,
+                validFrom=datetime(2025, 1, 1, tzinfo=UTC),
+                validUntil=datetime(2027, 1, 1, tzinfo=UTC),
+            ),
+            RelationIn(
+                **{"from": "Alice"},
+                to="Bob",
+                relationType="worked with",
+                weight=0.3,
+                validFrom=datetime(2024, 1, 1, tzinfo=UTC),
+            ),
+        ]
+    )
     # expired: closed in the past through invalidation (create refuses a relation that has already ended)
-    await store.invalidate_relations([RelationInvalidate.model_validate(
-        {"from": "Alice", "to": "Bob", "relationType": "worked with", "validUntil": "2025-01-01T00:00:00+00:00"})])
+    await store.invalidate_relations(
+        [
+            RelationInvalidate.model_validate(
+                {
+                    "from": "Alice",
+                    "to": "Bob",
+                    "relationType": "worked with",
+                    "validUntil": "2025-01-01T00:00:00+00:00",
+                }
+            )
+        ]
+    )
     await store.driver.execute_query(_EXTRAS, ns=namespace)
     original = await dump(store.driver, namespace)
     assert any("Placeholder" in n["labels"] for n in original["nodes"])
 
     out = tmp_path / "full.jsonl"
-    report = await run_export(settings_for(neo4j_info, namespace), out, fmt="full", progress=False, clock=clock)
+    report = await run_export(
+        settings_for(neo4j_info, namespace), out, fmt="full", progress=False, clock=clock
+    )
     assert report["entities"] == 3 and report["placeholders"] == 2 and report["relations"] == 5
-    assert report["skipped_properties"] == ["embedding", "embedding_model"] and report["embeddings_skipped"] == 1
+    assert (
+        report["skipped_properties"] == ["embedding", "embedding_model"] and report["embeddings_skipped"] == 1
+    )
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert lines[0]["type"] == "header" and lines[0]["version"] == 1
     assert [x["type"] for x in lines[1:]] == ["node"] * 5 + ["relationship"] * 5
     alice = next(x for x in lines if x.get("name") == "Alice")
-    assert alice["properties"]["met"] == {"$datetime": "2026-03-01T10:00:00.123456789+01:00", "zone": "Europe/Berlin"}
+    assert alice["properties"]["met"] == {
+        "$datetime": "2026-03-01T10:00:00.123456789+01:00",
+        "zone": "Europe/Berlin",
+    }
     assert "name_lower" not in alice["properties"] and "embedding" not in alice["properties"]
 
     copy = other_store(store)
@@ -502,25 +652,42 @@ async def test_full_round_trip_is_lossless(tmp_path: Path, neo4j_info: Neo4jInfo
     assert turns and all(isinstance(t, int) for t in turns)  # add_observations' "fourth" has one
     await copy.add_observations([ObservationAdd(entityName="Alice", contents=["after the import"])])
     records, _, _ = await store.driver.execute_query(
-        "MATCH (o:Observation {namespace: $ns, text: 'after the import'}) RETURN o.turn AS turn", ns=copy.namespace)
+        "MATCH (o:Observation {namespace: $ns, text: 'after the import'}) RETURN o.turn AS turn",
+        ns=copy.namespace,
+    )
     assert records[0]["turn"] > max(turns)
 
 
-async def test_full_import_rejects_malformed_lines(tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore,
-                                                   namespace: str, clock: ManualClock) -> None:
+async def test_full_import_rejects_malformed_lines(
+    tmp_path: Path, neo4j_info: Neo4jInfo, store: GraphStore, namespace: str, clock: ManualClock
+) -> None:
     header = {"type": "header", "format": "kg-neo4j-full", "version": 1}
-    node = {"type": "node", "name": "A", "labels": ["Entity"], "properties": {"entityType": "t"},
-            "observations": [{"labels": [], "properties": {"text": "hi", "seq": 0}}]}
+    node = {
+        "type": "node",
+        "name": "A",
+        "labels": ["Entity"],
+        "properties": {"entityType": "t"},
+        "observations": [{"labels": [], "properties": {"text": "hi", "seq": 0}}],
+    }
     path = tmp_path / "full.jsonl"
-    path.write_text(jsonl(
-        header, node,
-        {**node, "name": "B", "labels": ["Entity", "Placeholder"]},                # line 3
-        {**node, "name": "C", "properties": {"when": {"$datetime": "soon"}}},       # line 4
-        {**node, "name": "D", "labels": ["Entity", "bad label"]},                  # line 5
-        {**node, "name": "E", "properties": {"name_lower": "e"}},                  # line 6
-        {**node, "name": "F", "properties": {"tags": [1, "a"]}},                   # line 7
-        {"type": "relationship", "from": "A", "to": "Z", "relationType": "r", "properties": {"weight": 1.0}},
-    ))
+    path.write_text(
+        jsonl(
+            header,
+            node,
+            {**node, "name": "B", "labels": ["Entity", "Placeholder"]},  # line 3
+            {**node, "name": "C", "properties": {"when": {"$datetime": "soon"}}},  # line 4
+            {**node, "name": "D", "labels": ["Entity", "bad label"]},  # line 5
+            {**node, "name": "E", "properties": {"name_lower": "e"}},  # line 6
+            {**node, "name": "F", "properties": {"tags": [1, "a"]}},  # line 7
+            {
+                "type": "relationship",
+                "from": "A",
+                "to": "Z",
+                "relationType": "r",
+                "properties": {"weight": 1.0},
+            },
+        )
+    )
     report = await import_file(neo4j_info, namespace, path, clock, batch_size=1)
     assert [r["line"] for r in report["rejected_lines"]] == [3, 4, 5, 6, 7]
     assert "exactly one of 'Entity' and 'Placeholder'" in report["rejected_lines"][0]["error"]
@@ -528,7 +695,10 @@ async def test_full_import_rejects_malformed_lines(tmp_path: Path, neo4j_info: N
     assert "one kind of value" in report["rejected_lines"][4]["error"]
     assert report["entities"] == {"added": 1, "skipped": 0, "rejected": 5}
     assert report["relations"]["added"] == 1
-    assert await labels_of(store.driver, namespace) == {"A": ["Entity", "KgNode", "KgText", "t"], "Z": ["KgNode", "Placeholder"]}
+    assert await labels_of(store.driver, namespace) == {
+        "A": ["Entity", "KgNode", "KgText", "t"],
+        "Z": ["KgNode", "Placeholder"],
+    }
 
     no_header = tmp_path / "nohead.jsonl"
     no_header.write_text(jsonl(node))
@@ -548,8 +718,9 @@ def kg(info: Neo4jInfo, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([KG, *args], env=server_env(info), capture_output=True, text=True, timeout=300)
 
 
-async def test_cli_import_export_end_to_end(tmp_path: Path, neo4j_info: Neo4jInfo, driver: AsyncDriver,
-                                            namespace: str) -> None:
+async def test_cli_import_export_end_to_end(
+    tmp_path: Path, neo4j_info: Neo4jInfo, driver: AsyncDriver, namespace: str
+) -> None:
     src = tmp_path / "memory.jsonl"
     src.write_text(jsonl(ent("Alice", obs=["a"]), ent("Bob"), rel("Alice", "Bob"), rel("Bob", "Carol")))
     done = kg(neo4j_info, "import", str(src), "--namespace", namespace)
@@ -596,14 +767,19 @@ def test_decode_property_checks_what_neo4j_can_store() -> None:
             decode_property(bad)
 
 
-async def test_imports_are_embedded(tmp_path: Path, neo4j_info: Neo4jInfo, sync_driver: Any,
-                                    embedder: Any) -> None:
+async def test_imports_are_embedded(
+    tmp_path: Path, neo4j_info: Neo4jInfo, sync_driver: Any, embedder: Any
+) -> None:
     """With a model configured, imported observations and entities get vectors: reference
     formats at write time, a full export (which carries none) right after the import."""
     ns = f"embedded-{uuid.uuid4().hex[:8]}"
     path = tmp_path / "memory.jsonl"
-    path.write_text(jsonl({"type": "entity", "name": "A", "entityType": "t", "observations": ["alpha", "beta"]},
-                          {"type": "relation", "from": "A", "to": "B", "relationType": "r"}))
+    path.write_text(
+        jsonl(
+            {"type": "entity", "name": "A", "entityType": "t", "observations": ["alpha", "beta"]},
+            {"type": "relation", "from": "A", "to": "B", "relationType": "r"},
+        )
+    )
     await run_import(settings_for(neo4j_info, ns, "all-MiniLM-L6-v2"), path, progress=False)
     full = tmp_path / "full.jsonl"
     await run_export(settings_for(neo4j_info, ns), full, fmt="full", progress=False)
@@ -613,6 +789,8 @@ async def test_imports_are_embedded(tmp_path: Path, neo4j_info: Neo4jInfo, sync_
         records, _, _ = sync_driver.execute_query(
             "MATCH (n) WHERE (n:Observation OR n:Entity) AND n.namespace = $ns "
             "RETURN count(n) AS n, collect(DISTINCT n.embedding_model) AS models, "
-            "collect(DISTINCT size(n.embedding)) AS dims", ns=namespace)
+            "collect(DISTINCT size(n.embedding)) AS dims",
+            ns=namespace,
+        )
         assert records[0]["n"] == 3
         assert records[0]["models"] == ["all-MiniLM-L6-v2"] and records[0]["dims"] == [384]

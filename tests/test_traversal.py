@@ -82,7 +82,9 @@ def consistent(tr: Traversal, direction: str = "both") -> None:
             assert u in d and v in d, f"path {p.nodes} leaves the answer"
             assert d[u] == i and d[v] == i + 1, f"path {p.nodes} is not a shortest (BFS) path"
             allowed = {"out": [(u, v, t)], "in": [(v, u, t)], "both": [(u, v, t), (v, u, t)]}[direction]
-            assert any(k in walked for k in allowed), f"hop {u}-[{t}]-{v} of {p.nodes} is not among the relations"
+            assert any(k in walked for k in allowed), (
+                f"hop {u}-[{t}]-{v} of {p.nodes} is not among the relations"
+            )
     for r in tr.relations:
         assert r.from_ in d and r.to in d, f"relation {r} touches an entity not in the answer"
         assert 0.0 <= r.weight <= 1.0
@@ -110,12 +112,14 @@ async def test_depth_on_a_chain(store, max_depth):
     assert tr.start == ["A"]
     assert depths(tr) == {n: i for i, n in enumerate(CHAIN[: max_depth + 1])}
     assert [e.name for e in tr.entities] == CHAIN[: max_depth + 1], "start first, then by depth"
-    assert rel_keys(tr) == [(a, b, f"step {a}{b}") for a, b in zip(CHAIN[:max_depth], CHAIN[1:max_depth + 1],
-                                                                   strict=True)]
+    assert rel_keys(tr) == [
+        (a, b, f"step {a}{b}") for a, b in zip(CHAIN[:max_depth], CHAIN[1 : max_depth + 1], strict=True)
+    ]
     last = CHAIN[max_depth]
-    assert path_of(tr, last) == (CHAIN[: max_depth + 1],
-                                 [f"step {a}{b}" for a, b in zip(CHAIN[:max_depth], CHAIN[1:max_depth + 1],
-                                                                 strict=True)])
+    assert path_of(tr, last) == (
+        CHAIN[: max_depth + 1],
+        [f"step {a}{b}" for a, b in zip(CHAIN[:max_depth], CHAIN[1 : max_depth + 1], strict=True)],
+    )
     assert tr.truncated is False and tr.cappedAt == []
     # entities come with their observations and type
     assert all(e.observations == [f"about {e.name}"] and e.entityType == "node" for e in tr.entities)
@@ -129,7 +133,12 @@ async def test_default_depth_is_two_and_depth_over_four_rejected(store):
         with pytest.raises(pydantic.ValidationError):
             req("A", maxDepth=bad)
     assert depths(await store.traverse(req("A", direction="out", maxDepth=4))) == {
-        "A": 0, "B": 1, "C": 2, "D": 3, "E": 4}, "F at depth 5 is never reached"
+        "A": 0,
+        "B": 1,
+        "C": 2,
+        "D": 3,
+        "E": 4,
+    }, "F at depth 5 is never reached"
 
 
 async def test_direction_out_in_both(store):
@@ -149,8 +158,12 @@ async def test_direction_out_in_both(store):
     both = await store.traverse(req("C", direction="both", maxDepth=2))
     consistent(both, "both")
     assert depths(both) == {"C": 0, "B": 1, "D": 1, "A": 2, "E": 2}
-    assert rel_keys(both) == [("A", "B", "step AB"), ("B", "C", "step BC"), ("C", "D", "step CD"),
-                              ("D", "E", "step DE")]
+    assert rel_keys(both) == [
+        ("A", "B", "step AB"),
+        ("B", "C", "step BC"),
+        ("C", "D", "step CD"),
+        ("D", "E", "step DE"),
+    ]
     # 'both' is the default
     assert depths(await store.traverse(req("C", maxDepth=1))) == {"C": 0, "B": 1, "D": 1}
 
@@ -166,10 +179,15 @@ async def test_direction_out_in_both(store):
 
 async def test_relation_types_filter(store):
     await store.create_entities(entities("A", "B", "C", "D", "E"))
-    await store.create_relations([
-        r_in("A", "B", "knows"), r_in("A", "C", "likes"), r_in("B", "D", "knows"), r_in("C", "E", "knows"),
-        r_in("B", "E", "works with"),
-    ])
+    await store.create_relations(
+        [
+            r_in("A", "B", "knows"),
+            r_in("A", "C", "likes"),
+            r_in("B", "D", "knows"),
+            r_in("C", "E", "knows"),
+            r_in("B", "E", "works with"),
+        ]
+    )
     tr = await store.traverse(req("A", direction="out", relationTypes=["knows"]))
     consistent(tr, "out")
     assert depths(tr) == {"A": 0, "B": 1, "D": 2}
@@ -194,8 +212,9 @@ async def test_relation_types_filter(store):
 
 async def test_min_weight_filter(store):
     await store.create_entities(entities("A", "B", "C", "D"))
-    await store.create_relations([r_in("A", "B", weight=0.9), r_in("A", "C", weight=0.3),
-                                  r_in("B", "D", weight=0.2)])
+    await store.create_relations(
+        [r_in("A", "B", weight=0.9), r_in("A", "C", weight=0.3), r_in("B", "D", weight=0.2)]
+    )
     assert depths(await store.traverse(req("A", direction="out"))) == {"A": 0, "B": 1, "C": 1, "D": 2}
     tr = await store.traverse(req("A", direction="out", minWeight=0.5))
     consistent(tr, "out")
@@ -203,8 +222,12 @@ async def test_min_weight_filter(store):
     assert [(r.to, r.weight) for r in tr.relations] == [("B", 0.9)]
     # inclusive bound
     assert depths(await store.traverse(req("A", direction="out", minWeight=0.3))) == {"A": 0, "B": 1, "C": 1}
-    assert depths(await store.traverse(req("A", direction="out", minWeight=0.2))) == {"A": 0, "B": 1, "C": 1,
-                                                                                      "D": 2}
+    assert depths(await store.traverse(req("A", direction="out", minWeight=0.2))) == {
+        "A": 0,
+        "B": 1,
+        "C": 1,
+        "D": 2,
+    }
     assert depths(await store.traverse(req("A", direction="out", minWeight=1.0))) == {"A": 0}
     for bad in (-0.1, 1.1):
         with pytest.raises(pydantic.ValidationError):
@@ -216,8 +239,9 @@ async def test_as_of_walks_the_past(store, clock):
     await store.create_entities(entities("A", "B", "C"))
     await store.create_relations([r_in("A", "B", "knew"), r_in("B", "C", "knew")])
     t1 = clock.advance(days=1)
-    await store.invalidate_relations([RelationInvalidate.model_validate({"from": "A", "to": "B",
-                                                                         "relationType": "knew"})])
+    await store.invalidate_relations(
+        [RelationInvalidate.model_validate({"from": "A", "to": "B", "relationType": "knew"})]
+    )
     await store.create_entities(entities("Late"))
     await store.create_relations([r_in("A", "Late", "met")])
     clock.advance(days=1)
@@ -228,7 +252,9 @@ async def test_as_of_walks_the_past(store, clock):
 
     past = await store.traverse(req("A", direction="out", asOf=(t0 + timedelta(hours=1)).isoformat()))
     consistent(past, "out")
-    assert depths(past) == {"A": 0, "B": 1, "C": 2}, "before invalidation the edge is walked; Late did not exist"
+    assert depths(past) == {"A": 0, "B": 1, "C": 2}, (
+        "before invalidation the edge is walked; Late did not exist"
+    )
     ab = [r for r in past.relations if (r.from_, r.to) == ("A", "B")]
     # exact history (issue 17): as of then the relation was open, so it shows no validUntil, as a walk of now
     # showed then; the close is in entity_history
@@ -249,8 +275,9 @@ async def test_as_of_walks_the_past(store, clock):
 async def test_limit_truncates(store):
     leaves = [f"N{i}" for i in range(5)]
     await store.create_entities(entities("A", *leaves, "Deep"))
-    await store.create_relations([r_in("A", n, weight=(i + 1) / 10) for i, n in enumerate(leaves)]
-                                 + [r_in("N0", "Deep")])
+    await store.create_relations(
+        [r_in("A", n, weight=(i + 1) / 10) for i, n in enumerate(leaves)] + [r_in("N0", "Deep")]
+    )
     full = await store.traverse(req("A", direction="out"))
     consistent(full, "out")
     assert reached(full) == {*leaves, "Deep"} and full.truncated is False
@@ -277,7 +304,9 @@ async def test_limit_truncates(store):
 
 async def test_multiple_start_nodes(store):
     await store.create_entities(entities("A", "X", "B", "Y", "Z"))
-    await store.create_relations([r_in("A", "B"), r_in("X", "Y"), r_in("B", "Y"), r_in("A", "X"), r_in("Y", "Z")])
+    await store.create_relations(
+        [r_in("A", "B"), r_in("X", "Y"), r_in("B", "Y"), r_in("A", "X"), r_in("Y", "Z")]
+    )
     tr = await store.traverse(req(["A", "X"], direction="out", maxDepth=2))
     consistent(tr, "out")
     assert tr.start == ["A", "X"]
@@ -297,8 +326,16 @@ async def test_multiple_start_nodes(store):
 async def test_paths_on_a_diamond_and_cycle(store):
     # A -> B -> D, A -> C -> D, D -> A (cycle), D -> E
     await store.create_entities(entities("A", "B", "C", "D", "E"))
-    await store.create_relations([r_in("A", "B", "ab"), r_in("A", "C", "ac"), r_in("B", "D", "bd"),
-                                  r_in("C", "D", "cd"), r_in("D", "A", "da"), r_in("D", "E", "de")])
+    await store.create_relations(
+        [
+            r_in("A", "B", "ab"),
+            r_in("A", "C", "ac"),
+            r_in("B", "D", "bd"),
+            r_in("C", "D", "cd"),
+            r_in("D", "A", "da"),
+            r_in("D", "E", "de"),
+        ]
+    )
     tr = await store.traverse(req("A", direction="out", maxDepth=4))
     consistent(tr, "out")
     assert depths(tr) == {"A": 0, "B": 1, "C": 1, "D": 2, "E": 3}
@@ -317,12 +354,20 @@ async def test_paths_on_a_diamond_and_cycle(store):
 async def test_relations_carry_their_properties(store, clock):
     t0 = clock.now()
     await store.create_entities(entities("A", "B"))
-    await store.create_relations([r_in("A", "B", "cites", weight=0.7, reasoning="footnote 3", source="paper.pdf")])
+    await store.create_relations(
+        [r_in("A", "B", "cites", weight=0.7, reasoning="footnote 3", source="paper.pdf")]
+    )
     tr = await store.traverse(req("A"))
     assert len(tr.relations) == 1
     r = tr.relations[0]
     assert (r.from_, r.to, r.relationType, r.weight, r.reasoning, r.source) == (
-        "A", "B", "cites", 0.7, "footnote 3", "paper.pdf")
+        "A",
+        "B",
+        "cites",
+        0.7,
+        "footnote 3",
+        "paper.pdf",
+    )
     assert r.createdAt is not None and r.validFrom is not None and r.validUntil is None
     assert datetime.fromisoformat(r.createdAt) == t0 and datetime.fromisoformat(r.validFrom) == t0
 
@@ -347,15 +392,18 @@ async def hub_store(driver, neo4j_info):
     namespace = f"test-traversal-hub-{uuid.uuid4().hex[:8]}"
     store = GraphStore(driver, database=neo4j_info.database, namespace=namespace, clock=ManualClock())
     await store.create_entities([EntityIn(name=HUB, entityType="hub", observations=["the centre"])])
-    created = await store.create_entities([EntityIn(name=leaf(i), entityType="leaf", observations=[])
-                                           for i in range(N_LEAVES)])
+    created = await store.create_entities(
+        [EntityIn(name=leaf(i), entityType="leaf", observations=[]) for i in range(N_LEAVES)]
+    )
     assert len(created) == N_LEAVES
-    rels = await store.create_relations([r_in(HUB, leaf(i), "links", weight=leaf_weight(i))
-                                         for i in range(N_LEAVES)])
+    rels = await store.create_relations(
+        [r_in(HUB, leaf(i), "links", weight=leaf_weight(i)) for i in range(N_LEAVES)]
+    )
     assert len(rels) == N_LEAVES
     yield store
-    await driver.execute_query("MATCH (n {namespace: $ns}) DETACH DELETE n",
-                               ns=namespace, database_=neo4j_info.database)
+    await driver.execute_query(
+        "MATCH (n {namespace: $ns}) DETACH DELETE n", ns=namespace, database_=neo4j_info.database
+    )
 
 
 def strongest(k: int) -> set[str]:
@@ -365,7 +413,11 @@ def strongest(k: int) -> set[str]:
 async def test_hub_seeded(hub_store, sync_driver, neo4j_info):
     records, _, _ = sync_driver.execute_query(
         "MATCH (:KgNode {namespace: $ns, name: $hub})-[r:links]->(m:Entity) RETURN count(r) AS c, "
-        "max(r.weight) AS hi, min(r.weight) AS lo", ns=hub_store.namespace, hub=HUB, database_=neo4j_info.database)
+        "max(r.weight) AS hi, min(r.weight) AS lo",
+        ns=hub_store.namespace,
+        hub=HUB,
+        database_=neo4j_info.database,
+    )
     assert (records[0]["c"], records[0]["hi"], records[0]["lo"]) == (N_LEAVES, leaf_weight(N_LEAVES - 1), 0.0)
 
 
@@ -387,7 +439,9 @@ async def test_hub_fanout_default_cap(hub_store):
 
 @pytest.mark.parametrize("fanout", [1, 10, MAX_TRAVERSE_FANOUT])
 async def test_hub_fanout_parameter(hub_store, fanout):
-    tr = await hub_store.traverse(req(HUB, direction="out", maxDepth=1, fanout=fanout, limit=MAX_TRAVERSE_LIMIT))
+    tr = await hub_store.traverse(
+        req(HUB, direction="out", maxDepth=1, fanout=fanout, limit=MAX_TRAVERSE_LIMIT)
+    )
     consistent(tr, "out")
     assert reached(tr) == strongest(fanout)
     assert tr.truncated is True and tr.cappedAt == [HUB]

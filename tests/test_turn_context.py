@@ -22,13 +22,16 @@ from kg_neo4j.store import GraphStore
 def turns_of(sync_driver, ns: str) -> list[tuple[str, str, int]]:  # type: ignore[no-untyped-def]
     records, _, _ = sync_driver.execute_query(
         "MATCH (e:Entity {namespace: $ns})-[:HAS_OBSERVATION]->(o) RETURN e.name AS name, o.text AS text, "
-        "o.turn AS turn ORDER BY o.turn", ns=ns)
+        "o.turn AS turn ORDER BY o.turn",
+        ns=ns,
+    )
     return [(r["name"], r["text"], r["turn"]) for r in records]
 
 
 def counter_of(sync_driver, ns: str) -> int | None:  # type: ignore[no-untyped-def]
     records, _, _ = sync_driver.execute_query(
-        "OPTIONAL MATCH (m:KgMeta {key: 'turns:' + $ns}) RETURN m.turn_next AS n", ns=ns)
+        "OPTIONAL MATCH (m:KgMeta {key: 'turns:' + $ns}) RETURN m.turn_next AS n", ns=ns
+    )
     return records[0]["n"]
 
 
@@ -37,8 +40,12 @@ def adds(*pairs: tuple[str, str]) -> list[ObservationAdd]:
 
 
 async def two_speakers(store: GraphStore) -> None:
-    await store.create_entities([EntityIn(name="Ann", entityType="person", observations=[]),
-                                 EntityIn(name="Ben", entityType="person", observations=[])])
+    await store.create_entities(
+        [
+            EntityIn(name="Ann", entityType="person", observations=[]),
+            EntityIn(name="Ben", entityType="person", observations=[]),
+        ]
+    )
 
 
 async def test_a_dialogue_keeps_its_order_across_speakers(store: GraphStore, sync_driver) -> None:  # type: ignore[no-untyped-def]
@@ -47,18 +54,33 @@ async def test_a_dialogue_keeps_its_order_across_speakers(store: GraphStore, syn
     await store.add_observations(adds(("Ann", "a1"), ("Ben", "b1"), ("Ann", "a2"), ("Ben", "b2")))
     await store.add_observations(adds(("Ben", "b3"), ("Ann", "a3")))
     assert turns_of(sync_driver, store.namespace) == [
-        ("Ann", "a1", 0), ("Ben", "b1", 1), ("Ann", "a2", 2), ("Ben", "b2", 3), ("Ben", "b3", 4), ("Ann", "a3", 5)]
+        ("Ann", "a1", 0),
+        ("Ben", "b1", 1),
+        ("Ann", "a2", 2),
+        ("Ben", "b2", 3),
+        ("Ben", "b3", 4),
+        ("Ann", "a3", 5),
+    ]
     assert counter_of(sync_driver, store.namespace) == 6
 
 
 async def test_create_entities_takes_no_turns(store: GraphStore, sync_driver) -> None:  # type: ignore[no-untyped-def]
     """create_entities lists each entity's observations apart, so a call has no order across speakers
     to keep: its observations get no turn (and its cost stays that of issue 16's create path)."""
-    await store.create_entities([EntityIn(name="X", entityType="t", observations=["x1", "x2"]),
-                                 EntityIn(name="Y", entityType="t", observations=["y1"])])
+    await store.create_entities(
+        [
+            EntityIn(name="X", entityType="t", observations=["x1", "x2"]),
+            EntityIn(name="Y", entityType="t", observations=["y1"]),
+        ]
+    )
     await store.add_observations(adds(("Y", "y2"), ("X", "x3")))
     assert sorted(turns_of(sync_driver, store.namespace), key=lambda t: (t[2] is None, t[2] or 0, t[1])) == [
-        ("Y", "y2", 0), ("X", "x3", 1), ("X", "x1", None), ("X", "x2", None), ("Y", "y1", None)]
+        ("Y", "y2", 0),
+        ("X", "x3", 1),
+        ("X", "x1", None),
+        ("X", "x2", None),
+        ("Y", "y1", None),
+    ]
     assert counter_of(sync_driver, store.namespace) == 2
 
 
@@ -87,7 +109,9 @@ async def test_a_refused_call_takes_no_turns(store: GraphStore, sync_driver) -> 
 
 
 async def test_namespaces_count_apart(store: GraphStore, sync_driver) -> None:  # type: ignore[no-untyped-def]
-    other = GraphStore(store.driver, database=store.database, namespace=store.namespace + "-b", clock=store.clock)
+    other = GraphStore(
+        store.driver, database=store.database, namespace=store.namespace + "-b", clock=store.clock
+    )
     for s in (store, other):
         await s.create_entities([EntityIn(name="Ann", entityType="person", observations=[])])
         await s.add_observations(adds(("Ann", "one"), ("Ann", "two")))
@@ -96,9 +120,12 @@ async def test_namespaces_count_apart(store: GraphStore, sync_driver) -> None:  
 
 
 async def test_concurrent_writers_never_share_a_turn(store: GraphStore, sync_driver) -> None:  # type: ignore[no-untyped-def]
-    await store.create_entities([EntityIn(name=f"P{i}", entityType="person", observations=[]) for i in range(6)])
-    await asyncio.gather(*(store.add_observations(adds(*((f"P{i}", f"p{i}-{k}") for k in range(5))))
-                           for i in range(6)))
+    await store.create_entities(
+        [EntityIn(name=f"P{i}", entityType="person", observations=[]) for i in range(6)]
+    )
+    await asyncio.gather(
+        *(store.add_observations(adds(*((f"P{i}", f"p{i}-{k}") for k in range(5)))) for i in range(6))
+    )
     rows = turns_of(sync_driver, store.namespace)
     assert sorted(t[2] for t in rows) == list(range(30))
     for i in range(6):  # each call's texts are consecutive, in their order
@@ -106,14 +133,18 @@ async def test_concurrent_writers_never_share_a_turn(store: GraphStore, sync_dri
         assert mine == list(range(mine[0], mine[0] + 5))
 
 
-@pytest.mark.parametrize(("own", "prev", "pair", "want"), [
-    (0.5, None, None, 0.5),  # no previous turn: the candidate's own cosine
-    (0.4, 0.4, 1.0, 0.4),  # the same vector twice: unchanged
-    (0.6, 0.0, 0.0, 0.6 / math.sqrt(2)),  # orthogonal and unrelated: halved in the sum, scaled by |v + p|
-    (0.1, 0.9, 0.2, 1.0 / math.sqrt(2.4)),
-])
-def test_turn_context_is_the_cosine_of_the_averaged_vector(own: float, prev: float | None, pair: float | None,
-                                                           want: float) -> None:
+@pytest.mark.parametrize(
+    ("own", "prev", "pair", "want"),
+    [
+        (0.5, None, None, 0.5),  # no previous turn: the candidate's own cosine
+        (0.4, 0.4, 1.0, 0.4),  # the same vector twice: unchanged
+        (0.6, 0.0, 0.0, 0.6 / math.sqrt(2)),  # orthogonal and unrelated: halved in the sum, scaled by |v + p|
+        (0.1, 0.9, 0.2, 1.0 / math.sqrt(2.4)),
+    ],
+)
+def test_turn_context_is_the_cosine_of_the_averaged_vector(
+    own: float, prev: float | None, pair: float | None, want: float
+) -> None:
     assert turn_context(own, prev, pair) == pytest.approx(want)
 
 
@@ -130,8 +161,17 @@ def fused(*scores: tuple[str, int | None, float]) -> dict:  # type: ignore[type-
     """Hits as score_channels leaves them: (name, seq or None for an entity hit, score)."""
     from kg_neo4j.fusion import Hit
 
-    return {(n, q): Hit(n, "person", None if q is None else f"{n}{q}", q, score=sc,
-                        oid=None if q is None else f"id-{n}{q}") for n, q, sc in scores}
+    return {
+        (n, q): Hit(
+            n,
+            "person",
+            None if q is None else f"{n}{q}",
+            q,
+            score=sc,
+            oid=None if q is None else f"id-{n}{q}",
+        )
+        for n, q, sc in scores
+    }
 
 
 def test_the_head_is_the_best_observations_only() -> None:
@@ -151,7 +191,11 @@ def test_the_re_rank_adds_a_share_of_the_top_score() -> None:
     rerank_by_context(hits, head, {"id-A0": 0.2, "id-A1": 0.3, "id-B0": 0.6}, FusionWeights())
     # min-max over the head: A0 0, A1 0.25, B0 1; times 0.5 x the best score (2.0)
     assert {k: round(h.score, 6) for k, h in hits.items()} == {
-        ("A", 0): 2.0, ("A", 1): 2.05, ("B", 0): 2.0, ("B", None): 1.5}
+        ("A", 0): 2.0,
+        ("A", 1): 2.05,
+        ("B", 0): 2.0,
+        ("B", None): 1.5,
+    }
     assert hits[("B", 0)].channels["turn"] == 1.0
 
 
@@ -184,7 +228,9 @@ REPLY = DIALOGUE[4][1]
 
 
 async def write_dialogue(store: GraphStore) -> None:
-    await store.create_entities([EntityIn(name=n, entityType="person", observations=[]) for n in ("Maya", "Tom")])
+    await store.create_entities(
+        [EntityIn(name=n, entityType="person", observations=[]) for n in ("Maya", "Tom")]
+    )
     await store.add_observations(adds(*DIALOGUE))
 
 
@@ -195,9 +241,14 @@ def rank_of(hits: list, text: str) -> int | None:  # type: ignore[type-arg]
 
 async def test_a_reply_is_found_through_the_question_it_answers(semantic_store: GraphStore) -> None:
     await write_dialogue(semantic_store)
-    off = GraphStore(semantic_store.driver, database=semantic_store.database, namespace=semantic_store.namespace,
-                     clock=semantic_store.clock, embedder=semantic_store.embedder,
-                     fusion=FusionWeights(turn_context=0))
+    off = GraphStore(
+        semantic_store.driver,
+        database=semantic_store.database,
+        namespace=semantic_store.namespace,
+        clock=semantic_store.clock,
+        embedder=semantic_store.embedder,
+        fusion=FusionWeights(turn_context=0),
+    )
     without = (await off.search_memory(QUESTION, limit=10)).hits
     with_context = (await semantic_store.search_memory(QUESTION, limit=10)).hits
     before, after = rank_of(without, REPLY), rank_of(with_context, REPLY)
@@ -214,33 +265,44 @@ async def test_the_re_rank_reads_the_stored_vectors(semantic_store: GraphStore, 
     await write_dialogue(semantic_store)
     records, _, _ = sync_driver.execute_query(
         "MATCH (o:Observation {namespace: $ns}) RETURN elementId(o) AS id, o.turn AS turn, o.embedding AS v "
-        "ORDER BY o.turn", ns=semantic_store.namespace)
+        "ORDER BY o.turn",
+        ns=semantic_store.namespace,
+    )
     _, content = await mentioned(semantic_store, QUESTION, semantic_store.clock.now())
     q = np.array((await semantic_store.embed([content]))[0])
-    rows = await semantic_store.x.read("search_memory_context", ids=[r["id"] for r in records], vector=list(q),
-                                       at=semantic_store.clock.now())
+    rows = await semantic_store.x.read(
+        "search_memory_context", ids=[r["id"] for r in records], vector=list(q), at=semantic_store.clock.now()
+    )
     got = {r["id"]: r for r in rows}
     assert len(got) == len(DIALOGUE)
     for i, r in enumerate(records):
         v = np.array(r["v"])
         row = got[r["id"]]
-        assert 2 * row["own"] - 1 == pytest.approx(float(q @ v) / np.linalg.norm(q) / np.linalg.norm(v), abs=1e-5)
+        assert 2 * row["own"] - 1 == pytest.approx(
+            float(q @ v) / np.linalg.norm(q) / np.linalg.norm(v), abs=1e-5
+        )
         if i == 0:
             assert row["prev"] is None and row["pair"] is None
         else:
             p = np.array(records[i - 1]["v"])
-            assert 2 * row["pair"] - 1 == pytest.approx(float(v @ p) / np.linalg.norm(v) / np.linalg.norm(p), abs=1e-5)
+            assert 2 * row["pair"] - 1 == pytest.approx(
+                float(v @ p) / np.linalg.norm(v) / np.linalg.norm(p), abs=1e-5
+            )
 
 
 async def test_end_to_end_over_mcp(neo4j_info: Neo4jInfo, namespace: str, sync_driver) -> None:  # type: ignore[no-untyped-def]
     """Through a real MCP session with the model: one add_observations call of a whole dialogue, then the question."""
     env = server_env(neo4j_info, KG_NEO4J_EMBEDDING_MODEL="all-MiniLM-L6-v2")
     async with stdio_session(neo4j_info, "--namespace", namespace, env=env) as session:
-        result = await session.call_tool("create_entities", {"entities": [
-            {"name": n, "entityType": "person", "observations": []} for n in ("Maya", "Tom")]})
+        result = await session.call_tool(
+            "create_entities",
+            {"entities": [{"name": n, "entityType": "person", "observations": []} for n in ("Maya", "Tom")]},
+        )
         assert not result.is_error, result.content[0].text
-        result = await session.call_tool("add_observations", {"observations": [
-            {"entityName": who, "contents": [text]} for who, text in DIALOGUE]})
+        result = await session.call_tool(
+            "add_observations",
+            {"observations": [{"entityName": who, "contents": [text]} for who, text in DIALOGUE]},
+        )
         assert not result.is_error, result.content[0].text
         result = await session.call_tool("search_memory", {"query": QUESTION, "limit": 5})
         assert not result.is_error, result.content[0].text

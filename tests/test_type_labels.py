@@ -22,7 +22,8 @@ BASE = {"KgNode", "Entity", "KgText", "KgPending"}
 def labels(sync_driver: Any, namespace: str) -> dict[str, set[str]]:
     """Every named node of the namespace: its labels (KgNode, Entity, KgText and KgPending left out) and stored type_labels."""
     records, _, _ = sync_driver.execute_query(
-        "MATCH (n:KgNode) WHERE n.namespace = $ns RETURN n.name AS name, labels(n) AS labels", ns=namespace)
+        "MATCH (n:KgNode) WHERE n.namespace = $ns RETURN n.name AS name, labels(n) AS labels", ns=namespace
+    )
     return {r["name"]: set(r["labels"]) - BASE for r in records}
 
 
@@ -51,15 +52,33 @@ def test_every_label_our_cypher_uses_is_internal() -> None:
     assert used <= tl.INTERNAL_LABELS, sorted(used - tl.INTERNAL_LABELS)
 
 
-async def test_reference_tools_and_placeholders(neo4j_info: Neo4jInfo, namespace: str, sync_driver: Any) -> None:
+async def test_reference_tools_and_placeholders(
+    neo4j_info: Neo4jInfo, namespace: str, sync_driver: Any
+) -> None:
     async with session("stdio", neo4j_info, namespace) as s:
-        await s.call_tool("create_entities", {"entities": [
-            ent("Alice", "person"), ent("Acme", "organization"), ent("Odd", "Entity"), ent("Blank", "  "),
-            ent("Trusty", "TrustPattern"), ent("Spaced", "big idea")]})
+        await s.call_tool(
+            "create_entities",
+            {
+                "entities": [
+                    ent("Alice", "person"),
+                    ent("Acme", "organization"),
+                    ent("Odd", "Entity"),
+                    ent("Blank", "  "),
+                    ent("Trusty", "TrustPattern"),
+                    ent("Spaced", "big idea"),
+                ]
+            },
+        )
         await s.call_tool("create_relations", {"relations": [rel("Alice", "Bob", "knows")]})
         assert labels(sync_driver, namespace) == {
-            "Alice": {"person"}, "Acme": {"organization"}, "Odd": {"Type_Entity"}, "Blank": set(),
-            "Trusty": {"Type_TrustPattern"}, "Spaced": {"big idea"}, "Bob": {"Placeholder"}}
+            "Alice": {"person"},
+            "Acme": {"organization"},
+            "Odd": {"Type_Entity"},
+            "Blank": set(),
+            "Trusty": {"Type_TrustPattern"},
+            "Spaced": {"big idea"},
+            "Bob": {"Placeholder"},
+        }
         # the placeholder becomes an entity: it takes the type's label and loses :Placeholder
         await s.call_tool("create_entities", {"entities": [ent("Bob", "person")]})
         # an existing name is skipped by the reference: its label does not follow the ignored type
@@ -68,16 +87,33 @@ async def test_reference_tools_and_placeholders(neo4j_info: Neo4jInfo, namespace
         assert got["Bob"] == {"person"} and got["Alice"] == {"person"}
         records, _, _ = sync_driver.execute_query(
             "MATCH (n:KgNode {namespace: $ns, name: 'Odd'}) RETURN n.entityType AS t, n.type_labels AS l",
-            ns=namespace)
-        assert (records[0]["t"], records[0]["l"]) == ("Entity", ["Type_Entity"])  # the type is stored as given
+            ns=namespace,
+        )
+        assert (records[0]["t"], records[0]["l"]) == (
+            "Entity",
+            ["Type_Entity"],
+        )  # the type is stored as given
 
 
 async def test_memorymesh_and_schema_tools(neo4j_info: Neo4jInfo, namespace: str, sync_driver: Any) -> None:
     async with session("stdio", neo4j_info, namespace, "--tools", "memorymesh") as s:
         await mm(s, "add_nodes", {"nodes": [{"name": "Shire", "nodeType": "region", "metadata": []}]})
-        await mm(s, "add_npc", {"npc": {"name": "Gandalf", "role": "Wizard", "status": "Active", "currentLocation": "Rivendell"}})
+        await mm(
+            s,
+            "add_npc",
+            {
+                "npc": {
+                    "name": "Gandalf",
+                    "role": "Wizard",
+                    "status": "Active",
+                    "currentLocation": "Rivendell",
+                }
+            },
+        )
         got = labels(sync_driver, namespace)
-        assert got["Shire"] == {"region"} and got["Gandalf"] == {"npc"} and got["Rivendell"] == {"Placeholder"}
+        assert (
+            got["Shire"] == {"region"} and got["Gandalf"] == {"npc"} and got["Rivendell"] == {"Placeholder"}
+        )
         await mm(s, "update_nodes", {"nodes": [{"name": "Shire", "nodeType": "location"}]})
         await mm(s, "update_nodes", {"nodes": [{"name": "Gandalf", "nodeType": "Knowledge"}]})
         await mm(s, "add_location", {"location": {"name": "Rivendell", "description": "Elven refuge"}})
@@ -89,30 +125,54 @@ async def test_memorymesh_and_schema_tools(neo4j_info: Neo4jInfo, namespace: str
 
 async def test_knowledge_trust_labels(neo4j_info: Neo4jInfo, namespace: str, sync_driver: Any) -> None:
     async with session("stdio", neo4j_info, namespace, "--tools", "knowledge") as s:
-        await kcall(s, "store_knowledge", {"name": "No Friday deploys", "content": "Never deploy on Fridays",
-                                           "type": "rule", "trust": "principle", "quote": "No Friday deploys.",
-                                           "category": "creative"})
-        await kcall(s, "store_knowledge", {"name": "Pages", "content": "Friday deploys page people",
-                                           "type": "insight", "trust": "pattern"})
-        await kcall(s, "record_experience", {"context": "deploying on a Friday", "steps": ["deploy"],
-                                             "outcome": "paged", "success": False})
+        await kcall(
+            s,
+            "store_knowledge",
+            {
+                "name": "No Friday deploys",
+                "content": "Never deploy on Fridays",
+                "type": "rule",
+                "trust": "principle",
+                "quote": "No Friday deploys.",
+                "category": "creative",
+            },
+        )
+        await kcall(
+            s,
+            "store_knowledge",
+            {"name": "Pages", "content": "Friday deploys page people", "type": "insight", "trust": "pattern"},
+        )
+        await kcall(
+            s,
+            "record_experience",
+            {"context": "deploying on a Friday", "steps": ["deploy"], "outcome": "paged", "success": False},
+        )
         got = labels(sync_driver, namespace)
         assert got["No Friday deploys"] == {"Knowledge", "rule", "TrustPrinciple"}
         assert got["Pages"] == {"Knowledge", "insight", "TrustPattern"}
         assert [v for k, v in got.items() if k not in ("No Friday deploys", "Pages")] == [
-            {"Experience", "experience"}]
+            {"Experience", "experience"}
+        ]
         # lowering trust and changing the type move both labels
         await kcall(s, "update_knowledge", {"name": "Pages", "trust": "inference", "type": "rule"})
         assert labels(sync_driver, namespace)["Pages"] == {"Knowledge", "rule", "TrustInference"}
 
 
-async def test_import_and_full_export_round_trip(tmp_path: Path, neo4j_info: Neo4jInfo, namespace: str,
-                                                 sync_driver: Any) -> None:
+async def test_import_and_full_export_round_trip(
+    tmp_path: Path, neo4j_info: Neo4jInfo, namespace: str, sync_driver: Any
+) -> None:
     src = tmp_path / "memory.jsonl"
-    src.write_text("\n".join(json.dumps(x) for x in [
-        {"type": "entity", "name": "Alice", "entityType": "person", "observations": []},
-        {"type": "entity", "name": "Odd", "entityType": "KgMeta", "observations": []},
-        {"type": "relation", "from": "Alice", "to": "Bob", "relationType": "knows"}]) + "\n")
+    src.write_text(
+        "\n".join(
+            json.dumps(x)
+            for x in [
+                {"type": "entity", "name": "Alice", "entityType": "person", "observations": []},
+                {"type": "entity", "name": "Odd", "entityType": "KgMeta", "observations": []},
+                {"type": "relation", "from": "Alice", "to": "Bob", "relationType": "knows"},
+            ]
+        )
+        + "\n"
+    )
     done = kg(neo4j_info, "import", str(src), "--namespace", namespace, "--no-progress")
     assert done.returncode == 0, done.stderr
     want = {"Alice": {"person"}, "Odd": {"Type_KgMeta"}, "Bob": {"Placeholder"}}
@@ -122,25 +182,39 @@ async def test_import_and_full_export_round_trip(tmp_path: Path, neo4j_info: Neo
     assert done.returncode == 0, done.stderr
     nodes = [json.loads(line) for line in full.read_text().splitlines() if '"labels"' in line]
     # derived: neither the type labels nor their record travel in the file
-    assert all(set(n["labels"]) <= {"Entity", "Placeholder"} and "type_labels" not in n.get("properties", {})
-               for n in nodes if "name" in n), nodes
+    assert all(
+        set(n["labels"]) <= {"Entity", "Placeholder"} and "type_labels" not in n.get("properties", {})
+        for n in nodes
+        if "name" in n
+    ), nodes
     ns2 = f"{namespace}-copy-{uuid.uuid4().hex[:6]}"
     done = kg(neo4j_info, "import", str(full), "--namespace", ns2, "--no-progress")
     assert done.returncode == 0, done.stderr
     assert labels(sync_driver, ns2) == want
 
 
-async def test_backfill_is_batched_and_resumable(neo4j_info: Neo4jInfo, namespace: str, sync_driver: Any,
-                                                 driver: Any, capfd: Any) -> None:
+async def test_backfill_is_batched_and_resumable(
+    neo4j_info: Neo4jInfo, namespace: str, sync_driver: Any, driver: Any, capfd: Any
+) -> None:
     async with session("stdio", neo4j_info, namespace) as s:
-        await s.call_tool("create_entities", {"entities": [ent(f"E{i}", t) for i, t in enumerate(
-            ["person", "person", "Observation", " ", "city"])]})
+        await s.call_tool(
+            "create_entities",
+            {
+                "entities": [
+                    ent(f"E{i}", t) for i, t in enumerate(["person", "person", "Observation", " ", "city"])
+                ]
+            },
+        )
     want = labels(sync_driver, namespace)
     # a database from before type labels: no label, no record of them
-    sync_driver.execute_query("MATCH (n:Entity) WHERE n.namespace = $ns REMOVE n:$(n.type_labels) "
-                              "REMOVE n.type_labels", ns=namespace)
+    sync_driver.execute_query(
+        "MATCH (n:Entity) WHERE n.namespace = $ns REMOVE n:$(n.type_labels) REMOVE n.type_labels",
+        ns=namespace,
+    )
     assert set().union(*labels(sync_driver, namespace).values()) == set()
-    assert await tl.backfill(driver, neo4j_info.database, namespace, batch=2, max_batches=1) == 2  # interrupted
+    assert (
+        await tl.backfill(driver, neo4j_info.database, namespace, batch=2, max_batches=1) == 2
+    )  # interrupted
     partial = labels(sync_driver, namespace)
     assert sum(1 for v in partial.values() if v) in (1, 2)  # the blank type gets none
     assert await tl.backfill(driver, neo4j_info.database, namespace, batch=2) == 3  # resumes with the rest
@@ -158,4 +232,4 @@ async def test_labels_are_database_wide(neo4j_info: Neo4jInfo, sync_driver: Any)
     records, _, _ = sync_driver.execute_query("CALL db.labels() YIELD label RETURN collect(label) AS all")
     assert kind in records[0]["all"]
     readme = (ROOT / "README.md").read_text()
-    assert "db.labels()" in readme[readme.index("### Namespaces"):readme.index("### Limits")]
+    assert "db.labels()" in readme[readme.index("### Namespaces") : readme.index("### Limits")]

@@ -43,7 +43,8 @@ async def _driver(uri: str, user: str, password: str) -> AsyncDriver:
 
 async def _schema(drv: AsyncDriver) -> dict[str, Any]:
     records, _, _ = await drv.execute_query(
-        "OPTIONAL MATCH (m:KgMeta {key: 'schema'}) RETURN m.version AS version, m.previous_version AS previous")
+        "OPTIONAL MATCH (m:KgMeta {key: 'schema'}) RETURN m.version AS version, m.previous_version AS previous"
+    )
     return dict(records[0])
 
 
@@ -65,16 +66,24 @@ async def upgraded(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> A
             facts["lts_state"] = lts_indexes.state
             facts["lts_caps"] = lts_indexes.capabilities
             store = GraphStore(drv, namespace=NS, clock=clock, embedder=embedder)
-            await store.create_entities([
-                EntityIn(name="Ada", entityType="person", observations=["Ada keeps bees on her roof",
-                                                                       "Ada sells honey at the market"]),
-                EntityIn(name="Bo", entityType="person", observations=["Bo repairs old bicycles"]),
-                EntityIn(name="Cy", entityType="person", observations=["Cy teaches chess to children"]),
-            ])
+            await store.create_entities(
+                [
+                    EntityIn(
+                        name="Ada",
+                        entityType="person",
+                        observations=["Ada keeps bees on her roof", "Ada sells honey at the market"],
+                    ),
+                    EntityIn(name="Bo", entityType="person", observations=["Bo repairs old bicycles"]),
+                    EntityIn(name="Cy", entityType="person", observations=["Cy teaches chess to children"]),
+                ]
+            )
             await drv.execute_query(
                 "UNWIND range(1, $n) AS i CREATE (:Observation {namespace: 'upgrade-bulk', text: 'bulk ' + i, "
                 "seq: i, created_at: $now, embedding: [j IN range(1, $dim) | rand() - 0.5]})",
-                n=BULK, now=clock.now(), dim=model.dimension)
+                n=BULK,
+                now=clock.now(),
+                dim=model.dimension,
+            )
             await drv.execute_query("CALL db.awaitIndexes(300)")
             facts["lts_schema"] = await _schema(drv)
             facts["lts_answer"] = [h.name for h in (await store.search_memory(QUESTION, limit=3)).hits]
@@ -121,8 +130,10 @@ async def test_upgrade_bootstraps_to_filtered_indexes_and_searches_the_old_way_u
     assert indexes.capabilities.version == CURRENT_VERSION and indexes.capabilities.vector_search_filters
     schema = await _schema(drv)
     assert schema == {"version": 2, "previous": 1}
-    assert any("creating the filtered vector index kg_observation_embedding_filtered" in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        "creating the filtered vector index kg_observation_embedding_filtered" in r.getMessage()
+        for r in caplog.records
+    )
 
     store = GraphStore(drv, namespace=NS, clock=upgraded["clock"], embedder=embedder)
     seen: list[tuple[str, float, bool]] = []
@@ -143,8 +154,14 @@ async def test_upgrade_bootstraps_to_filtered_indexes_and_searches_the_old_way_u
 
     vector = [float(x) for x in embedder.encode([QUESTION])[0]]
     records, _, _ = await drv.execute_query(
-        queries()[FILTERED.observation], k=3, vector=vector, ns=NS, at=upgraded["clock"].now(), types=None,
-        fulltext=None)
+        queries()[FILTERED.observation],
+        k=3,
+        vector=vector,
+        ns=NS,
+        at=upgraded["clock"].now(),
+        types=None,
+        fulltext=None,
+    )
     hits = records[0]["hits"]
     assert [h["name"] for h in hits][0] == "Ada" and records[0]["raw_count"] == 3 == len(hits)
 

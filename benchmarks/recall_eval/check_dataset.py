@@ -15,6 +15,7 @@ it also checks that they share no speaker and no question.
 
 Usage:  python benchmarks/recall_eval/check_dataset.py [path/to/dataset.json ...]
 """
+
 from __future__ import annotations
 
 import json
@@ -33,7 +34,8 @@ V2_MIN_FROZEN_QUESTIONS = 500
 # A common English stop-word list (NLTK-style plus a few modals and
 # contraction stubs).  Only tokens of 3+ letters matter, but short words are
 # kept so the list reads like a normal stop-word list.
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about above after again against all also am an and any are as at
 be because been before being below between both but by
 can could did do does doing down during
@@ -49,7 +51,8 @@ was we were what when where which while who whom why will with would
 you your yours yourself yourselves
 don doesn didn isn wasn aren weren won wouldn couldn shouldn haven hasn hadn
 mustn needn ain ll ve re let may might must shall yes yeah okay
-""".split())
+""".split()
+)
 
 TOKEN_RE = re.compile(r"[^\W\d_]+", re.UNICODE)
 
@@ -59,10 +62,7 @@ def tokens(text: str) -> list[str]:
 
 
 def content_words(text: str, ignore: set[str]) -> set[str]:
-    return {
-        t for t in tokens(text)
-        if len(t) >= 3 and t not in STOP_WORDS and t not in ignore
-    }
+    return {t for t in tokens(text) if len(t) >= 3 and t not in STOP_WORDS and t not in ignore}
 
 
 def main(argv: list[str]) -> int:
@@ -207,8 +207,7 @@ def check(path: Path, seen: dict[str, tuple[set[str], set[str]]]) -> int:
     print("questions by category (zero-overlap / total):")
     for cat in sorted(cat_counts, key=str):
         print(f"  {cat:<11} {cat_zero[cat]:3d} / {cat_counts[cat]:3d}")
-    print("evidence turns per question: "
-          + ", ".join(f"{k}: {v}" for k, v in sorted(ev_sizes.items())))
+    print("evidence turns per question: " + ", ".join(f"{k}: {v}" for k, v in sorted(ev_sizes.items())))
     print(f"zero content-word overlap with evidence: {n_zero}/{n_q} = {share:.1%}")
 
     if v2:

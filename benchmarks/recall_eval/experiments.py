@@ -63,8 +63,9 @@ async def fetch_conversation(conv: dict[str, Any], ns: str, conn: Any) -> list[d
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(command=KG, args=["serve", "--namespace", ns, "--log-level", "WARNING"],
-                                   env=server_env(conn))
+    params = StdioServerParameters(
+        command=KG, args=["serve", "--namespace", ns, "--log-level", "WARNING"], env=server_env(conn)
+    )
     rows: list[dict[str, Any]] = []
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -73,8 +74,10 @@ async def fetch_conversation(conv: dict[str, Any], ns: str, conn: Any) -> list[d
             row: dict[str, Any] = {"id": q["id"], "conv": conv["id"]}
             for limit in (10, 50):
                 t0 = time.perf_counter()
-                data = _ok(await session.call_tool("search_memory", {"query": q["question"], "limit": limit}),
-                           "search_memory")
+                data = _ok(
+                    await session.call_tool("search_memory", {"query": q["question"], "limit": limit}),
+                    "search_memory",
+                )
                 row[f"ms{limit}"] = (time.perf_counter() - t0) * 1000
                 row[f"hits{limit}"] = [[h["name"], h.get("observation"), h["score"]] for h in data["hits"]]
             rows.append(row)
@@ -112,8 +115,10 @@ if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "fetch":
 # ---------------------------------------------------------------- eval (offline replay)
 
 Key = tuple[str, str | None]
-STRIP_WORDS = set("""what which who whom whose when where why how did does do is was were are has have had
-he she they him her them his hers their theirs it its i you we me my your our kind of the a an""".split())
+STRIP_WORDS = set(
+    """what which who whom whose when where why how did does do is was were are has have had
+he she they him her them his hers their theirs it its i you we me my your our kind of the a an""".split()
+)
 
 
 def strip_names(q: str, names: Sequence[str]) -> str:
@@ -215,7 +220,7 @@ def expand(hits: list[list[Any]], conv: Conv, share: float, top_n: int, nb: str)
         i = conv.index.get((h[0], h[1]))
         if i is None:
             continue
-        for j in ([i + 1] if nb == "next" else [i - 1] if nb == "prev" else [i - 1, i + 1]):
+        for j in [i + 1] if nb == "next" else [i - 1] if nb == "prev" else [i - 1, i + 1]:
             if 0 <= j < len(conv.turns):
                 k = conv.turns[j]
                 score[k] = score.get(k, 0.0) + share * h[2]
@@ -238,8 +243,13 @@ def rerank(hits: list[list[Any]], conv: Conv, cos: Any, k: int, w: float) -> lis
 class Replay:
     """The variants, each a function of a question id returning the ranked keys."""
 
-    def __init__(self, cand: dict[str, Any], convs: dict[str, Conv], qconv: dict[str, str],
-                 enc: dict[str, dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        cand: dict[str, Any],
+        convs: dict[str, Conv],
+        qconv: dict[str, str],
+        enc: dict[str, dict[str, Any]],
+    ) -> None:
         self.cand, self.convs, self.qconv, self.enc = cand, convs, qconv, enc
 
     def cos(self, q: str, mname: str, mode: str, qkind: str = "q") -> Any:
@@ -256,15 +266,21 @@ class Replay:
         return [turns[i] for i in np.argsort(-self.cos(q, mname, mode))[:10]]
 
     def extra(self, q: str, mode: str, w: float, qkind: str = "q") -> list[Key]:
-        return fuse_extra(self.cand[q]["hits50"], self.convs[self.qconv[q]], self.cos(q, "minilm", mode, qkind), w)
+        return fuse_extra(
+            self.cand[q]["hits50"], self.convs[self.qconv[q]], self.cos(q, "minilm", mode, qkind), w
+        )
 
     def extra_rrf(self, q: str, mode: str) -> list[Key]:
         return rrf_extra(self.cand[q]["hits50"], self.convs[self.qconv[q]], self.cos(q, "minilm", mode), 1.0)
 
     def expanded(self, q: str, nb: str, share: float, top_n: int) -> list[Key]:
-        return [(h[0], h[1]) for h in expand(self.cand[q]["hits50"], self.convs[self.qconv[q]], share, top_n, nb)]
+        return [
+            (h[0], h[1]) for h in expand(self.cand[q]["hits50"], self.convs[self.qconv[q]], share, top_n, nb)
+        ]
 
-    def reranked(self, q: str, mname: str, mode: str, k: int, w: float, expand_first: bool = False) -> list[Key]:
+    def reranked(
+        self, q: str, mname: str, mode: str, k: int, w: float, expand_first: bool = False
+    ) -> list[Key]:
         conv = self.convs[self.qconv[q]]
         hits = self.cand[q]["hits50"]
         if expand_first:
@@ -312,14 +328,24 @@ def evaluate(cands: Path, mpnet: str | None, out: Path | None, cache: str | None
     cache_file = cache or None
     cached = dict(np.load(cache_file)) if cache_file and Path(cache_file).exists() else {}
     for mname, m in models.items():
-        modes = ("plain", "entity", "dialogue", "dialogue-prev") if mname == "minilm" else ("plain", "dialogue")
+        modes = (
+            ("plain", "entity", "dialogue", "dialogue-prev") if mname == "minilm" else ("plain", "dialogue")
+        )
         for cid, c in convs.items():
             e = enc.setdefault(f"{mname}:{cid}", {})
             # a re-ranker only ever sees the fused top 50: a slower model embeds just those turns
-            seen = {c.index[(h[0], h[1])] for r in rows if r["conv"] == cid for h in r["hits50"]
-                    if (h[0], h[1]) in c.index}
-            need = sorted(seen | {i + 1 for i in seen if i + 1 < len(c.turns)}) if mname != "minilm" \
+            seen = {
+                c.index[(h[0], h[1])]
+                for r in rows
+                if r["conv"] == cid
+                for h in r["hits50"]
+                if (h[0], h[1]) in c.index
+            }
+            need = (
+                sorted(seen | {i + 1 for i in seen if i + 1 < len(c.turns)})
+                if mname != "minilm"
                 else list(range(len(c.turns)))
+            )
             for mode in modes:
                 key = f"{mname}:{cid}:{mode}"
                 if key not in cached:
@@ -333,7 +359,9 @@ def evaluate(cands: Path, mpnet: str | None, out: Path | None, cache: str | None
             for qk, fn in (("q", strip_names), ("qr", rewrite)):
                 key = f"{mname}:{cid}:{qk}"
                 if key not in cached:
-                    cached[key] = m.encode([fn(q["question"], c.speakers) for q in qs], normalize_embeddings=True)
+                    cached[key] = m.encode(
+                        [fn(q["question"], c.speakers) for q in qs], normalize_embeddings=True
+                    )
                 e[qk] = cached[key]
             if cache_file:
                 np.savez(cache_file, **cached)
@@ -350,25 +378,45 @@ def evaluate(cands: Path, mpnet: str | None, out: Path | None, cache: str | None
             variants.append((f"+channel minilm {mode} w{w}", partial(rp.extra, mode=mode, w=w)))
         variants.append((f"+channel rrf minilm {mode}", partial(rp.extra_rrf, mode=mode)))
     for mode in ("plain", "dialogue"):
-        variants.append((f"+channel minilm {mode} rewritten query w0.6", partial(rp.extra, mode=mode, w=0.6, qkind="qr")))
+        variants.append(
+            (f"+channel minilm {mode} rewritten query w0.6", partial(rp.extra, mode=mode, w=0.6, qkind="qr"))
+        )
     for nb in ("next", "prev", "both"):
         for share, top_n in ((0.3, 3), (0.5, 3), (0.3, 10), (0.5, 10)):
-            variants.append((f"expand {nb} share{share} top{top_n}",
-                             partial(rp.expanded, nb=nb, share=share, top_n=top_n)))
+            variants.append(
+                (
+                    f"expand {nb} share{share} top{top_n}",
+                    partial(rp.expanded, nb=nb, share=share, top_n=top_n),
+                )
+            )
     for mname in models:
-        for mode in ("plain", "dialogue", "entity", "dialogue-prev") if mname == "minilm" else ("plain", "dialogue"):
+        for mode in (
+            ("plain", "dialogue", "entity", "dialogue-prev") if mname == "minilm" else ("plain", "dialogue")
+        ):
             if mname != "minilm":
-                variants.append((f"channel alone (fused top-50 turns only): {mname} {mode}",
-                                 partial(rp.alone, mname=mname, mode=mode)))
+                variants.append(
+                    (
+                        f"channel alone (fused top-50 turns only): {mname} {mode}",
+                        partial(rp.alone, mname=mname, mode=mode),
+                    )
+                )
             for k in (30, 50):
                 for w in (0.5, 1.0, 3.0):
-                    variants.append((f"rerank {mname} {mode} top{k} w{w}",
-                                     partial(rp.reranked, mname=mname, mode=mode, k=k, w=w)))
+                    variants.append(
+                        (
+                            f"rerank {mname} {mode} top{k} w{w}",
+                            partial(rp.reranked, mname=mname, mode=mode, k=k, w=w),
+                        )
+                    )
     for mname in models:
         for k in (30, 50):
             for w in (0.5, 1.0):
-                variants.append((f"expand next 0.3 top10 + rerank {mname} dialogue top{k} w{w}",
-                                 partial(rp.reranked, mname=mname, mode="dialogue", k=k, w=w, expand_first=True)))
+                variants.append(
+                    (
+                        f"expand next 0.3 top10 + rerank {mname} dialogue top{k} w{w}",
+                        partial(rp.reranked, mname=mname, mode="dialogue", k=k, w=w, expand_first=True),
+                    )
+                )
 
     results = {name: score_rows({q: fn(q) for q in cand}, convs, qconv) for name, fn in variants}
     cats = ["single-hop", "multi-hop", "temporal", "open-domain", "all"]
@@ -381,8 +429,10 @@ def evaluate(cands: Path, mpnet: str | None, out: Path | None, cache: str | None
     # latency of the work a variant adds per query, measured in this process (shared 2-core machine)
     sample_q = [cand[q] for q in list(cand)[:40]]
     ms10 = sorted(r["ms10"] for r in rows)
-    lat = [f"search_memory limit 10 over MCP (round trip, {len(ms10)} queries): p50 {statistics.median(ms10):.1f} ms, "
-           f"p95 {ms10[int(0.95 * (len(ms10) - 1))]:.1f} ms"]
+    lat = [
+        f"search_memory limit 10 over MCP (round trip, {len(ms10)} queries): p50 {statistics.median(ms10):.1f} ms, "
+        f"p95 {ms10[int(0.95 * (len(ms10) - 1))]:.1f} ms"
+    ]
     # query embeddings of the models interleaved (one of each per round), so a busy moment hits both alike
     qms: dict[str, list[float]] = {mname: [] for mname in models}
     for m in models.values():
@@ -394,19 +444,26 @@ def evaluate(cands: Path, mpnet: str | None, out: Path | None, cache: str | None
             qms[mname].append((time.perf_counter() - t0) * 1000)
     for mname, m in models.items():
         v = sorted(qms[mname])
-        lat.append(f"{mname}: one query embedding (interleaved): p50 {statistics.median(v):.1f} ms, "
-                   f"p95 {v[int(0.95 * (len(v) - 1))]:.1f} ms")
+        lat.append(
+            f"{mname}: one query embedding (interleaved): p50 {statistics.median(v):.1f} ms, "
+            f"p95 {v[int(0.95 * (len(v) - 1))]:.1f} ms"
+        )
         for k in (30, 50):
             texts = [h[1] or h[0] for h in sample_q[0]["hits50"][:k]]
             p50, p95 = time_per_query(partial(m.encode, texts, normalize_embeddings=True, batch_size=64), 5)
-            lat.append(f"{mname}: embedding the top {k} candidate texts at query time: p50 {p50:.1f} ms, p95 {p95:.1f} ms")
+            lat.append(
+                f"{mname}: embedding the top {k} candidate texts at query time: p50 {p50:.1f} ms, p95 {p95:.1f} ms"
+            )
     vecs = np.random.default_rng(0).standard_normal((50, 384)).astype(np.float32)
     qv = vecs[0]
     conv0 = convs[sample_q[0]["conv"]]
-    p50, p95 = time_per_query(partial(rerank, sample_q[0]["hits50"], conv0, np.resize(vecs @ qv, len(conv0.turns)),
-                                      50, 0.5), 200)
-    lat.append(f"re-ranking 50 candidates with stored vectors (dot products + sort, no DB read): p50 {p50:.2f} ms, "
-               f"p95 {p95:.2f} ms")
+    p50, p95 = time_per_query(
+        partial(rerank, sample_q[0]["hits50"], conv0, np.resize(vecs @ qv, len(conv0.turns)), 50, 0.5), 200
+    )
+    lat.append(
+        f"re-ranking 50 candidates with stored vectors (dot products + sort, no DB read): p50 {p50:.2f} ms, "
+        f"p95 {p95:.2f} ms"
+    )
     print("\n" + "\n".join(lat))
     if out:
         out.write_text(json.dumps({"table": table, "latency": lat, "results": results}, indent=1))

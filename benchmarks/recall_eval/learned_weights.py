@@ -43,7 +43,17 @@ SETS = {
     "fused + avgprev (the shipped form, weights learned)": ["fused", "avgprev"],
     "fused, own, prev, avgprev": ["fused", "own", "prev", "avgprev"],
     "+ next, avgnext": ["fused", "own", "prev", "next", "avgprev", "avgnext"],
-    "+ avgboth, rank, prevsame": ["fused", "own", "prev", "next", "avgprev", "avgnext", "avgboth", "rank", "prevsame"],
+    "+ avgboth, rank, prevsame": [
+        "fused",
+        "own",
+        "prev",
+        "next",
+        "avgprev",
+        "avgnext",
+        "avgboth",
+        "rank",
+        "prevsame",
+    ],
     "fused, own, prev, avgprev + len (generator artefact)": ["fused", "own", "prev", "avgprev", "len"],
     "fused, own, prev, avgprev + isq (generator artefact)": ["fused", "own", "prev", "avgprev", "isq"],
     "all": FEATURES,
@@ -80,14 +90,33 @@ def questions(cands: Path, cache: Path) -> list[dict[str, Any]]:
             own = float(qv @ v)
             same = conv.prev_same[i]
             text = conv.turns[i][1]
-            X.append([h[2] / top, own, float(qv @ p) if p is not None else own, float(qv @ n) if n is not None else own,
-                      _cos(qv, v, p) if p is not None else own, _cos(qv, v, n) if n is not None else own,
-                      _cos(qv, *[x for x in (v, p, n) if x is not None]), 1 / np.log2(pos + 2),
-                      float(qv @ turns[same]) if same is not None else own, float(text.rstrip().endswith("?")),
-                      min(len(text), 300) / 300])
+            X.append(
+                [
+                    h[2] / top,
+                    own,
+                    float(qv @ p) if p is not None else own,
+                    float(qv @ n) if n is not None else own,
+                    _cos(qv, v, p) if p is not None else own,
+                    _cos(qv, v, n) if n is not None else own,
+                    _cos(qv, *[x for x in (v, p, n) if x is not None]),
+                    1 / np.log2(pos + 2),
+                    float(qv @ turns[same]) if same is not None else own,
+                    float(text.rstrip().endswith("?")),
+                    min(len(text), 300) / 300,
+                ]
+            )
             y.append(1.0 if (h[0], h[1]) in ev else 0.0)
             keys.append((h[0], h[1]))
-        out.append({"conv": conv.id, "cat": q["category"], "X": np.array(X), "y": np.array(y), "keys": keys, "ev": ev})
+        out.append(
+            {
+                "conv": conv.id,
+                "cat": q["category"],
+                "X": np.array(X),
+                "y": np.array(y),
+                "keys": keys,
+                "ev": ev,
+            }
+        )
     return out
 
 
@@ -128,13 +157,18 @@ def main() -> None:
     qs = questions(a.cands, a.cache)
     col = {f: i for i, f in enumerate(FEATURES)}
     convs = sorted({d["conv"] for d in qs})
-    print(f"dev split, {len(qs)} questions, re-rank depth {DEPTH}; cells: hit@10 / MRR; "
-          f"leave one conversation out, L2 {a.l2:g}\n")
+    print(
+        f"dev split, {len(qs)} questions, re-rank depth {DEPTH}; cells: hit@10 / MRR; "
+        f"leave one conversation out, L2 {a.l2:g}\n"
+    )
     print("| features | " + " | ".join(CATS) + " | weights (fitted on all six) |")
     print("| --- |" + " --- |" * (len(CATS) + 1))
     shipped = score([(d, d["X"][:, col["fused"]] + 0.5 * _minmax(d["X"][:, col["avgprev"]])) for d in qs])
-    print("| shipped: fused + 0.5 x min-max(avgprev), not fitted | "
-          + " | ".join(f"{shipped[c][0]:.3f} / {shipped[c][1]:.3f}" for c in CATS) + " | |")
+    print(
+        "| shipped: fused + 0.5 x min-max(avgprev), not fitted | "
+        + " | ".join(f"{shipped[c][0]:.3f} / {shipped[c][1]:.3f}" for c in CATS)
+        + " | |"
+    )
     for name, feats in SETS.items():
         cols = [col[f] for f in feats]
         scored = []
@@ -143,8 +177,13 @@ def main() -> None:
             scored += [(d, d["X"][:, cols] @ w) for d in qs if d["conv"] == held]
         res = score(scored)
         w_all = fit(qs, cols, a.l2)
-        print(f"| {name} | " + " | ".join(f"{res[c][0]:.3f} / {res[c][1]:.3f}" for c in CATS) + " | "
-              + ", ".join(f"{f} {x:.2f}" for f, x in zip(feats, w_all, strict=True)) + " |")
+        print(
+            f"| {name} | "
+            + " | ".join(f"{res[c][0]:.3f} / {res[c][1]:.3f}" for c in CATS)
+            + " | "
+            + ", ".join(f"{f} {x:.2f}" for f, x in zip(feats, w_all, strict=True))
+            + " |"
+        )
     ev = [e for d in qs for e in d["ev"]]
     print(f"\nevidence turns that end with '?': {sum(e[1].rstrip().endswith('?') for e in ev)} of {len(ev)}")
 

@@ -34,20 +34,42 @@ GUIDE_PARAMS: list[tuple[str, str, str]] = [
 
 #: The slides after the first: title, what it shows, the statements of cypher/guide.cypher on it.
 SLIDES: list[tuple[str, str, list[str]]] = [
-    ("The whole memory", "Entities coloured by type, knowledge by trust level; relations show their type, "
-     "weight and, once closed, valid_until.", ["guide_whole_memory"]),
-    ("Around an entity", "Set <code>$name</code>, then look at depth 1 (with its observations), 2 or 3.",
-     ["guide_around_1", "guide_around_2", "guide_around_3"]),
-    ("What changed, and a relation's history", "Set <code>$since</code>; the history shows current and "
-     "closed relations with their validity.", ["guide_changed_since", "guide_relation_history"]),
-    ("The graph as of a past moment", "Set <code>$at</code>: what existed then, and the relations valid then.",
-     ["guide_as_of"]),
-    ("Fading knowledge", "Retention below 0.3; <code>will_expire</code> marks what the next prune expires.",
-     ["guide_fading"]),
-    ("Contradictions and must_precede chains", "Knowledge that disagrees, and the order knowledge must be "
-     "applied in.", ["guide_contradictions", "guide_must_precede"]),
-    ("Hubs and orphans", "The most connected entities, and the ones nothing points to any more.",
-     ["guide_hubs", "guide_orphans"]),
+    (
+        "The whole memory",
+        "Entities coloured by type, knowledge by trust level; relations show their type, "
+        "weight and, once closed, valid_until.",
+        ["guide_whole_memory"],
+    ),
+    (
+        "Around an entity",
+        "Set <code>$name</code>, then look at depth 1 (with its observations), 2 or 3.",
+        ["guide_around_1", "guide_around_2", "guide_around_3"],
+    ),
+    (
+        "What changed, and a relation's history",
+        "Set <code>$since</code>; the history shows current and closed relations with their validity.",
+        ["guide_changed_since", "guide_relation_history"],
+    ),
+    (
+        "The graph as of a past moment",
+        "Set <code>$at</code>: what existed then, and the relations valid then.",
+        ["guide_as_of"],
+    ),
+    (
+        "Fading knowledge",
+        "Retention below 0.3; <code>will_expire</code> marks what the next prune expires.",
+        ["guide_fading"],
+    ),
+    (
+        "Contradictions and must_precede chains",
+        "Knowledge that disagrees, and the order knowledge must be applied in.",
+        ["guide_contradictions", "guide_must_precede"],
+    ),
+    (
+        "Hubs and orphans",
+        "The most connected entities, and the ones nothing points to any more.",
+        ["guide_hubs", "guide_orphans"],
+    ),
 ]
 
 
@@ -80,7 +102,7 @@ def guide_html(base_url: str) -> str:
     )
     style_url = f"{base_url.rstrip('/')}/{STYLE_FILE}"
     first = (
-        "<slide class=\"row-fluid\">\n<div class=\"col-sm-12\">\n"
+        '<slide class="row-fluid">\n<div class="col-sm-12">\n'
         "<h3>An agent's memory (kg-neo4j)</h3>\n"
         "<p>Every query of this guide reads one namespace. Set the parameters first (edit a value "
         "in the editor for another namespace or entity):</p>\n"
@@ -94,8 +116,11 @@ def guide_html(base_url: str) -> str:
     for title, intro, names in SLIDES:
         blocks = "".join(_query_block(n) for n in names)
         slides.append(
-            f"<slide class=\"row-fluid\">\n<div class=\"col-sm-12\">\n<h3>{html.escape(title)}</h3>\n"
+            f'<slide class="row-fluid">\n<div class="col-sm-12">\n<h3>{html.escape(title)}</h3>\n'
             f"<p>{intro}</p>\n{blocks}</div>\n</slide>\n"
         )
-    return "<article class=\"guide\">\n<carousel class=\"deck container-fluid\">\n" + "".join(slides) + \
-        "</carousel>\n</article>\n"
+    return (
+        '<article class="guide">\n<carousel class="deck container-fluid">\n'
+        + "".join(slides)
+        + "</carousel>\n</article>\n"
+    )

@@ -21,13 +21,17 @@ def run_browser(settings: Settings, export: Path | None) -> int:
         (export / GUIDE_CYPHER_FILE).write_text(guide_cypher(), encoding="utf-8")
         print(f"wrote {export / STYLE_FILE}, {export / GUIDE_FILE}, {export / GUIDE_CYPHER_FILE}")
     if settings.neo4j_uri:
-        print(f"Neo4j: {settings.neo4j_uri} (NEO4J_URI), user {settings.neo4j_username or 'neo4j'}, "
-              "password: NEO4J_PASSWORD")
-        print("Open that server's Browser (or https://browser.neo4j.io), then load the style with "
-              f"`:style` followed by the text of {STYLE_FILE} (or drag the file onto Browser). Guides: "
-              f"host {GUIDE_FILE} on a host in browser.remote_content_hostname_whitelist and `:play` its URL; "
-              f"Aura's query tool runs no custom guides: paste the queries of {GUIDE_CYPHER_FILE} "
-              "(`kg-neo4j browser --export DIR` writes the three files).")
+        print(
+            f"Neo4j: {settings.neo4j_uri} (NEO4J_URI), user {settings.neo4j_username or 'neo4j'}, "
+            "password: NEO4J_PASSWORD"
+        )
+        print(
+            "Open that server's Browser (or https://browser.neo4j.io), then load the style with "
+            f"`:style` followed by the text of {STYLE_FILE} (or drag the file onto Browser). Guides: "
+            f"host {GUIDE_FILE} on a host in browser.remote_content_hostname_whitelist and `:play` its URL; "
+            f"Aura's query tool runs no custom guides: paste the queries of {GUIDE_CYPHER_FILE} "
+            "(`kg-neo4j browser --export DIR` writes the three files)."
+        )
         return 0
     from kg_neo4j.localdb import LocalNeo4j
 
@@ -36,9 +40,11 @@ def run_browser(settings: Settings, export: Path | None) -> int:
     print(f"Neo4j Browser: {status['browser_url']}")
     print(f"connect to: {status['bolt_uri']}")
     print("user: neo4j")
-    print(f"password: the \"password\" of {status['credentials_file']} (or `kg-neo4j neo4j env`)")
-    print(f"style: {guide_base}/{STYLE_FILE} and guide: {guide_base}/{GUIDE_FILE}, applied and played on "
-          f"connect; by hand: `:style {guide_base}/{STYLE_FILE}`, `:play {guide_base}/{GUIDE_FILE}`")
+    print(f'password: the "password" of {status["credentials_file"]} (or `kg-neo4j neo4j env`)')
+    print(
+        f"style: {guide_base}/{STYLE_FILE} and guide: {guide_base}/{GUIDE_FILE}, applied and played on "
+        f"connect; by hand: `:style {guide_base}/{STYLE_FILE}`, `:play {guide_base}/{GUIDE_FILE}`"
+    )
     if not status["running"]:
         print("the local Neo4j is not running: start it with `kg-neo4j neo4j start`")
         return 1

@@ -139,8 +139,12 @@ def ensure_running(home: Path, port: int, timeout: float = 15.0) -> str:
     try:
         proc = subprocess.Popen(
             [sys.executable, "-m", _MODULE, "--port", str(port)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            close_fds=True, env={k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"},
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"},
         )
     finally:
         log.close()
@@ -148,8 +152,10 @@ def ensure_running(home: Path, port: int, timeout: float = 15.0) -> str:
     deadline = time.monotonic() + timeout
     while not port_open(port):
         if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"the Browser guide endpoint did not start on port {port}; see "
-                               f"{home / 'logs' / 'guide-endpoint.log'}")
+            raise RuntimeError(
+                f"the Browser guide endpoint did not start on port {port}; see "
+                f"{home / 'logs' / 'guide-endpoint.log'}"
+            )
         time.sleep(0.1)
     say(f"Browser style and guide served at {base_url(port)} (pid {proc.pid})")
     return base_url(port)

@@ -68,10 +68,24 @@ TRUST_COLOURS: dict[str, tuple[str, str, str]] = {
     "pattern": ("#6DCE9E", "#3FA46F", "#2A2C34"),
     "inference": ("#E0E0E0", "#9E9E9E", "#2A2C34"),
 }
-_RELATION_COLOURS = {EdgeType.CONTRADICTS.value: {"color": "#EB2728"},
-                      EdgeType.MUST_PRECEDE.value: {"color": "#2870C2"}}
-_COMMON_RELATIONS = ("works_at", "knows", "manages", "reports_to", "part_of", "uses", "depends_on", "related_to",
-                     "created_by", "owns", "lives_in", "member_of")
+_RELATION_COLOURS = {
+    EdgeType.CONTRADICTS.value: {"color": "#EB2728"},
+    EdgeType.MUST_PRECEDE.value: {"color": "#2870C2"},
+}
+_COMMON_RELATIONS = (
+    "works_at",
+    "knows",
+    "manages",
+    "reports_to",
+    "part_of",
+    "uses",
+    "depends_on",
+    "related_to",
+    "created_by",
+    "owns",
+    "lives_in",
+    "member_of",
+)
 
 
 def relationship_types() -> list[str]:
@@ -101,35 +115,77 @@ def grass() -> str:
     # no comment in the sheet: Browser's GraSS parser has none (it would become part of a selector);
     # one rule per selector: a repeated selector replaces the earlier rule whole
     rules = [
-        _rule("node", {"diameter": "50px", **_colours("#A5ABB6", "#9AA1AC", "#FFFFFF"), "border-width": "2px",
-                       "font-size": "10px", "caption": "'{name}'"}),
-        _rule("relationship", {"color": "#A5ABB6", "shaft-width": "1px", "font-size": "8px", "padding": "3px",
-                               "text-color-external": "#000000", "text-color-internal": "#FFFFFF",
-                               "caption": "'<type>'"}),
-        _rule("node.Entity", {"diameter": "55px", **_colours("#A5ABB6", "#7D8491", "#2A2C34"),
-                              "caption": "'{name}'"}),
+        _rule(
+            "node",
+            {
+                "diameter": "50px",
+                **_colours("#A5ABB6", "#9AA1AC", "#FFFFFF"),
+                "border-width": "2px",
+                "font-size": "10px",
+                "caption": "'{name}'",
+            },
+        ),
+        _rule(
+            "relationship",
+            {
+                "color": "#A5ABB6",
+                "shaft-width": "1px",
+                "font-size": "8px",
+                "padding": "3px",
+                "text-color-external": "#000000",
+                "text-color-internal": "#FFFFFF",
+                "caption": "'<type>'",
+            },
+        ),
+        _rule(
+            "node.Entity",
+            {"diameter": "55px", **_colours("#A5ABB6", "#7D8491", "#2A2C34"), "caption": "'{name}'"},
+        ),
     ]
     rules += [_rule(f"node.{t}", _colours(*c)) for t, c in ENTITY_TYPE_COLOURS.items()]
     rules += [
-        _rule("node.Placeholder", {"diameter": "35px", **_colours("#FFFFFF", "#A5ABB6", "#7D8491"),
-                                   "caption": "'{name}'"}),
-        _rule("node.Observation", {"diameter": "25px", **_colours("#F2F2F2", "#C8C8C8", "#555555"),
-                                   "font-size": "7px", "caption": "'{text}'"}),
+        _rule(
+            "node.Placeholder",
+            {"diameter": "35px", **_colours("#FFFFFF", "#A5ABB6", "#7D8491"), "caption": "'{name}'"},
+        ),
+        _rule(
+            "node.Observation",
+            {
+                "diameter": "25px",
+                **_colours("#F2F2F2", "#C8C8C8", "#555555"),
+                "font-size": "7px",
+                "caption": "'{text}'",
+            },
+        ),
         _rule("node.Knowledge", {"diameter": "60px", "caption": "'{name}'"}),
     ]
     rules += [_rule(f"node.{TRUST_LABELS[t]}", _colours(*c)) for t, c in TRUST_COLOURS.items()]
     rules += [
-        _rule("node.Experience", {"diameter": "55px", **_colours("#8E7CC3", "#674EA7", "#FFFFFF"),
-                                  "caption": "'{outcome}'"}),
-        _rule("node.ExpiredKnowledge", {"diameter": "40px", **_colours("#FFFFFF", "#CCCCCC", "#999999"),
-                                        "caption": "'{name}'"}),
-        _rule("node.KgMeta", {"diameter": "30px", **_colours("#333333", "#000000", "#FFFFFF"),
-                              "caption": "'{key}'"}),
+        _rule(
+            "node.Experience",
+            {"diameter": "55px", **_colours("#8E7CC3", "#674EA7", "#FFFFFF"), "caption": "'{outcome}'"},
+        ),
+        _rule(
+            "node.ExpiredKnowledge",
+            {"diameter": "40px", **_colours("#FFFFFF", "#CCCCCC", "#999999"), "caption": "'{name}'"},
+        ),
+        _rule(
+            "node.KgMeta",
+            {"diameter": "30px", **_colours("#333333", "#000000", "#FFFFFF"), "caption": "'{key}'"},
+        ),
         _rule("relationship.HAS_OBSERVATION", {"color": "#DDDDDD", "shaft-width": "1px", "caption": "''"}),
     ]
-    rules += [_rule(f"relationship.{t}", {"caption": f"'{t} {{weight}} {{valid_until}}'", "shaft-width": "2px",
-                                          **_RELATION_COLOURS.get(t, {})})
-              for t in relationship_types()]
+    rules += [
+        _rule(
+            f"relationship.{t}",
+            {
+                "caption": f"'{t} {{weight}} {{valid_until}}'",
+                "shaft-width": "2px",
+                **_RELATION_COLOURS.get(t, {}),
+            },
+        )
+        for t in relationship_types()
+    ]
     return "\n".join(rules)
 
 

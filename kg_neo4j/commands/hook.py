@@ -12,8 +12,12 @@ from kg_neo4j.errors import KgError
 from kg_neo4j.settings import Settings
 
 
-def run(args: argparse.Namespace, load_settings: Callable[[argparse.Namespace], Settings],
-        say: Callable[[str], None], setup_logging: Callable[[str], None]) -> int:
+def run(
+    args: argparse.Namespace,
+    load_settings: Callable[[argparse.Namespace], Settings],
+    say: Callable[[str], None],
+    setup_logging: Callable[[str], None],
+) -> int:
     """``load_settings``, ``say`` and ``setup_logging`` are the CLI's (kg_neo4j.cli): the same checks
     and the same one-line errors as every other command."""
     try:

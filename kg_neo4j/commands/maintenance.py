@@ -29,9 +29,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         report = asyncio.run(run_rebuild_fulltext(settings, progress=args.progress))
         print(json.dumps(report, indent=2))
         return 0
-    report = asyncio.run(run_maintain(settings, actions=args.actions or list(ACTIONS), apply=args.apply,
-                                      batch_size=args.batch_size, progress=args.progress,
-                                      min_similarity=args.min_similarity))
+    report = asyncio.run(
+        run_maintain(
+            settings,
+            actions=args.actions or list(ACTIONS),
+            apply=args.apply,
+            batch_size=args.batch_size,
+            progress=args.progress,
+            min_similarity=args.min_similarity,
+        )
+    )
     print(json.dumps(report, indent=2, ensure_ascii=False))
     print(report["summary"], file=sys.stderr)
     return 0
@@ -42,7 +49,9 @@ async def run_reembed(settings: Settings, *, batch_size: int = 256, progress: bo
     from kg_neo4j.store.embeddings import reembed
 
     if resolve_model(settings.embedding_model) is None:  # before connecting: nothing to do without a model
-        raise ConfigError("reembed needs an embedding model (--embedding-model NAME or a local path), not 'none'")
+        raise ConfigError(
+            "reembed needs an embedding model (--embedding-model NAME or a local path), not 'none'"
+        )
     async with open_runtime(settings, bootstrap="schema", embedder=True) as rt:
         assert rt.embedder is not None
         with tqdm(total=0, unit="node", desc="reembed", file=sys.stderr, disable=not progress) as bar:
@@ -51,8 +60,14 @@ async def run_reembed(settings: Settings, *, batch_size: int = 256, progress: bo
                 bar.total = n
                 bar.refresh()
 
-            return await reembed(rt.driver, rt.database, rt.embedder, batch_size=batch_size, on_total=total,
-                                 on_progress=bar.update)
+            return await reembed(
+                rt.driver,
+                rt.database,
+                rt.embedder,
+                batch_size=batch_size,
+                on_total=total,
+                on_progress=bar.update,
+            )
 
 
 async def run_rebuild_fulltext(settings: Settings, *, progress: bool = True) -> dict[str, Any]:
@@ -66,12 +81,21 @@ async def run_rebuild_fulltext(settings: Settings, *, progress: bool = True) -> 
                 bar.n = round(percent, 1)
                 bar.refresh()
 
-            return await rebuild_fulltext(rt.driver, rt.database, settings.fulltext_analyzer, on_progress=shown)
+            return await rebuild_fulltext(
+                rt.driver, rt.database, settings.fulltext_analyzer, on_progress=shown
+            )
 
 
-async def run_maintain(settings: Settings, *, actions: Sequence[str] = ACTIONS, apply: bool = False,
-                       batch_size: int | None = None, progress: bool = True,
-                       min_similarity: float | None = None, clock: Clock | None = None) -> dict[str, Any]:
+async def run_maintain(
+    settings: Settings,
+    *,
+    actions: Sequence[str] = ACTIONS,
+    apply: bool = False,
+    batch_size: int | None = None,
+    progress: bool = True,
+    min_similarity: float | None = None,
+    clock: Clock | None = None,
+) -> dict[str, Any]:
     """``kg-neo4j maintain``: maintain_graph's actions on ``settings.namespace``, a dry run unless
     ``apply``; one progress bar per step on stderr.  Returns the report (``summary`` in words)."""
     from kg_neo4j.store.maintenance import DEFAULT_BATCH_SIZE, MERGE_COSINE
@@ -91,8 +115,12 @@ async def run_maintain(settings: Settings, *, actions: Sequence[str] = ACTIONS, 
     try:
         async with open_runtime(settings, bootstrap="schema", clock=clock) as rt:
             return await rt.maintenance_store().maintain(
-                actions, apply=apply, batch_size=DEFAULT_BATCH_SIZE if batch_size is None else batch_size,
-                progress=bar, min_similarity=MERGE_COSINE if min_similarity is None else min_similarity)
+                actions,
+                apply=apply,
+                batch_size=DEFAULT_BATCH_SIZE if batch_size is None else batch_size,
+                progress=bar,
+                min_similarity=MERGE_COSINE if min_similarity is None else min_similarity,
+            )
     finally:
         for b in bars:
             b.close()

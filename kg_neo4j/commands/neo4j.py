@@ -22,7 +22,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         from kg_neo4j.browser import endpoint
 
         endpoint.ensure_running(local.home, settings.local_guide_port)
-        print(f"Neo4j is running at {local.bolt_uri} (Browser: http://127.0.0.1:{settings.local_http_port}/browser/)")
+        print(
+            f"Neo4j is running at {local.bolt_uri} (Browser: http://127.0.0.1:{settings.local_http_port}/browser/)"
+        )
     elif args.action == "stop":
         from kg_neo4j.browser import endpoint
 

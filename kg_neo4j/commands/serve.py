@@ -46,8 +46,14 @@ async def serve_http(settings: Settings) -> None:
     # Every log line goes to stderr, uvicorn's access log included (its default is stdout).
     log_config = copy.deepcopy(LOGGING_CONFIG)
     log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
-    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level.lower(),
-                            lifespan="on", log_config=log_config)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level.lower(),
+        lifespan="on",
+        log_config=log_config,
+    )
     await uvicorn.Server(config).serve()
 
 
@@ -58,8 +64,9 @@ def check_port_free(host: str, port: int) -> None:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
-        raise SettingError("--host / KG_NEO4J_HOST", repr(host), f"a host name that resolves ({exc})",
-                           from_flag=False) from exc
+        raise SettingError(
+            "--host / KG_NEO4J_HOST", repr(host), f"a host name that resolves ({exc})", from_flag=False
+        ) from exc
     for family, kind, proto, _, addr in infos:
         with socket.socket(family, kind, proto) as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -68,5 +75,6 @@ def check_port_free(host: str, port: int) -> None:
             except OSError as exc:
                 if exc.errno == errno.EADDRNOTAVAIL:
                     continue
-                raise OSError(exc.errno, f"cannot listen on {host}:{port} (--port / KG_NEO4J_PORT): "
-                                         f"{exc.strerror}") from exc
+                raise OSError(
+                    exc.errno, f"cannot listen on {host}:{port} (--port / KG_NEO4J_PORT): {exc.strerror}"
+                ) from exc

@@ -20,16 +20,32 @@ log = logging.getLogger("kg_neo4j.skills")
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    report = asyncio.run(run_import_skills(settings, args.directory, knowledge_type=args.knowledge_type,
-                                           trust=args.trust, category=args.category,
-                                           batch_size=args.batch_size, progress=args.progress))
+    report = asyncio.run(
+        run_import_skills(
+            settings,
+            args.directory,
+            knowledge_type=args.knowledge_type,
+            trust=args.trust,
+            category=args.category,
+            batch_size=args.batch_size,
+            progress=args.progress,
+        )
+    )
     print(json.dumps(report, indent=2, ensure_ascii=False, default=str))
     return 0 if not report.get("rejected") else 1
 
 
-async def run_import_skills(settings: Settings, directory: Path | str, *, knowledge_type: str | None = None,
-                            trust: str = "pattern", category: str = "creative", batch_size: int = 200,
-                            progress: bool = True, clock: Clock | None = None) -> dict[str, Any]:
+async def run_import_skills(
+    settings: Settings,
+    directory: Path | str,
+    *,
+    knowledge_type: str | None = None,
+    trust: str = "pattern",
+    category: str = "creative",
+    batch_size: int = 200,
+    progress: bool = True,
+    clock: Clock | None = None,
+) -> dict[str, Any]:
     """``kg-neo4j import-skills DIR``: import the skill files under ``directory`` into
     ``settings.namespace`` as knowledge (embedded with the configured model); returns the
     report the CLI prints: ``{directory, namespace, files, sections, stored, skipped,
@@ -41,14 +57,28 @@ async def run_import_skills(settings: Settings, directory: Path | str, *, knowle
     started = time.monotonic()
     check_import_labels(knowledge_type, trust, category)
     if not 1 <= batch_size <= settings.max_batch_items:
-        raise ValidationError(f"batch size must be between 1 and {settings.max_batch_items}", field="batch_size")
+        raise ValidationError(
+            f"batch size must be between 1 and {settings.max_batch_items}", field="batch_size"
+        )
     skills_root(directory)
     async with open_runtime(settings, bootstrap="full", embedder=True, clock=clock or SystemClock()) as rt:
-        report = await import_skill_tree(KnowledgeStore(rt.graph_store()), Path(directory),
-                                         knowledge_type=knowledge_type, trust=trust, category=category,
-                                         batch_size=batch_size, progress=progress)
+        report = await import_skill_tree(
+            KnowledgeStore(rt.graph_store()),
+            Path(directory),
+            knowledge_type=knowledge_type,
+            trust=trust,
+            category=category,
+            batch_size=batch_size,
+            progress=progress,
+        )
     report["seconds"] = round(time.monotonic() - started, 3)
-    log.info("import-skills %s: %d files, %d sections, %d stored, %d skipped, %d files rejected",
-             report["directory"], report["files"], report["sections"], report["stored"], report["skipped"],
-             report["rejected"])
+    log.info(
+        "import-skills %s: %d files, %d sections, %d stored, %d skipped, %d files rejected",
+        report["directory"],
+        report["files"],
+        report["sections"],
+        report["stored"],
+        report["skipped"],
+        report["rejected"],
+    )
     return report

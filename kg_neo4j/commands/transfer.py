@@ -27,14 +27,22 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         report = asyncio.run(run_export(settings, args.path, fmt=args.fmt, progress=args.progress))
         print(json.dumps(report, indent=2))
         return 0
-    report = asyncio.run(run_import(settings, args.path, fmt=args.fmt, batch_size=args.batch_size,
-                                    progress=args.progress))
+    report = asyncio.run(
+        run_import(settings, args.path, fmt=args.fmt, batch_size=args.batch_size, progress=args.progress)
+    )
     print(json.dumps(report, indent=2))
     return 0 if not report.get("rejected") else 1
 
 
-async def run_import(settings: Settings, path: str | Path, *, fmt: str = "auto", batch_size: int = 1000,
-                     progress: bool = True, clock: Clock | None = None) -> dict[str, Any]:
+async def run_import(
+    settings: Settings,
+    path: str | Path,
+    *,
+    fmt: str = "auto",
+    batch_size: int = 1000,
+    progress: bool = True,
+    clock: Clock | None = None,
+) -> dict[str, Any]:
     """Import ``path`` into ``settings.namespace``; returns the report the CLI prints.  Opens Neo4j
     with the full bootstrap and the configured embedder (imported text is embedded as it is written)."""
     from kg_neo4j.store.embeddings import embed_missing
@@ -45,10 +53,14 @@ async def run_import(settings: Settings, path: str | Path, *, fmt: str = "auto",
     if not p.is_file():
         raise ValidationError(f"{p}: no such file", field="path")
     if fmt != "auto" and fmt not in IMPORT_FORMATS:
-        raise ValidationError(f"unknown import format {fmt!r}; choose auto or one of {', '.join(IMPORT_FORMATS)}",
-                              field="format")
+        raise ValidationError(
+            f"unknown import format {fmt!r}; choose auto or one of {', '.join(IMPORT_FORMATS)}",
+            field="format",
+        )
     if not 1 <= batch_size <= settings.max_batch_items:
-        raise ValidationError(f"batch size must be between 1 and {settings.max_batch_items}", field="batch_size")
+        raise ValidationError(
+            f"batch size must be between 1 and {settings.max_batch_items}", field="batch_size"
+        )
     detected = detect_format(p) if fmt == "auto" else fmt
     report = ImportReport(detected, settings.namespace, str(p))
     async with open_runtime(settings, bootstrap="full", embedder=True, clock=clock or SystemClock()) as rt:
@@ -57,21 +69,33 @@ async def run_import(settings: Settings, path: str | Path, *, fmt: str = "auto",
             # A full export carries no vectors: embed what is missing in this namespace (idempotent).
             await embed_missing(rt.driver, rt.database, rt.embedder, settings.namespace)
     out = report.as_dict(time.monotonic() - started)
-    log.info("import %s: entities %s, relations %s, %d rejected", detected, out["entities"], out["relations"],
-             out["rejected"])
+    log.info(
+        "import %s: entities %s, relations %s, %d rejected",
+        detected,
+        out["entities"],
+        out["relations"],
+        out["rejected"],
+    )
     return out
 
 
-async def run_export(settings: Settings, path: str | Path, *, fmt: str = "jsonl", progress: bool = True,
-                     clock: Clock | None = None) -> dict[str, Any]:
+async def run_export(
+    settings: Settings,
+    path: str | Path,
+    *,
+    fmt: str = "jsonl",
+    progress: bool = True,
+    clock: Clock | None = None,
+) -> dict[str, Any]:
     """Export ``settings.namespace`` to ``path`` (written to a temporary file, then renamed).  Opens
     Neo4j with the schema bootstrap only and no embedder (an export carries no vectors)."""
     from kg_neo4j.transfer.export import EXPORTERS
 
     started = time.monotonic()
     if fmt not in EXPORTERS:
-        raise ValidationError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}",
-                              field="format")
+        raise ValidationError(
+            f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}", field="format"
+        )
     target = Path(path)
     if target.is_dir():
         raise ValidationError(f"{target} is a directory; give a file path", field="path")
@@ -86,5 +110,10 @@ async def run_export(settings: Settings, path: str | Path, *, fmt: str = "jsonl"
             os.replace(tmp, target)
         finally:
             tmp.unlink(missing_ok=True)
-    return {"format": fmt, "path": str(target), "namespace": settings.namespace, **counts,
-            "seconds": round(time.monotonic() - started, 3)}
+    return {
+        "format": fmt,
+        "path": str(target),
+        "namespace": settings.namespace,
+        **counts,
+        "seconds": round(time.monotonic() - started, 3),
+    }

@@ -5,5 +5,12 @@ a lazily loaded encoder on one of two runtimes (numpy, or sentence-transformers 
 from kg_neo4j.embeddings.encoder import RUNTIMES, Embedder, SentenceEmbedder, load_embedder
 from kg_neo4j.embeddings.model_files import DEFAULT_MODEL, ModelInfo, resolve_model
 
-__all__ = ["DEFAULT_MODEL", "RUNTIMES", "Embedder", "ModelInfo", "SentenceEmbedder", "load_embedder",
-           "resolve_model"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "RUNTIMES",
+    "Embedder",
+    "ModelInfo",
+    "SentenceEmbedder",
+    "load_embedder",
+    "resolve_model",
+]

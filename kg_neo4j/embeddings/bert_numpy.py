@@ -72,13 +72,20 @@ class _Layer:
 
     def __init__(self, t: dict[str, F32], p: str, scale: np.float32) -> None:
         q_w, q_b = t[f"{p}attention.self.query.weight"] * scale, t[f"{p}attention.self.query.bias"] * scale
-        self.qkv_w = np.ascontiguousarray(np.concatenate(
-            [q_w, t[f"{p}attention.self.key.weight"], t[f"{p}attention.self.value.weight"]], axis=0).T)
-        self.qkv_b = np.concatenate([q_b, t[f"{p}attention.self.key.bias"], t[f"{p}attention.self.value.bias"]])
+        self.qkv_w = np.ascontiguousarray(
+            np.concatenate(
+                [q_w, t[f"{p}attention.self.key.weight"], t[f"{p}attention.self.value.weight"]], axis=0
+            ).T
+        )
+        self.qkv_b = np.concatenate(
+            [q_b, t[f"{p}attention.self.key.bias"], t[f"{p}attention.self.value.bias"]]
+        )
         self.out_w = np.ascontiguousarray(t[f"{p}attention.output.dense.weight"].T)
         self.out_b = np.array(t[f"{p}attention.output.dense.bias"])
-        self.ln1 = (np.array(t[f"{p}attention.output.LayerNorm.weight"]),
-                    np.array(t[f"{p}attention.output.LayerNorm.bias"]))
+        self.ln1 = (
+            np.array(t[f"{p}attention.output.LayerNorm.weight"]),
+            np.array(t[f"{p}attention.output.LayerNorm.bias"]),
+        )
         self.up_w = np.ascontiguousarray(t[f"{p}intermediate.dense.weight"].T)
         self.up_b = np.array(t[f"{p}intermediate.dense.bias"])
         self.down_w = np.ascontiguousarray(t[f"{p}output.dense.weight"].T)
@@ -98,18 +105,24 @@ class NumpyBert:
             raise Unsupported(f"the weights lack {len(missing)} tensor(s), e.g. {missing[0]!r}")
         for name in weight_names(cfg):
             if tensors[name].dtype != np.float32:
-                raise Unsupported(f"tensor {name!r} is {tensors[name].dtype}; the numpy runtime reads float32 only")
+                raise Unsupported(
+                    f"tensor {name!r} is {tensors[name].dtype}; the numpy runtime reads float32 only"
+                )
         self.cfg = cfg
         self.head_dim = cfg.hidden // cfg.heads
         scale = np.float32(1.0 / math.sqrt(self.head_dim))
         self.words = tensors["embeddings.word_embeddings.weight"]
         self.positions = np.array(tensors["embeddings.position_embeddings.weight"])
         self.types = np.array(tensors["embeddings.token_type_embeddings.weight"])
-        self.ln0 = (np.array(tensors["embeddings.LayerNorm.weight"]), np.array(tensors["embeddings.LayerNorm.bias"]))
+        self.ln0 = (
+            np.array(tensors["embeddings.LayerNorm.weight"]),
+            np.array(tensors["embeddings.LayerNorm.bias"]),
+        )
         self.layers = [_Layer(tensors, f"encoder.layer.{i}.", scale) for i in range(cfg.layers)]
 
-    def mean_pooled(self, ids: npt.NDArray[np.int64], type_ids: npt.NDArray[np.int64],
-                    mask: npt.NDArray[np.int64]) -> F32:
+    def mean_pooled(
+        self, ids: npt.NDArray[np.int64], type_ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]
+    ) -> F32:
         """(batch, hidden) means of the last hidden state over tokens with ``mask`` 1, as
         sentence-transformers' mean pooling computes them.  Callers keep batch x length to a few
         thousand tokens (cache-sized intermediates; see numpy_encoder.MAX_TOKENS)."""
@@ -118,7 +131,11 @@ class NumpyBert:
         x = self.words[ids] + self.positions[:length][None, :, :] + self.types[type_ids]
         x = _layer_norm(x.reshape(batch * length, h), *self.ln0, eps)
         padded = not bool(mask.all())
-        bias = np.where(mask[:, None, None, :] > 0, np.float32(0.0), _MASKED).astype(np.float32) if padded else None
+        bias = (
+            np.where(mask[:, None, None, :] > 0, np.float32(0.0), _MASKED).astype(np.float32)
+            if padded
+            else None
+        )
         for layer in self.layers:
             qkv = x @ layer.qkv_w
             qkv += layer.qkv_b

@@ -55,17 +55,22 @@ def _plan_numpy(info: ModelInfo, runtime: str, device: str) -> ModelPlan | None:
         if runtime == "numpy":
             raise ConfigError(
                 f"embedding runtime 'numpy' cannot run the model {info.name!r} at {info.path}: {exc}; "
-                "use embedding runtime 'auto' or 'sentence-transformers'") from exc
-        log.info("embedding model %s runs on sentence-transformers: the numpy runtime cannot run it (%s)",
-                 info.name, exc)
+                "use embedding runtime 'auto' or 'sentence-transformers'"
+            ) from exc
+        log.info(
+            "embedding model %s runs on sentence-transformers: the numpy runtime cannot run it (%s)",
+            info.name,
+            exc,
+        )
         return None
 
 
 class SentenceEmbedder:
     """A sentence-transformers model from a local directory, L2-normalised output."""
 
-    def __init__(self, info: ModelInfo, *, batch_size: int = 64, device: str = "cpu",
-                 runtime: str = "auto") -> None:
+    def __init__(
+        self, info: ModelInfo, *, batch_size: int = 64, device: str = "cpu", runtime: str = "auto"
+    ) -> None:
         if runtime not in RUNTIMES:
             raise ConfigError(f"embedding runtime must be one of {', '.join(RUNTIMES)}; got {runtime!r}")
         self.info = info
@@ -94,8 +99,13 @@ class SentenceEmbedder:
         try:
             plan = self._plan
             self._model = self._load_numpy(plan) if plan is not None else self._load_sentence_transformers()
-            log.info("embedding model %s loaded with the %s runtime in %.2f s (%d dimensions)",
-                     self.name, self.runtime, time.perf_counter() - started, self.dimension)
+            log.info(
+                "embedding model %s loaded with the %s runtime in %.2f s (%d dimensions)",
+                self.name,
+                self.runtime,
+                time.perf_counter() - started,
+                self.dimension,
+            )
         except BaseException as exc:  # noqa: BLE001 - reported to callers
             self._error = exc
             log.error("embedding model %s failed to load: %s", self.name, exc)
@@ -107,8 +117,10 @@ class SentenceEmbedder:
 
         model = NumpyEncoder(plan)
         if model.dimension != self.dimension:
-            raise ConfigError(f"model at {self.info.path} produces {model.dimension} dimensions, "
-                              f"its files say {self.dimension}")
+            raise ConfigError(
+                f"model at {self.info.path} produces {model.dimension} dimensions, "
+                f"its files say {self.dimension}"
+            )
         return model
 
     def _load_sentence_transformers(self) -> Any:
@@ -121,7 +133,9 @@ class SentenceEmbedder:
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         got = getter()
         if got != self.dimension:
-            raise ConfigError(f"model at {self.info.path} produces {got} dimensions, its files say {self.dimension}")
+            raise ConfigError(
+                f"model at {self.info.path} produces {got} dimensions, its files say {self.dimension}"
+            )
         return model
 
     def model(self) -> Any:
@@ -139,7 +153,10 @@ class SentenceEmbedder:
             vectors = model.encode(list(texts))
         else:
             vectors = model.encode(
-                list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
                 show_progress_bar=False,
             )
         result: list[list[float]] = vectors.tolist()  # one call: much faster than a tolist() per vector

@@ -66,8 +66,10 @@ def _installed_package_path(spec: str) -> Path | None:
     for candidate in (root, root / "model"):
         if _is_model_dir(candidate):
             return candidate
-    raise ConfigError(f"embedding model {spec!r}: the installed package {module!r} ({root}) carries no "
-                      "sentence-transformers model (no modules.json or config.json in it or in its model/ folder)")
+    raise ConfigError(
+        f"embedding model {spec!r}: the installed package {module!r} ({root}) carries no "
+        "sentence-transformers model (no modules.json or config.json in it or in its model/ folder)"
+    )
 
 
 def _hf_cache_path(spec: str, cache_root: Path) -> Path | None:
@@ -102,7 +104,9 @@ def read_dimension(path: Path) -> int:
         cfg = json.loads((path / "config.json").read_text())
         dim = cfg.get("hidden_size") or cfg.get("d_model") or cfg.get("dim")
     if not dim:
-        raise ConfigError(f"cannot tell the embedding dimension of the model at {path} (no modules.json/config.json)")
+        raise ConfigError(
+            f"cannot tell the embedding dimension of the model at {path} (no modules.json/config.json)"
+        )
     return int(dim)
 
 

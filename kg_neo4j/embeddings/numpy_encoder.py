@@ -59,13 +59,14 @@ class NumpyEncoder:
         self.plan = plan
         self.dimension = plan.config.hidden
         tensors = safetensors_file.load(plan.weights, [plan.prefix + n for n in weight_names(plan.config)])
-        self.model = NumpyBert(plan.config, {n[len(plan.prefix):]: t for n, t in tensors.items()})
+        self.model = NumpyBert(plan.config, {n[len(plan.prefix) :]: t for n, t in tensors.items()})
         self.tokenizer = Tokenizer.from_file(str(plan.transformer_dir / "tokenizer.json"))
         # tokenizer.json may carry its own fixed padding/truncation; sentence-transformers pads to the
         # longest text of a batch and truncates at max_seq_length.  We pad ourselves, per pass.
         self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(max_length=plan.max_seq_length, strategy="longest_first",
-                                         direction="right", stride=0)
+        self.tokenizer.enable_truncation(
+            max_length=plan.max_seq_length, strategy="longest_first", direction="right", stride=0
+        )
         wanted = workers if workers is not None else min(MAX_WORKERS, _usable_cpus())
         # With a BLAS we cannot make single-threaded, let it thread alone (no oversubscription).
         self.workers = max(1, wanted) if _single_threaded_blas() else 1
@@ -91,8 +92,11 @@ class NumpyEncoder:
         start = 0
         while start < len(order):
             stop = start + 1
-            while (stop < len(order) and stop - start < MAX_BATCH
-                   and (stop - start + 1) * lengths[order[stop]] <= MAX_TOKENS):
+            while (
+                stop < len(order)
+                and stop - start < MAX_BATCH
+                and (stop - start + 1) * lengths[order[stop]] <= MAX_TOKENS
+            ):
                 stop += 1
             passes.append(order[start:stop])
             start = stop

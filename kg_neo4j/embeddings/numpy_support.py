@@ -54,10 +54,14 @@ def read_config(model_dir: Path) -> BertConfig:
             raise Unsupported(f"config.json {key} is {got!r}; the numpy runtime computes only {allowed!r}")
     try:
         shape = BertConfig(
-            hidden=int(cfg["hidden_size"]), heads=int(cfg["num_attention_heads"]),
-            layers=int(cfg["num_hidden_layers"]), intermediate=int(cfg["intermediate_size"]),
-            eps=float(cfg.get("layer_norm_eps", 1e-12)), max_positions=int(cfg["max_position_embeddings"]),
-            type_vocab=int(cfg.get("type_vocab_size", 2)), vocab=int(cfg["vocab_size"]),
+            hidden=int(cfg["hidden_size"]),
+            heads=int(cfg["num_attention_heads"]),
+            layers=int(cfg["num_hidden_layers"]),
+            intermediate=int(cfg["intermediate_size"]),
+            eps=float(cfg.get("layer_norm_eps", 1e-12)),
+            max_positions=int(cfg["max_position_embeddings"]),
+            type_vocab=int(cfg.get("type_vocab_size", 2)),
+            vocab=int(cfg["vocab_size"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise Unsupported(f"config.json lacks a usable {exc}") from exc
@@ -68,12 +72,23 @@ def read_config(model_dir: Path) -> BertConfig:
 
 def weight_names(cfg: BertConfig) -> list[str]:
     """Every tensor the forward pass reads (without the optional ``bert.`` prefix)."""
-    names = ["embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
-             "embeddings.token_type_embeddings.weight", "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias"]
+    names = [
+        "embeddings.word_embeddings.weight",
+        "embeddings.position_embeddings.weight",
+        "embeddings.token_type_embeddings.weight",
+        "embeddings.LayerNorm.weight",
+        "embeddings.LayerNorm.bias",
+    ]
     for i in range(cfg.layers):
         p = f"encoder.layer.{i}."
-        for part in ("attention.self.query", "attention.self.key", "attention.self.value",
-                     "attention.output.dense", "intermediate.dense", "output.dense"):
+        for part in (
+            "attention.self.query",
+            "attention.self.key",
+            "attention.self.value",
+            "attention.output.dense",
+            "intermediate.dense",
+            "output.dense",
+        ):
             names += [f"{p}{part}.weight", f"{p}{part}.bias"]
         for norm in ("attention.output.LayerNorm", "output.LayerNorm"):
             names += [f"{p}{norm}.weight", f"{p}{norm}.bias"]
@@ -83,12 +98,24 @@ def weight_names(cfg: BertConfig) -> list[str]:
 _ST_MODULE = "sentence_transformers."
 #: sentence_bert_config.json keys this runtime honours (do_lower_case only when false).
 _TRANSFORMER_KEYS = {"max_seq_length", "do_lower_case"}
-_POOLING_OFF = ("pooling_mode_cls_token", "pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens",
-                "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken")
-_POOLING_KEYS = {"word_embedding_dimension", "embedding_dimension", "pooling_mode", "pooling_mode_mean_tokens",
-                 "include_prompt", *_POOLING_OFF}
+_POOLING_OFF = (
+    "pooling_mode_cls_token",
+    "pooling_mode_max_tokens",
+    "pooling_mode_mean_sqrt_len_tokens",
+    "pooling_mode_weightedmean_tokens",
+    "pooling_mode_lasttoken",
+)
+_POOLING_KEYS = {
+    "word_embedding_dimension",
+    "embedding_dimension",
+    "pooling_mode",
+    "pooling_mode_mean_tokens",
+    "include_prompt",
+    *_POOLING_OFF,
+}
 #: config_sentence_transformers.json keys that do not change what encode() computes without a prompt.
 _ST_CONFIG_KEYS = {"__version__", "prompts", "default_prompt_name", "similarity_fn_name", "model_type"}
+
 
 @dataclass(frozen=True)
 class ModelPlan:
@@ -132,8 +159,12 @@ def _check_tokenizer(tdir: Path) -> None:
     tok = _json(tdir / "tokenizer.json") if (tdir / "tokenizer.json").is_file() else None
     if tok is None:
         raise Unsupported("no tokenizer.json (the fast tokenizer)")
-    kinds = {"model": ("WordPiece",), "normalizer": ("BertNormalizer",), "pre_tokenizer": ("BertPreTokenizer",),
-             "post_processor": ("TemplateProcessing", "BertProcessing")}
+    kinds = {
+        "model": ("WordPiece",),
+        "normalizer": ("BertNormalizer",),
+        "pre_tokenizer": ("BertPreTokenizer",),
+        "post_processor": ("TemplateProcessing", "BertProcessing"),
+    }
     for part, allowed in kinds.items():
         got = (tok.get(part) or {}).get("type")
         if got not in allowed:
@@ -158,7 +189,9 @@ def check_model(model_dir: Path) -> ModelPlan:
         raise Unsupported(f"modules are {kinds}; the numpy runtime runs Transformer, Pooling[, Normalize]")
     tdir = (model_dir / modules[0].get("path", "")).resolve()
     config = read_config(tdir)
-    st_conf = _json(tdir / "sentence_bert_config.json") if (tdir / "sentence_bert_config.json").is_file() else {}
+    st_conf = (
+        _json(tdir / "sentence_bert_config.json") if (tdir / "sentence_bert_config.json").is_file() else {}
+    )
     if set(st_conf) - _TRANSFORMER_KEYS or st_conf.get("do_lower_case", False):
         raise Unsupported(f"sentence_bert_config.json {st_conf} asks for more than max_seq_length")
     max_len = int(st_conf.get("max_seq_length") or 0)
@@ -182,5 +215,3 @@ def check_model(model_dir: Path) -> ModelPlan:
         if all(header.get(prefix + n, {}).get("dtype") == "F32" for n in needed):
             return ModelPlan(tdir, config, max_len, weights, prefix)
     raise Unsupported("model.safetensors lacks float32 BERT tensors under the expected names")
-
-

@@ -18,8 +18,17 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 #: safetensors dtype -> numpy dtype string (little-endian)
-_DTYPES = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
-           "U8": "u1", "BOOL": "?"}
+_DTYPES = {
+    "F32": "<f4",
+    "F16": "<f2",
+    "F64": "<f8",
+    "I64": "<i8",
+    "I32": "<i4",
+    "I16": "<i2",
+    "I8": "i1",
+    "U8": "u1",
+    "BOOL": "?",
+}
 
 #: A header larger than this is not a model we read (the format's own limit is 100 MB).
 _MAX_HEADER = 100 * 1024 * 1024
@@ -60,7 +69,9 @@ def load(path: Path, names: list[str] | None = None) -> dict[str, npt.NDArray[An
             raise SafetensorsError(f"{path}: no tensor {name!r}")
         code = _DTYPES.get(entry.get("dtype", ""))
         if code is None:
-            raise SafetensorsError(f"{path}: tensor {name!r} has dtype {entry.get('dtype')!r}, not one numpy reads")
+            raise SafetensorsError(
+                f"{path}: tensor {name!r} has dtype {entry.get('dtype')!r}, not one numpy reads"
+            )
         dtype = np.dtype(code)
         start, end = (int(v) for v in entry["data_offsets"])
         shape = tuple(int(d) for d in entry["shape"])

@@ -69,9 +69,18 @@ async def _answer(name: str, ctx: HookContext) -> Answer:
     return await auto_capture(ctx)
 
 
-async def run_hook(name: str, payload: dict[str, Any], settings: Settings, *, clock: Clock | None = None,
-                   driver: Any = None, time_budget: float | None = None, sweep_budget: float = SWEEP_BUDGET,
-                   config: HookConfig | None = None, emit: Callable[[str], None] | None = None) -> str:
+async def run_hook(
+    name: str,
+    payload: dict[str, Any],
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    driver: Any = None,
+    time_budget: float | None = None,
+    sweep_budget: float = SWEEP_BUDGET,
+    config: HookConfig | None = None,
+    emit: Callable[[str], None] | None = None,
+) -> str:
     """The text hook ``name`` prints for ``payload``: handed to ``emit`` first, then the hook's
     after-work runs (within AFTER_BUDGET), then it is returned.  Opens and closes its own driver
     unless given one; past ``time_budget`` (default 1 s, session-start 0.8 s; + 0.2 s) it raises TimeoutError."""
@@ -95,9 +104,18 @@ async def run_hook(name: str, payload: dict[str, Any], settings: Settings, *, cl
         ctx.database = conn.database
         return made
 
-    ctx = HookContext(connect, database=settings.neo4j_database, namespace=settings.namespace, budget=settings.hook_budget_chars,
-                      config=config, payload=payload, deadline=deadline, sweep_budget=sweep_budget,
-                      auth_token=settings.auth_token, **({"clock": clock} if clock else {}))
+    ctx = HookContext(
+        connect,
+        database=settings.neo4j_database,
+        namespace=settings.namespace,
+        budget=settings.hook_budget_chars,
+        config=config,
+        payload=payload,
+        deadline=deadline,
+        sweep_budget=sweep_budget,
+        auth_token=settings.auth_token,
+        **({"clock": clock} if clock else {}),
+    )
     try:
         answer = await asyncio.wait_for(_answer(name, ctx), timeout=time_budget + 0.2)
         if emit is not None and answer.text:

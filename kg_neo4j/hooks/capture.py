@@ -43,8 +43,11 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # blocks: text, tool_use, tool_result, thinking, ...
-        return "\n".join(b["text"] for b in content
-                         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+        return "\n".join(
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
     return ""
 
 
@@ -81,25 +84,44 @@ def _store_call(kind: str, msg: Message, session: str) -> str:
     quote = clip(msg.text, QUOTE_CHARS)
     name = clip(" ".join(msg.text.split()[:NAME_WORDS]), 80)
     if msg.role == "assistant":  # the agent's own decision: an inference, no quote
-        args: dict[str, Any] = {"name": name, "content": quote, "type": "insight", "trust": "inference",
-                                "source": "auto-capture"}
+        args: dict[str, Any] = {
+            "name": name,
+            "content": quote,
+            "type": "insight",
+            "trust": "inference",
+            "source": "auto-capture",
+        }
     else:
-        args = {"name": name, "content": quote, "type": "insight" if kind == "decision" else "rule",
-                "trust": "principle", "quote": quote, "source": "auto-capture"}
+        args = {
+            "name": name,
+            "content": quote,
+            "type": "insight" if kind == "decision" else "rule",
+            "trust": "principle",
+            "quote": quote,
+            "source": "auto-capture",
+        }
     if session:
         args["sessionId"] = session
-    what = {"remember": "The user asked you to remember", "correction": "The user corrected you",
-            "decision": "A decision with its reason"}[kind]
+    what = {
+        "remember": "The user asked you to remember",
+        "correction": "The user corrected you",
+        "decision": "A decision with its reason",
+    }[kind]
     return f'{what}: "{quote}" -> store_knowledge {json.dumps(args, ensure_ascii=False)}'
 
 
 def instructions(found: list[tuple[str, Message]], session: str) -> str:
-    steps = [f"{i}. {_store_call(kind, msg, session)}" for i, (kind, msg) in enumerate(found[:MAX_CAPTURES], 1)]
-    return ("kg-neo4j auto-capture: this conversation taught something worth keeping. Before you stop, store it "
-            "with the kg-neo4j MCP tools (give each a short precise name and restate the content as a rule; skip "
-            "what search_memory shows is stored already):\n" + "\n".join(steps)
-            + "\nFor a correction, also update_knowledge or forget_knowledge the knowledge it contradicts. "
-            "Connect related knowledge with connect_knowledge. Then finish.")
+    steps = [
+        f"{i}. {_store_call(kind, msg, session)}" for i, (kind, msg) in enumerate(found[:MAX_CAPTURES], 1)
+    ]
+    return (
+        "kg-neo4j auto-capture: this conversation taught something worth keeping. Before you stop, store it "
+        "with the kg-neo4j MCP tools (give each a short precise name and restate the content as a rule; skip "
+        "what search_memory shows is stored already):\n"
+        + "\n".join(steps)
+        + "\nFor a correction, also update_knowledge or forget_knowledge the knowledge it contradicts. "
+        "Connect related knowledge with connect_knowledge. Then finish."
+    )
 
 
 def _learning(messages: list[Message]) -> list[tuple[str, Message]]:
@@ -132,7 +154,7 @@ async def auto_capture(ctx: HookContext) -> Answer:
         for turn in data["turns"]:
             if turn.get("graded") or turn.get("prompt") not in keys:
                 continue
-            later = prompts[len(keys) - keys[::-1].index(turn["prompt"]):]
+            later = prompts[len(keys) - keys[::-1].index(turn["prompt"]) :]
             if not later:
                 continue  # the user has not answered yet
             if any(is_correction(p) for p in later):
@@ -142,7 +164,7 @@ async def auto_capture(ctx: HookContext) -> Answer:
             applied += turn.get("names") or []
         seen = data.get("captured")
         ids = [m.uuid for m in messages]
-        new = messages[ids.index(seen) + 1:] if seen in ids else messages
+        new = messages[ids.index(seen) + 1 :] if seen in ids else messages
         if messages:
             data["captured"] = messages[-1].uuid
         return list(dict.fromkeys(applied)), new

@@ -45,9 +45,16 @@ def clip(text: str, n: int) -> str:
 def line(rec: dict[str, Any], width: int) -> str:
     """One recalled item: ``- [type · trust · level N] name: content (expert: "quote")``."""
     if rec.get("knowledge"):
-        tags = [t for t in (rec.get("type"), rec.get("trust"),
-                            "fundamental" if rec.get("category") == "fundamental" else None,
-                            f"level {rec['level']}" if rec.get("level") is not None else None) if t]
+        tags = [
+            t
+            for t in (
+                rec.get("type"),
+                rec.get("trust"),
+                "fundamental" if rec.get("category") == "fundamental" else None,
+                f"level {rec['level']}" if rec.get("level") is not None else None,
+            )
+            if t
+        ]
         text = f"- [{' · '.join(str(t) for t in tags)}] {rec['name']}: {rec.get('content') or ''}"
         if rec.get("quote"):
             text += f' (expert: "{rec["quote"]}")'

@@ -25,7 +25,9 @@ class HookConfig:
 def hook_config(settings: Settings) -> HookConfig:
     """The hook settings of ``settings`` (environment variables, checked by :class:`Settings`)."""
     return HookConfig(
-        hook_state_dir=settings.hook_state_dir.expanduser() if settings.hook_state_dir else settings.home / "hooks",
+        hook_state_dir=settings.hook_state_dir.expanduser()
+        if settings.hook_state_dir
+        else settings.home / "hooks",
         hook_corrections=settings.hook_corrections,
         hook_guard_tools=tuple(settings.hook_guard_tools),
         hook_search_url=settings.hook_search_url,

@@ -54,7 +54,9 @@ class HookContext:
     def ms(self) -> Any:
         from kg_neo4j.store.maintenance import MaintenanceStore
 
-        return MaintenanceStore(self.driver, database=self.database, namespace=self.namespace, clock=self.clock)
+        return MaintenanceStore(
+            self.driver, database=self.database, namespace=self.namespace, clock=self.clock
+        )
 
     def left(self) -> float:
         return self.deadline - time.monotonic()

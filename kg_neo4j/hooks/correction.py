@@ -31,10 +31,13 @@ async def correction(ctx: HookContext) -> Answer:
     names: list[str] = ctx.state.update(ctx.session_id, grade)
     if not names:
         return Answer()
-    text = clip("kg-neo4j: the user is correcting you. The knowledge recalled for your previous answer was marked "
-                f"corrected (grade 1): {', '.join(names)}. If the correction teaches a rule, store it with "
-                "store_knowledge (trust principle, the user's words as quote) and update_knowledge or "
-                "forget_knowledge what it contradicts.", ctx.budget)
+    text = clip(
+        "kg-neo4j: the user is correcting you. The knowledge recalled for your previous answer was marked "
+        f"corrected (grade 1): {', '.join(names)}. If the correction teaches a rule, store it with "
+        "store_knowledge (trust principle, the user's words as quote) and update_knowledge or "
+        "forget_knowledge what it contradicts.",
+        ctx.budget,
+    )
 
     async def after() -> None:
         await ctx.record(names, int(AccessGrade.CORRECTED))

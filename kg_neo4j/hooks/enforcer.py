@@ -17,15 +17,34 @@ from kg_neo4j.hooks.common import clip, text_of
 from kg_neo4j.hooks.context import Answer, HookContext
 
 #: Tools that read memory: never denied (a guard on ``*`` must not block the search it asks for).
-MEMORY_READS = frozenset({"search_memory", "search_nodes", "open_nodes", "read_graph", "list_knowledge",
-                          "recall_experience", "traverse_graph", "memory_stats"})
+MEMORY_READS = frozenset(
+    {
+        "search_memory",
+        "search_nodes",
+        "open_nodes",
+        "read_graph",
+        "list_knowledge",
+        "recall_experience",
+        "traverse_graph",
+        "memory_stats",
+    }
+)
 QUERY_CHARS = 200
 
 
 def _suggested_query(tool: str, tool_input: Any) -> str:
     """What to search for: the file, command or description the tool is about to act on."""
     if isinstance(tool_input, dict):
-        for key in ("description", "file_path", "notebook_path", "path", "command", "pattern", "url", "prompt"):
+        for key in (
+            "description",
+            "file_path",
+            "notebook_path",
+            "path",
+            "command",
+            "pattern",
+            "url",
+            "prompt",
+        ):
             value = tool_input.get(key)
             if isinstance(value, str) and value.strip():
                 return clip(value, QUERY_CHARS)
@@ -42,8 +61,19 @@ async def search_enforcer(ctx: HookContext) -> Answer:
     if ctx.state.searched(ctx.session_id):
         return Answer()
     query = _suggested_query(tool, ctx.payload.get("tool_input"))
-    reason = (f"kg-neo4j: search the memory before using {tool} in this session. Call the search_memory tool with "
-              f"{json.dumps({'query': query})} (or your own words for what you are about to do), apply what it "
-              "returns, then retry.")
-    return Answer(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                                     "permissionDecisionReason": reason}}))
+    reason = (
+        f"kg-neo4j: search the memory before using {tool} in this session. Call the search_memory tool with "
+        f"{json.dumps({'query': query})} (or your own words for what you are about to do), apply what it "
+        "returns, then retry."
+    )
+    return Answer(
+        json.dumps(
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": reason,
+                }
+            }
+        )
+    )

@@ -34,8 +34,10 @@ SEMANTIC_LIMIT = 5
 #: Reciprocal rank fusion constant (score = sum of 1 / (RRF_K + rank)).
 RRF_K = 60
 CORE_LIMIT = 200
-HEADER = ("Relevant knowledge from memory (kg-neo4j; trust: principle = the expert's, pattern = observed, "
-          "inference = your own idea):")
+HEADER = (
+    "Relevant knowledge from memory (kg-neo4j; trust: principle = the expert's, pattern = observed, "
+    "inference = your own idea):"
+)
 
 
 def fuse(keyword: list[str], meaning: list[str], knowledge: set[str]) -> list[str]:
@@ -63,11 +65,23 @@ async def _by_keywords(ctx: HookContext, query: str) -> list[dict[str, Any]]:
     rule as search_memory's starved channels; docs/hooks.md "recall")."""
     k = RECALL_K
     while True:
-        rec = (await ctx.read("hook_recall", fulltext=query, k=k, limit=RECALL_LIMIT,
-                              knowledge_boost=KNOWLEDGE_BOOST, observations=RECALL_OBSERVATIONS))[0]
+        rec = (
+            await ctx.read(
+                "hook_recall",
+                fulltext=query,
+                k=k,
+                limit=RECALL_LIMIT,
+                knowledge_boost=KNOWLEDGE_BOOST,
+                observations=RECALL_OBSERVATIONS,
+            )
+        )[0]
         rows: list[dict[str, Any]] = rec["lines"]
-        if (rec["raw_count"] < k or len(rows) >= RECALL_LIMIT or k >= RECALL_K_MAX
-                or ctx.left() < ROUND_RESERVE):
+        if (
+            rec["raw_count"] < k
+            or len(rows) >= RECALL_LIMIT
+            or k >= RECALL_K_MAX
+            or ctx.left() < ROUND_RESERVE
+        ):
             return rows
         k = min(k * RECALL_GROWTH, RECALL_K_MAX)
         log.debug("recall: the fulltext page was other namespaces' (%d own); asking for %d", len(rows), k)
@@ -78,8 +92,11 @@ async def recall(ctx: HookContext) -> Answer:
 
     prompt = text_of(ctx.payload, "prompt")
     query = fulltext_query(prompt)
-    meaning = (asyncio.ensure_future(_by_meaning(ctx, prompt))
-               if ctx.config.hook_search_url and prompt.strip() else None)
+    meaning = (
+        asyncio.ensure_future(_by_meaning(ctx, prompt))
+        if ctx.config.hook_search_url and prompt.strip()
+        else None
+    )
     rows = await _by_keywords(ctx, query) if query else []
     found: list[str] = []
     client = None
@@ -95,9 +112,11 @@ async def recall(ctx: HookContext) -> Answer:
         for r in await ctx.read("hook_lines_by_name", names=missing, observations=RECALL_OBSERVATIONS):
             by_name[r["name"]] = r
     knowledge = {n for n, r in by_name.items() if r.get("knowledge")}
-    ranked = [by_name[n] for n in fuse([r["name"] for r in rows], [n for n in found if n in by_name], knowledge)]
+    ranked = [
+        by_name[n] for n in fuse([r["name"] for r in rows], [n for n in found if n in by_name], knowledge)
+    ]
     text = fit(HEADER, [line(r, LINE_CHARS) for r in ranked[:RECALL_LIMIT]], ctx.budget)
-    shown = [r["name"] for r in ranked[:max(0, len(text.splitlines()) - 1)] if r.get("knowledge")]
+    shown = [r["name"] for r in ranked[: max(0, len(text.splitlines()) - 1)] if r.get("knowledge")]
 
     async def after() -> None:
         if ctx.session_id:

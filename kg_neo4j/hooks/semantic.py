@@ -24,7 +24,9 @@ class Client:
         self.session: str | None = None
 
     def _post(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        req = urllib.request.Request(self.url, data=json.dumps(message).encode(), headers=self.headers, method="POST")
+        req = urllib.request.Request(
+            self.url, data=json.dumps(message).encode(), headers=self.headers, method="POST"
+        )
         with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 - a configured http(s) URL
             sid = resp.headers.get("mcp-session-id")
             if sid and not self.session:
@@ -47,17 +49,37 @@ class Client:
         return answer
 
     def open(self) -> None:
-        self._post({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                    "params": {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
-                               "clientInfo": {"name": "kg-neo4j-hook", "version": "1"}}})
+        self._post(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "kg-neo4j-hook", "version": "1"},
+                },
+            }
+        )
         self.headers["MCP-Protocol-Version"] = PROTOCOL_VERSION
         self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def search(self, query: str, limit: int) -> list[str]:
         """The entity names search_memory answers for ``query``, best first."""
-        answer = self._post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                             "params": {"name": "search_memory",
-                                        "arguments": {"query": query[:QUERY_CHARS], "limit": limit}}}) or {}
+        answer = (
+            self._post(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "search_memory",
+                        "arguments": {"query": query[:QUERY_CHARS], "limit": limit},
+                    },
+                }
+            )
+            or {}
+        )
         result = answer.get("result") or {}
         if result.get("isError") or "error" in answer:
             raise ValueError(f"search_memory failed: {answer.get('error') or result.get('content')}")
@@ -73,7 +95,9 @@ class Client:
             pass
 
 
-def search_by_meaning(url: str, token: str | None, query: str, limit: int, timeout: float) -> tuple[list[str], Client]:
+def search_by_meaning(
+    url: str, token: str | None, query: str, limit: int, timeout: float
+) -> tuple[list[str], Client]:
     """Names search_memory finds for ``query`` on the server at ``url``, and the client (to close later)."""
     client = Client(url, token, timeout)
     client.open()

@@ -48,23 +48,44 @@ async def session_start(ctx: HookContext) -> Answer:
         lines.append(f"- cleaned {cleaned} index entries (vectors) left on expired knowledge")
     log.debug("session-start: repairs done, %.3f s left", ctx.left())
     lines += await _edges_and_orphans(ctx)
-    sweep = await ms.decay_sweep(resume=True, batch_size=SWEEP_BATCH, chunk_size=SWEEP_CHUNK, sample=REPORT_LINES,
-                                 deadline=time.monotonic() + min(ctx.sweep_budget, max(0.0, ctx.left() - STEP_RESERVE)))
-    log.debug("session-start: sweep scanned %d (complete %s), %.3f s left", sweep.scanned, sweep.complete, ctx.left())
+    sweep = await ms.decay_sweep(
+        resume=True,
+        batch_size=SWEEP_BATCH,
+        chunk_size=SWEEP_CHUNK,
+        sample=REPORT_LINES,
+        deadline=time.monotonic() + min(ctx.sweep_budget, max(0.0, ctx.left() - STEP_RESERVE)),
+    )
+    log.debug(
+        "session-start: sweep scanned %d (complete %s), %.3f s left",
+        sweep.scanned,
+        sweep.complete,
+        ctx.left(),
+    )
     if sweep.expired:
-        lines.append(f"- decay: {sweep.expired} knowledge nodes expired (unused too long): "
-                     + ", ".join(sweep.expire_names))
+        lines.append(
+            f"- decay: {sweep.expired} knowledge nodes expired (unused too long): "
+            + ", ".join(sweep.expire_names)
+        )
     if sweep.promoted:
-        lines.append(f"- consolidated: {sweep.promoted} knowledge nodes reached a higher level: "
-                     + ", ".join(f"{c['name']} (level {c['to']})" for c in sweep.level_changes))
+        lines.append(
+            f"- consolidated: {sweep.promoted} knowledge nodes reached a higher level: "
+            + ", ".join(f"{c['name']} (level {c['to']})" for c in sweep.level_changes)
+        )
     if sweep.fading:
-        lines.append(f"- fading (retention < {0.3:g}; use or confirm them, or let them go): "
-                     + ", ".join(f"{f['name']} (R {f['retention']:.2f})" for f in sweep.fading_names)
-                     + (f" and {sweep.fading - len(sweep.fading_names)} more"
-                        if sweep.fading > len(sweep.fading_names) else ""))
+        lines.append(
+            f"- fading (retention < {0.3:g}; use or confirm them, or let them go): "
+            + ", ".join(f"{f['name']} (R {f['retention']:.2f})" for f in sweep.fading_names)
+            + (
+                f" and {sweep.fading - len(sweep.fading_names)} more"
+                if sweep.fading > len(sweep.fading_names)
+                else ""
+            )
+        )
     if not sweep.complete:
-        lines.append("- the decay sweep stopped at its time budget; the next session continues it "
-                     "(or run `kg-neo4j maintain --actions prune --apply`)")
+        lines.append(
+            "- the decay sweep stopped at its time budget; the next session continues it "
+            "(or run `kg-neo4j maintain --actions prune --apply`)"
+        )
     if ctx.left() > STEP_RESERVE:
         lines += await _duplicates(ctx)
     gone = ctx.state.prune()
@@ -72,8 +93,9 @@ async def session_start(ctx: HookContext) -> Answer:
     count = await ms.count_knowledge()
     if not count and not lines:
         return Answer()
-    header = (f"Knowledge graph memory (kg-neo4j, namespace '{ctx.namespace}'): {count} knowledge nodes."
-              + (" Session-start maintenance:" if lines else ""))
+    header = f"Knowledge graph memory (kg-neo4j, namespace '{ctx.namespace}'): {count} knowledge nodes." + (
+        " Session-start maintenance:" if lines else ""
+    )
     return Answer(fit(header, [clip(x, LINE_CHARS) for x in lines], ctx.budget) or clip(header, ctx.budget))
 
 
@@ -89,23 +111,43 @@ async def _edges_and_orphans(ctx: HookContext) -> list[str]:
     lines = []
     weak = await ctx.ms.close_edges("weak", apply=True, batch_size=SWEEP_BATCH, sample=REPORT_LINES)
     if weak.get("closed"):
-        lines.append(f"- closed {weak['closed']} weak edges (weight < {WEAK_EDGE_WEIGHT:g}): "
-                     + ", ".join(_edge(e) for e in weak["edges"]))
+        lines.append(
+            f"- closed {weak['closed']} weak edges (weight < {WEAK_EDGE_WEIGHT:g}): "
+            + ", ".join(_edge(e) for e in weak["edges"])
+        )
     found = await ctx.ms.findings(orphans=True, sample=REPORT_LINES)
     orphans = found["orphans"]
     if orphans["count"] > ORPHAN_WARN:
-        lines.append(f"- warning: {orphans['count']} knowledge nodes have no relationship (orphans; connect them "
-                     "with connect_knowledge): " + ", ".join(orphans["names"])
-                     + (f" and {orphans['count'] - len(orphans['names'])} more"
-                        if orphans["count"] > len(orphans["names"]) else ""))
+        lines.append(
+            f"- warning: {orphans['count']} knowledge nodes have no relationship (orphans; connect them "
+            "with connect_knowledge): "
+            + ", ".join(orphans["names"])
+            + (
+                f" and {orphans['count'] - len(orphans['names'])} more"
+                if orphans["count"] > len(orphans["names"])
+                else ""
+            )
+        )
     elif orphans["count"]:
         lines.append(f"- {orphans['count']} orphan knowledge nodes: " + ", ".join(orphans["names"]))
-    recent = (await ctx.read("hook_recent_edges", types=SEMANTIC_TYPES, since=ctx.clock.now() - RECENT_EDGES,
-                             sample=REPORT_LINES))[0]
+    recent = (
+        await ctx.read(
+            "hook_recent_edges",
+            types=SEMANTIC_TYPES,
+            since=ctx.clock.now() - RECENT_EDGES,
+            sample=REPORT_LINES,
+        )
+    )[0]
     if recent["total"]:
-        lines.append(f"- review the {recent['total']} edges created in the last 24 hours (are they right?): " + "; ".join(_edge(e) for e in recent["sample"])
-                     + (f" and {recent['total'] - len(recent['sample'])} more"
-                        if recent["total"] > len(recent["sample"]) else ""))
+        lines.append(
+            f"- review the {recent['total']} edges created in the last 24 hours (are they right?): "
+            + "; ".join(_edge(e) for e in recent["sample"])
+            + (
+                f" and {recent['total'] - len(recent['sample'])} more"
+                if recent["total"] > len(recent["sample"])
+                else ""
+            )
+        )
     log.debug("session-start: edges and orphans done, %.3f s left", ctx.left())
     return lines
 
@@ -118,6 +160,7 @@ async def _duplicates(ctx: HookContext) -> list[str]:
     log.debug("session-start: duplicates done, %.3f s left", ctx.left())
     if not pairs:
         return []
-    return ["- possible duplicates (merge with maintain_graph action merge, or connect them): "
-            + ", ".join(f"{p['duplicate']} ~ {p['keep']} ({p['similarity']:.2f})" for p in pairs[:REPORT_LINES])]
-
+    return [
+        "- possible duplicates (merge with maintain_graph action merge, or connect them): "
+        + ", ".join(f"{p['duplicate']} ~ {p['keep']} ({p['similarity']:.2f})" for p in pairs[:REPORT_LINES])
+    ]

@@ -93,7 +93,11 @@ class HookState:
         """Apply ``change`` to the session's state under the lock and save it; returns what ``change`` returns."""
         path = self.session_path(session_id)
         with _locked(path):
-            data = self.session(session_id) or {"session_id": session_id, "first_seen": self.now(), "turns": []}
+            data = self.session(session_id) or {
+                "session_id": session_id,
+                "first_seen": self.now(),
+                "turns": [],
+            }
             result = change(data)
             data["updated"] = self.now()
             data["turns"] = data.get("turns", [])[-MAX_TURNS:]

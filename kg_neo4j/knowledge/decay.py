@@ -107,8 +107,9 @@ def _check_days(value: float, field: str) -> float:
 
 def _check_stability(stability: float) -> float:
     if not math.isfinite(stability) or stability <= 0:
-        raise ValidationError(f"stability must be a finite number of days > 0; got {stability!r}",
-                              field="stability")
+        raise ValidationError(
+            f"stability must be a finite number of days > 0; got {stability!r}", field="stability"
+        )
     return float(stability)
 
 
@@ -209,7 +210,7 @@ def initial_half_lives(trust: Trust | str, category: Category | str) -> HalfLive
 
 
 def stability_gain(retention: float, grade: AccessGrade | int) -> float:
-    """"stabilityGain = e^(1 - R) × gradeMultiplier": recalling a fading memory (low R)
+    """ "stabilityGain = e^(1 - R) × gradeMultiplier": recalling a fading memory (low R)
     strengthens it more than recalling a fresh one."""
     r = _check_retention(retention)
     return math.exp(1.0 - r) * GRADE_MULTIPLIER[parse(AccessGrade, grade, field="grade")]
@@ -225,8 +226,9 @@ def grow_stability(stability: float, retention: float, grade: AccessGrade | int)
 # --- levels, expiry, score ------------------------------------------------------------------
 
 
-def memory_level(*, category: Category | str, access_count: int, session_count: int,
-                 age_days: float) -> MemoryLevel:
+def memory_level(
+    *, category: Category | str, access_count: int, session_count: int, age_days: float
+) -> MemoryLevel:
     """The Benna-Fusi level (docs/knowledge-model.md#memory-levels), the highest whose condition holds:
 
     4 Core: fundamental, or access >= 50;  3 Consolidated: age >= 14 days and access >= 5;
@@ -250,7 +252,7 @@ def memory_level(*, category: Category | str, access_count: int, session_count: 
 
 
 def should_expire(retention: float, level: MemoryLevel | int) -> bool:
-    """"R < 0.02 and level < 3 → expire" (expire, i.e. invalidate; never delete)."""
+    """ "R < 0.02 and level < 3 → expire" (expire, i.e. invalidate; never delete)."""
     return _check_retention(retention) < EXPIRE_BELOW_RETENTION and (
         parse(MemoryLevel, level, field="memory_level") < EXPIRE_BELOW_LEVEL
     )
@@ -262,7 +264,7 @@ def is_fading(retention: float) -> bool:
 
 
 def memory_score(retention: float, level: MemoryLevel | int) -> float:
-    """"memoryScore = R × 0.1 + levelBonus", in [0, MEMORY_SCORE_MAX]; divide by
+    """ "memoryScore = R × 0.1 + levelBonus", in [0, MEMORY_SCORE_MAX]; divide by
     MEMORY_SCORE_MAX for the [0, 1] ``prior`` of ``kg_neo4j.fusion``."""
     lvl = parse(MemoryLevel, level, field="memory_level")
     return MEMORY_SCORE_RETENTION_WEIGHT * _check_retention(retention) + LEVEL_BONUS[lvl]
@@ -294,8 +296,9 @@ class MemoryState(BaseModel):
         return self.last_access or self.created_at
 
 
-def new_memory(trust: Trust | str, category: Category | str, *, now: datetime,
-               session: str | None = None) -> MemoryState:
+def new_memory(
+    trust: Trust | str, category: Category | str, *, now: datetime, session: str | None = None
+) -> MemoryState:
     """The state of knowledge stored at ``now``: initial S by trust and category, level
     4 for fundamentals and 1 otherwise, no access yet; ``session`` (if given) is the
     first session that touched it."""
@@ -303,8 +306,9 @@ def new_memory(trust: Trust | str, category: Category | str, *, now: datetime,
     return MemoryState(
         category=cat,
         stability=initial_stability(trust, cat),
-        memory_level=memory_level(category=cat, access_count=0, session_count=1 if session else 0,
-                                  age_days=0.0),
+        memory_level=memory_level(
+            category=cat, access_count=0, session_count=1 if session else 0, age_days=0.0
+        ),
         sessions=(session,) if session else (),
         created_at=now,
     )
@@ -317,27 +321,37 @@ def retention_at(state: MemoryState, now: datetime) -> float:
 
 def level_at(state: MemoryState, now: datetime) -> MemoryLevel:
     """The level ``state`` has earned by ``now`` (age counts even without an access)."""
-    return memory_level(category=state.category, access_count=state.access_count,
-                        session_count=len(state.sessions), age_days=elapsed_days(state.created_at, now))
+    return memory_level(
+        category=state.category,
+        access_count=state.access_count,
+        session_count=len(state.sessions),
+        age_days=elapsed_days(state.created_at, now),
+    )
 
 
-def record_access(state: MemoryState, *, grade: AccessGrade | int, now: datetime,
-                  session: str | None = None) -> MemoryState:
+def record_access(
+    state: MemoryState, *, grade: AccessGrade | int, now: datetime, session: str | None = None
+) -> MemoryState:
     """The state after one access at ``now``: S grows by the gain at the R the node had
     just before (a fading memory gains more), the count and the sessions grow, the
     decay clock restarts, and the level is recomputed."""
     r = retention_at(state, now)
     sessions = state.sessions if not session or session in state.sessions else (*state.sessions, session)
     access_count = state.access_count + 1
-    return state.model_copy(update={
-        "stability": grow_stability(state.stability, r, grade),
-        "access_count": access_count,
-        "sessions": sessions,
-        "last_access": now,
-        "memory_level": memory_level(category=state.category, access_count=access_count,
-                                     session_count=len(sessions),
-                                     age_days=elapsed_days(state.created_at, now)),
-    })
+    return state.model_copy(
+        update={
+            "stability": grow_stability(state.stability, r, grade),
+            "access_count": access_count,
+            "sessions": sessions,
+            "last_access": now,
+            "memory_level": memory_level(
+                category=state.category,
+                access_count=access_count,
+                session_count=len(sessions),
+                age_days=elapsed_days(state.created_at, now),
+            ),
+        }
+    )
 
 
 def expiry_due(state: MemoryState, now: datetime) -> bool:

@@ -19,7 +19,12 @@ def facts_of(state: Any, at: datetime) -> KnowledgeFacts | None:
         since = state["since"]
         since = since.to_native() if hasattr(since, "to_native") else since
         r = retention(elapsed_days(since, at), float(state["stability"]), category=state["category"])
-        return KnowledgeFacts(trust=state["trust"], level=int(state["level"]), quote=state["quote"],
-                              retention=round(r, 6), fading=is_fading(r))
+        return KnowledgeFacts(
+            trust=state["trust"],
+            level=int(state["level"]),
+            quote=state["quote"],
+            retention=round(r, 6),
+            fading=is_fading(r),
+        )
     except (ValidationError, TypeError, ValueError, KeyError, AttributeError):
         return None

@@ -53,8 +53,9 @@ def check_edge_source(relation_type: EdgeType | str, source_trust: Trust | str) 
     return edge
 
 
-def check_trust_change(current: Trust | str, proposed: Trust | str, *, expert_confirmed: bool,
-                       quote: str | None = None) -> Trust:
+def check_trust_change(
+    current: Trust | str, proposed: Trust | str, *, expert_confirmed: bool, quote: str | None = None
+) -> Trust:
     """Trust never upgrades by itself ("Inference won't become principle (needs expert
     confirmation + quote)"); returns the trust to store.
 
@@ -78,8 +79,13 @@ def check_trust_change(current: Trust | str, proposed: Trust | str, *, expert_co
     return new
 
 
-def check_level_keeps_trust(*, trust_before: Trust | str, trust_after: Trust | str,
-                            level_before: MemoryLevel | int, level_after: MemoryLevel | int) -> None:
+def check_level_keeps_trust(
+    *,
+    trust_before: Trust | str,
+    trust_after: Trust | str,
+    level_before: MemoryLevel | int,
+    level_after: MemoryLevel | int,
+) -> None:
     """Level is independent of trust: a write that changes memory_level leaves trust as it
     was ("Inference can consolidate to level 4 but still labeled 'AI's idea'").
 
@@ -90,7 +96,8 @@ def check_level_keeps_trust(*, trust_before: Trust | str, trust_after: Trust | s
     before = parse(Trust, trust_before, field="trust")
     after = parse(Trust, trust_after, field="trust")
     changed = parse(MemoryLevel, level_before, field="memory_level") != parse(
-        MemoryLevel, level_after, field="memory_level")
+        MemoryLevel, level_after, field="memory_level"
+    )
     if changed and before is not after:
         raise ValidationError(
             f"memory level and trust are independent: a level change must leave trust "

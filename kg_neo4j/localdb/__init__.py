@@ -9,5 +9,14 @@ from kg_neo4j.localdb.install import CURRENT_VERSION, ENTRY_POINTS, LTS_VERSION,
 from kg_neo4j.localdb.java import JavaChoice, choose_java, java_requirement, parse_java_major
 from kg_neo4j.localdb.server import LocalNeo4j
 
-__all__ = ["CURRENT_VERSION", "ENTRY_POINTS", "LTS_VERSION", "JavaChoice", "LocalNeo4j", "choose_java", "entry_point", "java_requirement",
-           "parse_java_major"]
+__all__ = [
+    "CURRENT_VERSION",
+    "ENTRY_POINTS",
+    "LTS_VERSION",
+    "JavaChoice",
+    "LocalNeo4j",
+    "choose_java",
+    "entry_point",
+    "java_requirement",
+    "parse_java_major",
+]

@@ -76,7 +76,9 @@ class Credentials:
     def _login(self, password: str) -> None:
         import neo4j
 
-        with neo4j.GraphDatabase.driver(self.bolt_uri, auth=(USERNAME, password), connection_timeout=5.0) as driver:
+        with neo4j.GraphDatabase.driver(
+            self.bolt_uri, auth=(USERNAME, password), connection_timeout=5.0
+        ) as driver:
             with driver.session(database="system") as session:
                 session.run("SHOW DEFAULT DATABASE").consume()
 

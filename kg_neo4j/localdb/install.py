@@ -19,7 +19,15 @@ from pathlib import Path
 from kg_neo4j.errors import ConfigError, Neo4jUnavailableError
 from kg_neo4j.localdb.process import say
 
-__all__ = ["BROWSER_VERSION", "CURRENT_VERSION", "ENTRY_POINTS", "LTS_VERSION", "download", "entry_point", "reuse"]
+__all__ = [
+    "BROWSER_VERSION",
+    "CURRENT_VERSION",
+    "ENTRY_POINTS",
+    "LTS_VERSION",
+    "download",
+    "entry_point",
+    "reuse",
+]
 
 #: The two Neo4j releases CI runs the suite against (README "Neo4j versions"): the LTS, which is the
 #: default (``KG_NEO4J_LOCAL_NEO4J_VERSION``), and the newest calendar release of the current line.

@@ -18,7 +18,14 @@ from pathlib import Path
 
 from kg_neo4j.errors import ConfigError
 
-__all__ = ["JAVA_LOCATIONS", "JavaChoice", "choose_java", "java_major", "java_requirement", "parse_java_major"]
+__all__ = [
+    "JAVA_LOCATIONS",
+    "JavaChoice",
+    "choose_java",
+    "java_major",
+    "java_requirement",
+    "parse_java_major",
+]
 
 #: Glob patterns of ``java`` binaries in the usual JDK install locations (Debian/Ubuntu and RPM
 #: packages, Docker images' /opt/java, tarballs unpacked in /opt, SDKMAN, IntelliJ, macOS).

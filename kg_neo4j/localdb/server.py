@@ -46,6 +46,7 @@ except ImportError:  # pragma: no cover
 
 __all__ = ["LocalNeo4j"]
 
+
 def _line(version: str) -> tuple[int, int]:
     """(major, minor) of a Neo4j version: what decides whether a store can be opened."""
     major, minor = (re.findall(r"\d+", version) + ["0", "0"])[:2]
@@ -211,8 +212,10 @@ class LocalNeo4j:
                 f"(Neo4j upgrades stores, never downgrades them). Set KG_NEO4J_LOCAL_NEO4J_VERSION={last}, or use "
                 f"another KG_NEO4J_HOME for Neo4j {self.version}"
             )
-        say(f"upgrading the data in {self.data_dir} from Neo4j {last} to {self.version} (Neo4j {last} will "
-            f"not open it afterwards)")
+        say(
+            f"upgrading the data in {self.data_dir} from Neo4j {last} to {self.version} (Neo4j {last} will "
+            f"not open it afterwards)"
+        )
 
     # ----------------------------------------------------------------- config
 
@@ -220,7 +223,9 @@ class LocalNeo4j:
         return config.conf_text(self.settings, self.home, self.bolt_port, self.http_port)
 
     def _command(self, java: Path, main_class: str) -> list[str]:
-        return config.command(java, self.lib_dir, main_class, self.home, self.conf_dir, self.settings.local_heap)
+        return config.command(
+            java, self.lib_dir, main_class, self.home, self.conf_dir, self.settings.local_heap
+        )
 
     def _log_tail(self, lines: int = 25) -> str:
         try:
@@ -272,7 +277,9 @@ class LocalNeo4j:
         cmd = self._command(java.path, main_class)
         with open(self.log_file, "ab") as log:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-            log.write(f"\n==== kg-neo4j starting Neo4j {self.version} at {stamp}: {shlex.join(cmd)}\n".encode())
+            log.write(
+                f"\n==== kg-neo4j starting Neo4j {self.version} at {stamp}: {shlex.join(cmd)}\n".encode()
+            )
             log.flush()
             try:
                 proc = subprocess.Popen(
@@ -298,8 +305,10 @@ class LocalNeo4j:
             "started_at": time.time(),
         }
         write_private(self.pid_file, json.dumps(state, indent=2) + "\n")
-        say(f"starting Neo4j {self.version} with Java {java.major} ({java.path}) on {self.bolt_uri} "
-            f"(log: {self.log_file}) ...")
+        say(
+            f"starting Neo4j {self.version} with Java {java.major} ({java.path}) on {self.bolt_uri} "
+            f"(log: {self.log_file}) ..."
+        )
         try:
             self._wait_ready(proc.pid, started + timeout)
         except BaseException:

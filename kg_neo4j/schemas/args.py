@@ -77,8 +77,9 @@ def process_args(schema: NodeSchema, args: Any, *, partial: bool) -> Processed:
     if not isinstance(name, str) or not name.strip():
         raise ValidationError(f"{t}.name is required and must be a non-empty string", field=f"{t}.name")
     if len(name) > MAX_NAME_CHARS:
-        raise ValidationError(f"{t}.name is {len(name)} characters; the limit is {MAX_NAME_CHARS}",
-                              field=f"{t}.name")
+        raise ValidationError(
+            f"{t}.name is {len(name)} characters; the limit is {MAX_NAME_CHARS}", field=f"{t}.name"
+        )
     metadata: dict[str, str | None] = {}
     targets: dict[str, list[str]] = {}
     for prop in schema.properties.values():
@@ -103,28 +104,39 @@ def process_args(schema: NodeSchema, args: Any, *, partial: bool) -> Processed:
         if prop.relationship is not None:
             for i, target in enumerate(items):
                 if not target.strip():
-                    raise ValidationError(f"{where}: the target of a {prop.relationship.edge_type} edge must "
-                                          "not be empty", field=where if len(items) == 1 else f"{where}[{i}]")
+                    raise ValidationError(
+                        f"{where}: the target of a {prop.relationship.edge_type} edge must not be empty",
+                        field=where if len(items) == 1 else f"{where}[{i}]",
+                    )
                 if len(target) > MAX_NAME_CHARS:
-                    raise ValidationError(f"{where}: a node name is at most {MAX_NAME_CHARS} characters",
-                                          field=where)
+                    raise ValidationError(
+                        f"{where}: a node name is at most {MAX_NAME_CHARS} characters", field=where
+                    )
             targets[prop.name] = list(dict.fromkeys(items))
     for key, value in args.items():
         if key in schema.properties:
             continue
         where = f"{t}.{key}"
         if not schema.additional_properties:
-            raise ValidationError(f"{where} is not a property of {t} (the schema allows no others; known: "
-                                  f"{', '.join(schema.properties)})", field=where)
+            raise ValidationError(
+                f"{where} is not a property of {t} (the schema allows no others; known: "
+                f"{', '.join(schema.properties)})",
+                field=where,
+            )
         if value is None:
             if partial:
                 metadata[display_name(key)] = None
             continue
-        if any(isinstance(v, float) and not math.isfinite(v) for v in (value if isinstance(value, list) else [value])):
+        if any(
+            isinstance(v, float) and not math.isfinite(v)
+            for v in (value if isinstance(value, list) else [value])
+        ):
             raise ValidationError(f"{where} must be a finite number (not NaN or Infinity)", field=where)
         if isinstance(value, list):
             if not all(isinstance(v, str | int | float | bool) for v in value):
-                raise ValidationError(f"{where} must be a string, number, boolean or array of them", field=where)
+                raise ValidationError(
+                    f"{where} must be a string, number, boolean or array of them", field=where
+                )
             value = [_scalar(v) for v in value]
         elif isinstance(value, str | int | float | bool):
             value = _scalar(value)
@@ -133,8 +145,11 @@ def process_args(schema: NodeSchema, args: Any, *, partial: bool) -> Processed:
         metadata[display_name(key)] = _value_text(value)
     for key, text in metadata.items():
         if text is not None and len(key) + 2 + len(text) > MAX_OBSERVATION_CHARS:
-            raise ValidationError(f"{t}: the metadata entry for {key!r} would be longer than "
-                                  f"{MAX_OBSERVATION_CHARS} characters", field=t)
+            raise ValidationError(
+                f"{t}: the metadata entry for {key!r} would be longer than "
+                f"{MAX_OBSERVATION_CHARS} characters",
+                field=t,
+            )
     return Processed(name=name, metadata=metadata, targets=targets)
 
 
@@ -156,7 +171,7 @@ def _check_value(prop: Property, value: Any, where: str) -> list[str]:
     if prop.enum is not None:
         for v in items:
             if v not in prop.enum:
-                raise ValidationError(f"{where}: {v!r} is not one of the allowed values: {', '.join(prop.enum)}",
-                                      field=where)
+                raise ValidationError(
+                    f"{where}: {v!r} is not one of the allowed values: {', '.join(prop.enum)}", field=where
+                )
     return items
-

@@ -49,13 +49,17 @@ def _need_object(path: Traversable, where: str, raw: Any, allowed: set[str]) -> 
         raise SchemaFileError(path, where, f"must be an object, got {json_type(raw)}")
     unknown = sorted(set(raw) - allowed)
     if unknown:
-        raise SchemaFileError(path, f"{where}.{unknown[0]}", f"unknown key (allowed: {', '.join(sorted(allowed))})")
+        raise SchemaFileError(
+            path, f"{where}.{unknown[0]}", f"unknown key (allowed: {', '.join(sorted(allowed))})"
+        )
 
 
 def _load_property(path: Traversable, pname: str, raw: Any) -> Property:
     where = f"properties.{pname}"
     if not PROPERTY_NAME.match(pname):
-        raise SchemaFileError(path, where, "property names are letters, digits and _ (not starting with a digit)")
+        raise SchemaFileError(
+            path, where, "property names are letters, digits and _ (not starting with a digit)"
+        )
     _need_object(path, where, raw, PROPERTY_KEYS)
     if "type" not in raw:
         raise SchemaFileError(path, f"{where}.type", "is missing (string or array)")
@@ -81,7 +85,9 @@ def _load_property(path: Traversable, pname: str, raw: Any) -> Property:
         relationship = _load_relationship(path, f"{where}.relationship", raw["relationship"])
     if pname == "name":
         if ptype != "string" or relationship is not None or enum is not None:
-            raise SchemaFileError(path, where, "the name property must be a plain string (no enum, no relationship)")
+            raise SchemaFileError(
+                path, where, "the name property must be a plain string (no enum, no relationship)"
+            )
         required = True
     return Property(pname, ptype, description, required, enum, relationship)
 
@@ -92,7 +98,9 @@ def _load_relationship(path: Traversable, where: str, raw: Any) -> Relationship:
         raise SchemaFileError(path, f"{where}.edgeType", "is missing")
     edge_type = _need_str(path, f"{where}.edgeType", raw["edgeType"])
     if len(edge_type) > MAX_RELATION_TYPE_CHARS:
-        raise SchemaFileError(path, f"{where}.edgeType", f"is longer than {MAX_RELATION_TYPE_CHARS} characters")
+        raise SchemaFileError(
+            path, f"{where}.edgeType", f"is longer than {MAX_RELATION_TYPE_CHARS} characters"
+        )
     if "description" not in raw:
         raise SchemaFileError(path, f"{where}.description", "is missing")
     description = _need_str(path, f"{where}.description", raw["description"], allow_empty=True)
@@ -114,17 +122,24 @@ def load_schema(path: Traversable) -> NodeSchema:
         raise SchemaFileError(path, None, f"must hold a JSON object, got {json_type(raw)}")
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
-        raise SchemaFileError(path, unknown[0], "unknown key (allowed: name, description, properties, "
-                                                "additionalProperties)")
+        raise SchemaFileError(
+            path, unknown[0], "unknown key (allowed: name, description, properties, additionalProperties)"
+        )
     if "name" not in raw:
-        raise SchemaFileError(path, "name", "is missing (e.g. \"add_npc\")")
+        raise SchemaFileError(path, "name", 'is missing (e.g. "add_npc")')
     name = _need_str(path, "name", raw["name"])
     if not name.startswith("add_"):
-        raise SchemaFileError(path, "name", f"must start with 'add_' (e.g. \"add_npc\"), got {json.dumps(name)}")
-    node_type = name[len("add_"):]
+        raise SchemaFileError(
+            path, "name", f"must start with 'add_' (e.g. \"add_npc\"), got {json.dumps(name)}"
+        )
+    node_type = name[len("add_") :]
     if not TYPE_NAME.match(node_type) or len(node_type) > MAX_TYPE_NAME_CHARS:
-        raise SchemaFileError(path, "name", f"the type after 'add_' must be a letter then letters, digits or _ "
-                                            f"(at most {MAX_TYPE_NAME_CHARS} characters), got {json.dumps(node_type)}")
+        raise SchemaFileError(
+            path,
+            "name",
+            f"the type after 'add_' must be a letter then letters, digits or _ "
+            f"(at most {MAX_TYPE_NAME_CHARS} characters), got {json.dumps(node_type)}",
+        )
     if "description" not in raw:
         raise SchemaFileError(path, "description", "is missing")
     description = _need_str(path, "description", raw["description"])
@@ -142,18 +157,28 @@ def load_schema(path: Traversable) -> NodeSchema:
     for pname in properties:
         d = display_name(pname)
         if d in displays:
-            raise SchemaFileError(path, f"properties.{pname}",
-                                  f"its metadata key {d!r} is the same as property {displays[d]!r}'s")
+            raise SchemaFileError(
+                path,
+                f"properties.{pname}",
+                f"its metadata key {d!r} is the same as property {displays[d]!r}'s",
+            )
         displays[d] = pname
     additional = raw.get("additionalProperties", False)
     if not isinstance(additional, bool):
-        raise SchemaFileError(path, "additionalProperties", f"must be true or false, got {json_type(additional)}")
-    return NodeSchema(name=name, description=description, properties=properties,
-                      additional_properties=additional, path=str(path), order=tuple(properties))
+        raise SchemaFileError(
+            path, "additionalProperties", f"must be true or false, got {json_type(additional)}"
+        )
+    return NodeSchema(
+        name=name,
+        description=description,
+        properties=properties,
+        additional_properties=additional,
+        path=str(path),
+        order=tuple(properties),
+    )
 
 
-def load_schemas(directory: Traversable | None = None, *, reserved: Iterable[str] = ()
-                 ) -> list[NodeSchema]:
+def load_schemas(directory: Traversable | None = None, *, reserved: Iterable[str] = ()) -> list[NodeSchema]:
     """Every ``*.schema.json`` of ``directory`` (default: the shipped examples), in file-name order.
 
     ``reserved``: tool names already taken (the built-in tools); a schema generating one of them,
@@ -170,11 +195,18 @@ def load_schemas(directory: Traversable | None = None, *, reserved: Iterable[str
         schema = load_schema(path)
         for tool in schema.tool_names:
             if tool in taken:
-                raise SchemaFileError(path, "name", f"{json.dumps(schema.name)} would generate the tool {tool!r}, "
-                                                    "which is a built-in tool; rename the schema")
+                raise SchemaFileError(
+                    path,
+                    "name",
+                    f"{json.dumps(schema.name)} would generate the tool {tool!r}, "
+                    "which is a built-in tool; rename the schema",
+                )
             if tool in owner:
-                raise SchemaFileError(path, "name", f"{json.dumps(schema.name)} generates {tool!r}, as "
-                                                    f"{owner[tool]} already does")
+                raise SchemaFileError(
+                    path,
+                    "name",
+                    f"{json.dumps(schema.name)} generates {tool!r}, as {owner[tool]} already does",
+                )
         for tool in schema.tool_names:
             owner[tool] = str(path)
         schemas.append(schema)

@@ -80,7 +80,7 @@ class NodeSchema:
 
     @property
     def node_type(self) -> str:
-        return self.name[len("add_"):]
+        return self.name[len("add_") :]
 
     @property
     def tool_names(self) -> tuple[str, str, str]:
@@ -116,7 +116,9 @@ class NodeSchema:
     def delete_input_schema(self) -> dict[str, Any]:
         inner = {
             "type": "object",
-            "properties": {"name": {"type": "string", "description": f"The name of the {self.node_type} to delete"}},
+            "properties": {
+                "name": {"type": "string", "description": f"The name of the {self.node_type} to delete"}
+            },
             "required": ["name"],
         }
         return self._wrapped(inner)

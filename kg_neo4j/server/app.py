@@ -44,8 +44,16 @@ SERVER_NAME = "kg-neo4j"
 
 #: Every built-in tool, in listing order (schema-generated tools come on top, per server); which
 #: profile shows which is the table of ``server/profiles.py``.
-ALL_TOOLS: list[ToolSpec] = [*REFERENCE_TOOLS, *SEARCH_TOOLS, *TEMPORAL_TOOLS, *HISTORY_TOOLS, *MESH_TOOLS,
-                             *KNOWLEDGE_TOOLS, *MAINTENANCE_TOOLS, *SKILL_TOOLS]
+ALL_TOOLS: list[ToolSpec] = [
+    *REFERENCE_TOOLS,
+    *SEARCH_TOOLS,
+    *TEMPORAL_TOOLS,
+    *HISTORY_TOOLS,
+    *MESH_TOOLS,
+    *KNOWLEDGE_TOOLS,
+    *MAINTENANCE_TOOLS,
+    *SKILL_TOOLS,
+]
 
 #: Names a schema file may not generate.
 BUILTIN_TOOL_NAMES = frozenset(s.name for s in ALL_TOOLS)
@@ -81,11 +89,23 @@ async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncI
     configured embedder loading in the background, one GraphStore shared by every session)."""
     schemas = load_node_schemas(settings)  # before connecting: a bad schema file fails fast
     async with runtime_factory.open_runtime(settings, bootstrap="full", embedder=True, clock=clock) as opened:
-        log.info("kg-neo4j %s: Neo4j %s database %r namespace %r profile %r embedding model %s, %d node schemas",
-                 __version__, opened.conn.uri, opened.database, settings.namespace, settings.tools,
-                 opened.model.name if opened.model else "none", len(schemas))
-        runtime = ServerRuntime(store=opened.graph_store(), profile=settings.tools,
-                                max_answer_bytes=settings.max_answer_bytes, settings=settings, schemas=schemas)
+        log.info(
+            "kg-neo4j %s: Neo4j %s database %r namespace %r profile %r embedding model %s, %d node schemas",
+            __version__,
+            opened.conn.uri,
+            opened.database,
+            settings.namespace,
+            settings.tools,
+            opened.model.name if opened.model else "none",
+            len(schemas),
+        )
+        runtime = ServerRuntime(
+            store=opened.graph_store(),
+            profile=settings.tools,
+            max_answer_bytes=settings.max_answer_bytes,
+            settings=settings,
+            schemas=schemas,
+        )
         _freeze_startup_heap()
         try:
             yield runtime
@@ -116,11 +136,14 @@ def build_server(runtime: Runtime) -> Server[Any]:
     read_spec = specs.get("read_graph") or next(s for s in REFERENCE_TOOLS if s.name == "read_graph")
     resource = GraphResource(runtime, read_spec, session_of)
 
-    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-                         ) -> types.ListToolsResult:
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
-    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         spec = specs.get(params.name)
         if spec is None:
             return types.CallToolResult(
@@ -135,27 +158,43 @@ def build_server(runtime: Runtime) -> Server[Any]:
             await resource.changed()  # before the answer, as the reference server does
         return result
 
-    async def list_prompts(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-                           ) -> types.ListPromptsResult:
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
         return types.ListPromptsResult(
-            prompts=[types.Prompt(name=prompts.PROMPT_NAME, description=prompts.PROMPT_DESCRIPTION, arguments=[])])
+            prompts=[
+                types.Prompt(name=prompts.PROMPT_NAME, description=prompts.PROMPT_DESCRIPTION, arguments=[])
+            ]
+        )
 
-    async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
-                         ) -> types.GetPromptResult:
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
         if params.name != prompts.PROMPT_NAME:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
         return types.GetPromptResult(
             description=prompts.PROMPT_DESCRIPTION,
-            messages=[types.PromptMessage(role="user",
-                                          content=types.TextContent(type="text", text=prompts.SYSTEM_PROMPT))],
+            messages=[
+                types.PromptMessage(
+                    role="user", content=types.TextContent(type="text", text=prompts.SYSTEM_PROMPT)
+                )
+            ],
         )
 
-    return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool,
-                  on_list_prompts=list_prompts, on_get_prompt=get_prompt,
-                  on_list_resources=resource.list, on_read_resource=resource.read,
-                  on_subscribe_resource=resource.subscribe, on_unsubscribe_resource=resource.unsubscribe,
-                  on_subscriptions_listen=resource.listen)
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resources=resource.list,
+        on_read_resource=resource.read,
+        on_subscribe_resource=resource.subscribe,
+        on_unsubscribe_resource=resource.unsubscribe,
+        on_subscriptions_listen=resource.listen,
+    )
 
 
 def _session_of(ctx: ServerRequestContext[Any], process_session: str) -> str:

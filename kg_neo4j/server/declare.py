@@ -50,8 +50,16 @@ def closed_node(node: Any) -> Any:
         return [closed_node(v) for v in node]
     if not isinstance(node, dict):
         return node
-    out = {k: ({name: closed_node(sub) for name, sub in v.items()} if k in _SCHEMA_MAPS and isinstance(v, dict)
-               else v if k in _VALUES else closed_node(v)) for k, v in node.items()}
+    out = {
+        k: (
+            {name: closed_node(sub) for name, sub in v.items()}
+            if k in _SCHEMA_MAPS and isinstance(v, dict)
+            else v
+            if k in _VALUES
+            else closed_node(v)
+        )
+        for k, v in node.items()
+    }
     if "properties" in out and "additionalProperties" not in out:
         out["additionalProperties"] = False
     return out
@@ -77,8 +85,13 @@ def validate(model: type[M], args: dict[str, Any], profile: str) -> M:
         # Checked as the JSON it came as: strict JSON mode takes ISO strings for timestamps and enum values
         # as strings, and nothing else (strict Python mode would want datetime and Enum objects).  NaN and
         # +-Infinity are written as their JavaScript literals; the models refuse them.
-        return model.model_validate_json(pydantic_core.to_json(args, inf_nan_mode="constants"), strict=True, by_alias=True, by_name=False,
-                                         extra="ignore" if profile == "reference" else "forbid")
+        return model.model_validate_json(
+            pydantic_core.to_json(args, inf_nan_mode="constants"),
+            strict=True,
+            by_alias=True,
+            by_name=False,
+            extra="ignore" if profile == "reference" else "forbid",
+        )
     except pydantic.ValidationError as exc:
         message, field = explain(exc, args)
         raise ValidationError(message, field=field) from exc
@@ -89,8 +102,13 @@ def explain(exc: pydantic.ValidationError, args: dict[str, Any]) -> tuple[str, s
     first bad item is shown (``relations[3].weight: ...``): one fix at a time, and the index says
     where."""
     errors = exc.errors()
-    items = [e for e in errors if len(e["loc"]) >= 2 and isinstance(e["loc"][1], int)
-             and isinstance(args.get(str(e["loc"][0])), list)]
+    items = [
+        e
+        for e in errors
+        if len(e["loc"]) >= 2
+        and isinstance(e["loc"][1], int)
+        and isinstance(args.get(str(e["loc"][0])), list)
+    ]
     if items:
         key = str(items[0]["loc"][0])
         first = min(int(e["loc"][1]) for e in items if e["loc"][0] == key)
@@ -117,17 +135,30 @@ def _top_message(err: Any) -> str:
     if len(loc) == 1 and err["type"] == "missing":
         return f"missing required argument '{loc[0]}'"
     if len(loc) == 1 and err["type"] == "too_long" and isinstance(err.get("input"), list):
-        return (f"'{loc[0]}' has {len(err['input'])} items; at most {err['ctx']['max_length']} are accepted "
-                "in one call (split the batch)")
+        return (
+            f"'{loc[0]}' has {len(err['input'])} items; at most {err['ctx']['max_length']} are accepted "
+            "in one call (split the batch)"
+        )
     return f"{_path(loc)}: {_message(err)}"
 
 
-def tool(name: str, *, description: str, input: type[M], output: type[pydantic.BaseModel] | None = None,
-         output_schema: dict[str, Any] | None = None, schema: dict[str, Any] | None = None,
-         reference_schema: dict[str, Any] | None = None, key: str | None = None, read_only: bool = False,
-         destructive: bool = False, idempotent: bool = False, title: str | None = None,
-         error_text: ErrorText | None = None, profiles: tuple[str, ...] | None = None,
-         ) -> Callable[[TypedHandler[M]], ToolSpec]:
+def tool(
+    name: str,
+    *,
+    description: str,
+    input: type[M],
+    output: type[pydantic.BaseModel] | None = None,
+    output_schema: dict[str, Any] | None = None,
+    schema: dict[str, Any] | None = None,
+    reference_schema: dict[str, Any] | None = None,
+    key: str | None = None,
+    read_only: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+    title: str | None = None,
+    error_text: ErrorText | None = None,
+    profiles: tuple[str, ...] | None = None,
+) -> Callable[[TypedHandler[M]], ToolSpec]:
     """Declare a tool over ``async def handler(rt, req: input) -> ToolOutput`` (see the module's docstring).
 
     ``key``: the entry of ``profiles.TOOL_PROFILES`` (default ``name``).  ``schema``: a hand-written
@@ -146,11 +177,19 @@ def tool(name: str, *, description: str, input: type[M], output: type[pydantic.B
             return await handler(rt, validate(input, args, rt.profile))
 
         return ToolSpec(
-            name=name, description=description, handler=run,
+            name=name,
+            description=description,
+            handler=run,
             input_schema=reference_schema if reference_schema is not None else advertised,
             extended_schema=advertised if reference_schema is not None else None,
             output_schema=output_schema if output is None else schema_of(output),
-            read_only=read_only, destructive=destructive, idempotent=idempotent, title=title,
-            profiles=profiles if profiles is not None else TOOL_PROFILES[key], error_text=error_text, input_model=input)
+            read_only=read_only,
+            destructive=destructive,
+            idempotent=idempotent,
+            title=title,
+            profiles=profiles if profiles is not None else TOOL_PROFILES[key],
+            error_text=error_text,
+            input_model=input,
+        )
 
     return declare

@@ -23,22 +23,37 @@ class _Retired(BaseModel):
     observations: list[RetiredObservation]
 
 
-@tool("invalidate_observations", input=_InvalidateArgs, output=_Retired, destructive=False, idempotent=False,
-      description=(
-          "Retire observations that stopped being true (validUntil, default now) without erasing them: reads "
-          "of now, search_nodes and search_memory stop showing them, reads with asOf before that moment still "
-          "do, and entity_history lists them. All or nothing. Use delete_observations to erase."))
+@tool(
+    "invalidate_observations",
+    input=_InvalidateArgs,
+    output=_Retired,
+    destructive=False,
+    idempotent=False,
+    description=(
+        "Retire observations that stopped being true (validUntil, default now) without erasing them: reads "
+        "of now, search_nodes and search_memory stop showing them, reads with asOf before that moment still "
+        "do, and entity_history lists them. All or nothing. Use delete_observations to erase."
+    ),
+)
 async def invalidate_observations(rt: Runtime, req: _InvalidateArgs) -> ToolOutput:
     retired = await history.invalidate_observations(rt.store, req.observations)
     data = {"observations": [r.model_dump() for r in retired]}
     return dump(data), data
 
 
-@tool("entity_history", input=HistoryIn, output=History, read_only=True, idempotent=True, description=(
-    "How what the memory knows about one entity changed, in order of time: created, type changes, "
-    "observations added and retired, relations opened, updated (weight, reasoning, source) and closed, "
-    "knowledge trust and level changes, forgotten. Give `name`, or `relation` {from, to, relationType} "
-    "for one relation's history. Paged: limit (default 100, at most 1000) and the nextCursor returned."))
+@tool(
+    "entity_history",
+    input=HistoryIn,
+    output=History,
+    read_only=True,
+    idempotent=True,
+    description=(
+        "How what the memory knows about one entity changed, in order of time: created, type changes, "
+        "observations added and retired, relations opened, updated (weight, reasoning, source) and closed, "
+        "knowledge trust and level changes, forgotten. Give `name`, or `relation` {from, to, relationType} "
+        "for one relation's history. Paged: limit (default 100, at most 1000) and the nextCursor returned."
+    ),
+)
 async def entity_history(rt: Runtime, req: HistoryIn) -> ToolOutput:
     result = await history.entity_history(rt.store, req)
     data = result.model_dump()

@@ -69,8 +69,9 @@ def host_allowed(host: str) -> bool:
 class GuardMiddleware:
     """Token and Origin checks in front of the MCP endpoint."""
 
-    def __init__(self, app: ASGIApp, token: str | None, allowed_origins: list[str], *,
-                 check_host: bool = False) -> None:
+    def __init__(
+        self, app: ASGIApp, token: str | None, allowed_origins: list[str], *, check_host: bool = False
+    ) -> None:
         self.app = app
         self.token = token
         self.allowed_origins = allowed_origins
@@ -82,19 +83,31 @@ class GuardMiddleware:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         if self.check_host and not host_allowed(headers.get("host", "")):
-            await JSONResponse({"error": f"host {headers.get('host')!r} is not allowed: this server answers "
-                                         "loopback names only"}, status_code=403)(scope, receive, send)
+            await JSONResponse(
+                {
+                    "error": f"host {headers.get('host')!r} is not allowed: this server answers "
+                    "loopback names only"
+                },
+                status_code=403,
+            )(scope, receive, send)
             return
         origin = headers.get("origin")
         if origin is not None and not origin_allowed(origin, self.allowed_origins):
-            await JSONResponse({"error": f"origin {origin!r} is not allowed"}, status_code=403)(scope, receive, send)
+            await JSONResponse({"error": f"origin {origin!r} is not allowed"}, status_code=403)(
+                scope, receive, send
+            )
             return
         if self.token:
             auth = headers.get("authorization", "")
             scheme, _, given = auth.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):
-                resp = JSONResponse({"error": "missing or wrong bearer token"}, status_code=401,
-                                    headers={"WWW-Authenticate": 'Bearer realm="kg-neo4j"'})
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                given.strip().encode(), self.token.encode()
+            ):
+                resp = JSONResponse(
+                    {"error": "missing or wrong bearer token"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="kg-neo4j"'},
+                )
                 await resp(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -107,7 +120,9 @@ def build_http_app(settings: Settings) -> Any:
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         async with open_runtime(settings) as runtime:
-            manager = StreamableHTTPSessionManager(app=build_server(runtime), json_response=False, stateless=False)
+            manager = StreamableHTTPSessionManager(
+                app=build_server(runtime), json_response=False, stateless=False
+            )
             holder["manager"] = manager
             async with manager.run():
                 yield
@@ -119,8 +134,12 @@ def build_http_app(settings: Settings) -> Any:
     from starlette.routing import Route
 
     app = Starlette(routes=[Route("/mcp", endpoint=MCPEndpoint())], lifespan=lifespan)
-    guarded = GuardMiddleware(MessageCheckMiddleware(app), settings.auth_token, settings.allowed_origins,
-                              check_host=is_loopback(settings.host))
+    guarded = GuardMiddleware(
+        MessageCheckMiddleware(app),
+        settings.auth_token,
+        settings.allowed_origins,
+        check_host=is_loopback(settings.host),
+    )
     return HealthMiddleware(guarded)
 
 

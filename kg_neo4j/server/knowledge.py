@@ -63,18 +63,25 @@ class _Forgotten(BaseModel):
 
 
 class _ListIn(StrictInput):
-    names: list[Name] | None = Field(default=None, max_length=MAX_KNOWLEDGE_LIST,
-                                     description="Only these knowledge names (exact)")
-    element: str | None = Field(default=None, min_length=1, max_length=255, pattern=r"^[^/]+$",
-                                description="Only knowledge imported from this skill element (a skills "
-                                            "directory's elements/<element>/ files)")
+    names: list[Name] | None = Field(
+        default=None, max_length=MAX_KNOWLEDGE_LIST, description="Only these knowledge names (exact)"
+    )
+    element: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=255,
+        pattern=r"^[^/]+$",
+        description="Only knowledge imported from this skill element (a skills "
+        "directory's elements/<element>/ files)",
+    )
     trust: Trust | None = None
     type: KnowledgeType | None = None
     category: Category | None = None
     source: Source | None = None
     includeExpired: bool = Field(default=False, description="Also list forgotten or expired knowledge")
     sortBy: Literal["time", "access", "strength"] = Field(
-        default="time", description="time (newest first), access (most used first), strength (retention now)")
+        default="time", description="time (newest first), access (most used first), strength (retention now)"
+    )
     limit: int = Field(default=50, ge=1, le=MAX_KNOWLEDGE_LIST)
 
 
@@ -112,73 +119,146 @@ class _NoArgs(StrictInput):
 
 
 # --- the tools ----------------------------------------------------------------------------
-@tool("store_knowledge", input=KnowledgeIn, output=StoredKnowledge, description=(
-    "Store one piece of knowledge: {name, content, type (rule/procedure/observation/insight/core/preference), "
-    "trust (principle = taught by the expert, needs their exact words in quote; pattern = observed; "
-    "inference = your own idea), category (fundamental never decays; creative decays unless used), quote?, "
-    "source?, sessionId?}. It is embedded and indexed, its decay starts, and similar knowledge already "
-    "stored is suggested (connect it with connect_knowledge, or update instead of duplicating). "
-    "Never invent a quote: without the expert's words, store a pattern or an inference."))
+@tool(
+    "store_knowledge",
+    input=KnowledgeIn,
+    output=StoredKnowledge,
+    description=(
+        "Store one piece of knowledge: {name, content, type (rule/procedure/observation/insight/core/preference), "
+        "trust (principle = taught by the expert, needs their exact words in quote; pattern = observed; "
+        "inference = your own idea), category (fundamental never decays; creative decays unless used), quote?, "
+        "source?, sessionId?}. It is embedded and indexed, its decay starts, and similar knowledge already "
+        "stored is suggested (connect it with connect_knowledge, or update instead of duplicating). "
+        "Never invent a quote: without the expert's words, store a pattern or an inference."
+    ),
+)
 async def store_knowledge(rt: Runtime, item: KnowledgeIn) -> ToolOutput:
     stored = await knowledge(rt).store([item], session=session_id(rt))
     return _answer(stored[0])
 
 
-@tool("connect_knowledge", input=ConnectIn, output=_Connected, idempotent=True, description=(
-    "Connect knowledge to knowledge (or to any entity) with a semantic edge: must_precede, requires_reading, "
-    "refines, contradicts, reason_for, causes, implies, aligns_to, tends_to, observed_in; with reasoning "
-    "(why) and weight (0-1). An inference cannot be the source of must_precede or reason_for."))
+@tool(
+    "connect_knowledge",
+    input=ConnectIn,
+    output=_Connected,
+    idempotent=True,
+    description=(
+        "Connect knowledge to knowledge (or to any entity) with a semantic edge: must_precede, requires_reading, "
+        "refines, contradicts, reason_for, causes, implies, aligns_to, tends_to, observed_in; with reasoning "
+        "(why) and weight (0-1). An inference cannot be the source of must_precede or reason_for."
+    ),
+)
 async def connect_knowledge(rt: Runtime, edge: ConnectIn) -> ToolOutput:
     return _answer(_Connected(relations=await knowledge(rt).connect([edge])))
 
 
-@tool("update_knowledge", input=KnowledgeUpdate, output=KnowledgeItem, description=(
-    "Change knowledge in place (its name, edges and history stay): content (re-embedded), type, category, "
-    "quote, source, and trust (raising it needs expertConfirmed, and a quote for principle: trust never "
-    "upgrades by itself). feedback 'applied' (used without correction) or 'corrected' (the expert corrected "
-    "it) records an access of that grade."))
+@tool(
+    "update_knowledge",
+    input=KnowledgeUpdate,
+    output=KnowledgeItem,
+    description=(
+        "Change knowledge in place (its name, edges and history stay): content (re-embedded), type, category, "
+        "quote, source, and trust (raising it needs expertConfirmed, and a quote for principle: trust never "
+        "upgrades by itself). feedback 'applied' (used without correction) or 'corrected' (the expert corrected "
+        "it) records an access of that grade."
+    ),
+)
 async def update_knowledge(rt: Runtime, change: KnowledgeUpdate) -> ToolOutput:
     return _answer(await knowledge(rt).update(change, session=session_id(rt)))
 
 
-@tool("forget_knowledge", input=_ForgetIn, output=_Forgotten, destructive=True, idempotent=False, description=(
-    "Forget knowledge: it leaves every read, search and traversal, and its edges are closed; nothing is "
-    "erased (list_knowledge with includeExpired shows it). All or nothing."))
+@tool(
+    "forget_knowledge",
+    input=_ForgetIn,
+    output=_Forgotten,
+    destructive=True,
+    idempotent=False,
+    description=(
+        "Forget knowledge: it leaves every read, search and traversal, and its edges are closed; nothing is "
+        "erased (list_knowledge with includeExpired shows it). All or nothing."
+    ),
+)
 async def forget_knowledge(rt: Runtime, req: _ForgetIn) -> ToolOutput:
     done = await knowledge(rt).forget(req.names, reason=req.reason)
     return _answer(_Forgotten.model_validate({"forgotten": done}))
 
 
-@tool("list_knowledge", input=_ListIn, output=_Listed, read_only=True, idempotent=True, description=(
-    "List knowledge by trust, type, category or source, sorted by time (newest first), access (most used) "
-    "or strength (retention now); with stability, memory level, access count and retention."))
+@tool(
+    "list_knowledge",
+    input=_ListIn,
+    output=_Listed,
+    read_only=True,
+    idempotent=True,
+    description=(
+        "List knowledge by trust, type, category or source, sorted by time (newest first), access (most used) "
+        "or strength (retention now); with stability, memory level, access count and retention."
+    ),
+)
 async def list_knowledge(rt: Runtime, req: _ListIn) -> ToolOutput:
-    items = await knowledge(rt).list(trust=req.trust, type=req.type, category=req.category, source=req.source,
-                                     names=req.names, element=req.element,
-                                     include_expired=req.includeExpired, sort=req.sortBy, limit=req.limit)
+    items = await knowledge(rt).list(
+        trust=req.trust,
+        type=req.type,
+        category=req.category,
+        source=req.source,
+        names=req.names,
+        element=req.element,
+        include_expired=req.includeExpired,
+        sort=req.sortBy,
+        limit=req.limit,
+    )
     return _answer(_Listed(knowledge=items))
 
 
-@tool("record_experience", input=ExperienceIn, output=Experience, description=(
-    "Record a workflow trace: the context, the steps taken, the decisions made, the outcome and whether it "
-    "succeeded, so a similar situation later can recall it."))
+@tool(
+    "record_experience",
+    input=ExperienceIn,
+    output=Experience,
+    description=(
+        "Record a workflow trace: the context, the steps taken, the decisions made, the outcome and whether it "
+        "succeeded, so a similar situation later can recall it."
+    ),
+)
 async def record_experience(rt: Runtime, exp: ExperienceIn) -> ToolOutput:
     return _answer(await knowledge(rt).record_experience(exp, session=session_id(rt)))
 
 
-@tool("recall_experience", input=_RecallIn, output=_Recalled, read_only=True, idempotent=True, description=(
-    "Find past experiences similar to the situation described in context (best first, with steps, "
-    "decisions and outcome)."))
+@tool(
+    "recall_experience",
+    input=_RecallIn,
+    output=_Recalled,
+    read_only=True,
+    idempotent=True,
+    description=(
+        "Find past experiences similar to the situation described in context (best first, with steps, "
+        "decisions and outcome)."
+    ),
+)
 async def recall_experience(rt: Runtime, req: _RecallIn) -> ToolOutput:
     return _answer(_Recalled(experiences=await knowledge(rt).recall_experience(req.context, limit=req.limit)))
 
 
-@tool("memory_stats", input=_NoArgs, output=_Stats, read_only=True, idempotent=True, description=(
-    "Statistics of the knowledge memory: counts by trust, type, category and memory level, fading "
-    "knowledge, expired knowledge by reason, semantic edges by type, experiences."))
+@tool(
+    "memory_stats",
+    input=_NoArgs,
+    output=_Stats,
+    read_only=True,
+    idempotent=True,
+    description=(
+        "Statistics of the knowledge memory: counts by trust, type, category and memory level, fading "
+        "knowledge, expired knowledge by reason, semantic edges by type, experiences."
+    ),
+)
 async def memory_stats(rt: Runtime, req: _NoArgs) -> ToolOutput:
     return _answer(_Stats.model_validate(await knowledge(rt).stats()))
 
 
-KNOWLEDGE_TOOLS: list[ToolSpec] = [store_knowledge, connect_knowledge, update_knowledge, forget_knowledge,
-                                   list_knowledge, record_experience, recall_experience, memory_stats]
+KNOWLEDGE_TOOLS: list[ToolSpec] = [
+    store_knowledge,
+    connect_knowledge,
+    update_knowledge,
+    forget_knowledge,
+    list_knowledge,
+    record_experience,
+    recall_experience,
+    memory_stats,
+]

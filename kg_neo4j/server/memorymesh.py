@@ -35,8 +35,11 @@ from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
 from kg_neo4j.store.memorymesh import EdgeIn, EdgeKey, EdgeUpdate, MeshGraph, MeshStore, NodeIn, NodeUpdate
 
 #: MemoryMesh's read tools whose names the reference also uses -> their names in the ``all`` profile.
-RENAMED_IN_ALL = {"read_graph": "read_nodes_graph", "search_nodes": "search_nodes_graph",
-                  "open_nodes": "open_nodes_graph"}
+RENAMED_IN_ALL = {
+    "read_graph": "read_nodes_graph",
+    "search_nodes": "search_nodes_graph",
+    "open_nodes": "open_nodes_graph",
+}
 
 
 def mesh(rt: Runtime) -> MeshStore:
@@ -105,8 +108,12 @@ class MeshOpenIn(StrictInput):
 
 _STR = {"type": "string"}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
-_WEIGHT = {"type": "number", "minimum": 0, "maximum": 1,
-           "description": "Confidence or strength in [0, 1] (default 1.0)"}
+_WEIGHT = {
+    "type": "number",
+    "minimum": 0,
+    "maximum": 1,
+    "description": "Confidence or strength in [0, 1] (default 1.0)",
+}
 
 
 def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -117,63 +124,149 @@ def _array_of(item: dict[str, Any], description: str) -> dict[str, Any]:
     return {"type": "array", "items": item, "description": description}
 
 
-_EDGE_KEY = {"from": {"type": "string", "description": "Name of the source node"},
-             "to": {"type": "string", "description": "Name of the target node"},
-             "edgeType": {"type": "string", "description": "Type of the edge, e.g. located_in"}}
+_EDGE_KEY = {
+    "from": {"type": "string", "description": "Name of the source node"},
+    "to": {"type": "string", "description": "Name of the target node"},
+    "edgeType": {"type": "string", "description": "Type of the edge, e.g. located_in"},
+}
 
 SCHEMAS: dict[str, dict[str, Any]] = {
-    "add_nodes": _obj({"nodes": _array_of(_obj({
-        "name": {"type": "string", "description": "Unique name of the node"},
-        "nodeType": {"type": "string", "description": "Type of the node, e.g. npc"},
-        "metadata": {**_STRINGS, "description": "Facts about the node, preferably \"Key: Value\""},
-    }, ["name", "nodeType", "metadata"]), "Nodes to add; a name that already exists fails the call")}, ["nodes"]),
-    "update_nodes": _obj({"nodes": _array_of(_obj({
-        "name": {"type": "string", "description": "Name of an existing node"},
-        "metadata": {**_STRINGS, "description": "Optional: replaces the node's whole metadata"},
-        "nodeType": {"type": "string", "description": "Optional: the node's new type"},
-    }, ["name"]), "Nodes to update")}, ["nodes"]),
-    "delete_nodes": _obj({"nodeNames": {**_STRINGS, "description": "Names of the nodes to delete (with their edges)"}},
-                         ["nodeNames"]),
-    "add_edges": _obj({"edges": _array_of(_obj({**_EDGE_KEY, "weight": _WEIGHT}, ["from", "to", "edgeType"]),
-                                          "Edges to add between existing nodes")}, ["edges"]),
-    "update_edges": _obj({"edges": _array_of(_obj({**_EDGE_KEY, "weight": {
-        **_WEIGHT, "description": "New evidence in [0, 1]: the new weight is the average of the current and this"},
-        "newWeight": {**_WEIGHT, "description": "The same as weight (MemoryMesh's name for it); give one of the two"}},
-        ["from", "to", "edgeType"]), "Existing edges to update")}, ["edges"]),
-    "delete_edges": _obj({"edges": _array_of(_obj(copy.deepcopy(_EDGE_KEY), ["from", "to", "edgeType"]),
-                                             "Edges to delete (exact from, to, edgeType)")}, ["edges"]),
-    "add_metadata": _obj({"nodeName": {"type": "string", "description": "Name of an existing node"},
-                          "metadata": {**_STRINGS, "description": "Entries to append (\"Key: Value\")"}},
-                         ["nodeName", "metadata"]),
-    "delete_metadata": _obj({"nodeName": {"type": "string", "description": "Name of an existing node"},
-                             "metadata": {**_STRINGS, "description": "Entries to remove (exact text)"}},
-                            ["nodeName", "metadata"]),
-    "read_graph": _obj({
-        "limit": {"type": "integer", "minimum": 1, "maximum": 10000,
-                  "description": "Optional page size: at most this many nodes (name order) and their edges"},
-        "cursor": {"type": "string", "description": "Optional: the nextCursor of the previous page"},
-    }, []),
-    "search_nodes": _obj({"query": {"type": "string", "description": "Text to find in names, types and metadata "
-                                                                       "(case-insensitive)"}}, ["query"]),
+    "add_nodes": _obj(
+        {
+            "nodes": _array_of(
+                _obj(
+                    {
+                        "name": {"type": "string", "description": "Unique name of the node"},
+                        "nodeType": {"type": "string", "description": "Type of the node, e.g. npc"},
+                        "metadata": {
+                            **_STRINGS,
+                            "description": 'Facts about the node, preferably "Key: Value"',
+                        },
+                    },
+                    ["name", "nodeType", "metadata"],
+                ),
+                "Nodes to add; a name that already exists fails the call",
+            )
+        },
+        ["nodes"],
+    ),
+    "update_nodes": _obj(
+        {
+            "nodes": _array_of(
+                _obj(
+                    {
+                        "name": {"type": "string", "description": "Name of an existing node"},
+                        "metadata": {
+                            **_STRINGS,
+                            "description": "Optional: replaces the node's whole metadata",
+                        },
+                        "nodeType": {"type": "string", "description": "Optional: the node's new type"},
+                    },
+                    ["name"],
+                ),
+                "Nodes to update",
+            )
+        },
+        ["nodes"],
+    ),
+    "delete_nodes": _obj(
+        {"nodeNames": {**_STRINGS, "description": "Names of the nodes to delete (with their edges)"}},
+        ["nodeNames"],
+    ),
+    "add_edges": _obj(
+        {
+            "edges": _array_of(
+                _obj({**_EDGE_KEY, "weight": _WEIGHT}, ["from", "to", "edgeType"]),
+                "Edges to add between existing nodes",
+            )
+        },
+        ["edges"],
+    ),
+    "update_edges": _obj(
+        {
+            "edges": _array_of(
+                _obj(
+                    {
+                        **_EDGE_KEY,
+                        "weight": {
+                            **_WEIGHT,
+                            "description": "New evidence in [0, 1]: the new weight is the average of the current and this",
+                        },
+                        "newWeight": {
+                            **_WEIGHT,
+                            "description": "The same as weight (MemoryMesh's name for it); give one of the two",
+                        },
+                    },
+                    ["from", "to", "edgeType"],
+                ),
+                "Existing edges to update",
+            )
+        },
+        ["edges"],
+    ),
+    "delete_edges": _obj(
+        {
+            "edges": _array_of(
+                _obj(copy.deepcopy(_EDGE_KEY), ["from", "to", "edgeType"]),
+                "Edges to delete (exact from, to, edgeType)",
+            )
+        },
+        ["edges"],
+    ),
+    "add_metadata": _obj(
+        {
+            "nodeName": {"type": "string", "description": "Name of an existing node"},
+            "metadata": {**_STRINGS, "description": 'Entries to append ("Key: Value")'},
+        },
+        ["nodeName", "metadata"],
+    ),
+    "delete_metadata": _obj(
+        {
+            "nodeName": {"type": "string", "description": "Name of an existing node"},
+            "metadata": {**_STRINGS, "description": "Entries to remove (exact text)"},
+        },
+        ["nodeName", "metadata"],
+    ),
+    "read_graph": _obj(
+        {
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 10000,
+                "description": "Optional page size: at most this many nodes (name order) and their edges",
+            },
+            "cursor": {"type": "string", "description": "Optional: the nextCursor of the previous page"},
+        },
+        [],
+    ),
+    "search_nodes": _obj(
+        {
+            "query": {
+                "type": "string",
+                "description": "Text to find in names, types and metadata (case-insensitive)",
+            }
+        },
+        ["query"],
+    ),
     "open_nodes": _obj({"names": {**_STRINGS, "description": "Exact names of the nodes to open"}}, ["names"]),
 }
 
 _DESCRIPTIONS = {
     "add_nodes": "Add nodes {name, nodeType, metadata} to the knowledge graph (MemoryMesh dialect: a node is an "
-                 "entity, its metadata its observations). A name that already exists fails the whole call.",
+    "entity, its metadata its observations). A name that already exists fails the whole call.",
     "update_nodes": "Update existing nodes: metadata (replaces the whole list) and/or nodeType.",
     "delete_nodes": "Delete nodes by name together with every edge touching them.",
     "add_edges": "Add directed edges {from, to, edgeType, weight?} between existing nodes; weight in [0, 1] "
-                 "(default 1.0). An edge that already exists, or a missing node, fails the whole call.",
+    "(default 1.0). An edge that already exists, or a missing node, fails the whole call.",
     "update_edges": "Update edge weights: the new weight is the average of the current one and the given one "
-                    "(evidence accumulates). An unknown edge fails the whole call.",
+    "(evidence accumulates). An unknown edge fails the whole call.",
     "delete_edges": "Delete edges by exact (from, to, edgeType), including their history.",
-    "add_metadata": "Append metadata entries (\"Key: Value\") to an existing node; entries it already has are "
-                    "skipped.",
+    "add_metadata": 'Append metadata entries ("Key: Value") to an existing node; entries it already has are '
+    "skipped.",
     "delete_metadata": "Remove metadata entries (exact text) from an existing node.",
     "read_graph": "Read the whole graph as {nodes, edges} (current edges). Optional limit/cursor paging.",
     "search_nodes": "Find nodes whose name, nodeType or metadata contain the query (case-insensitive), plus their "
-                    "immediate neighbours and the edges touching the matches.",
+    "immediate neighbours and the edges touching the matches.",
     "open_nodes": "Open nodes by exact name, plus their immediate neighbours and the edges touching them.",
 }
 
@@ -190,21 +283,35 @@ _FLAGS: dict[str, dict[str, Any]] = {
 
 _OUTPUT = {
     "type": "object",
-    "properties": {"data": {"type": "object"}, "actionTaken": {"type": "string"},
-                   "timestamp": {"type": "string", "format": "date-time"}},
+    "properties": {
+        "data": {"type": "object"},
+        "actionTaken": {"type": "string"},
+        "timestamp": {"type": "string", "format": "date-time"},
+    },
     "required": ["data", "actionTaken", "timestamp"],
 }
 
 
 def _static(name: str, input: type[M]) -> Callable[[TypedHandler[M]], ToolSpec]:
     """A static MemoryMesh tool: MemoryMesh's description, schema and error answers."""
-    return tool(name, key=f"mesh.{name}", description=_DESCRIPTIONS[name], input=input, schema=SCHEMAS[name],
-                output_schema=_OUTPUT, error_text=mesh_error_text, **_FLAGS.get(name, {}))
+    return tool(
+        name,
+        key=f"mesh.{name}",
+        description=_DESCRIPTIONS[name],
+        input=input,
+        schema=SCHEMAS[name],
+        output_schema=_OUTPUT,
+        error_text=mesh_error_text,
+        **_FLAGS.get(name, {}),
+    )
 
 
 def _renamed(spec: ToolSpec, name: str) -> ToolSpec:
     """A MemoryMesh read under its name in ``all`` (the reference's read keeps the plain name there)."""
-    desc = spec.description + f" (MemoryMesh's {spec.name}, renamed here because the reference's {spec.name} has that name.)"
+    desc = (
+        spec.description
+        + f" (MemoryMesh's {spec.name}, renamed here because the reference's {spec.name} has that name.)"
+    )
     return dataclasses.replace(spec, name=name, description=desc, profiles=TOOL_PROFILES[f"mesh.{name}"])
 
 
@@ -224,8 +331,12 @@ async def update_nodes(rt: Runtime, req: UpdateNodesIn) -> ToolOutput:
 async def delete_nodes(rt: Runtime, req: DeleteNodesIn) -> ToolOutput:
     names = req.nodeNames
     await mesh(rt).delete_nodes(names)
-    return _answer(rt, {"nodeNames": names}, f"Deleted nodes: {', '.join(names[:10])}"
-                   + (f" and {len(names) - 10} more" if len(names) > 10 else ""))
+    return _answer(
+        rt,
+        {"nodeNames": names},
+        f"Deleted nodes: {', '.join(names[:10])}"
+        + (f" and {len(names) - 10} more" if len(names) > 10 else ""),
+    )
 
 
 @_static("add_edges", AddEdgesIn)
@@ -251,14 +362,19 @@ async def delete_edges(rt: Runtime, req: DeleteEdgesIn) -> ToolOutput:
 @_static("add_metadata", MetadataIn)
 async def add_metadata(rt: Runtime, req: MetadataIn) -> ToolOutput:
     added = await mesh(rt).add_metadata(req.nodeName, req.metadata)
-    return _answer(rt, {"nodeName": req.nodeName, "metadata": added}, f"Added metadata to node: {req.nodeName}")
+    return _answer(
+        rt, {"nodeName": req.nodeName, "metadata": added}, f"Added metadata to node: {req.nodeName}"
+    )
 
 
 @_static("delete_metadata", MetadataIn)
 async def delete_metadata(rt: Runtime, req: MetadataIn) -> ToolOutput:
     await mesh(rt).delete_metadata(req.nodeName, req.metadata)
-    return _answer(rt, {"nodeName": req.nodeName, "metadata": req.metadata},
-                   f"Deleted metadata from node: {req.nodeName}")
+    return _answer(
+        rt,
+        {"nodeName": req.nodeName, "metadata": req.metadata},
+        f"Deleted metadata from node: {req.nodeName}",
+    )
 
 
 def _graph_answer(rt: Runtime, graph: MeshGraph, action: str) -> ToolOutput:
@@ -283,12 +399,25 @@ async def open_nodes(rt: Runtime, req: MeshOpenIn) -> ToolOutput:
     return _graph_answer(rt, graph, f"Opened nodes: {', '.join(req.names[:10])}")
 
 
-_STATIC = [add_nodes, update_nodes, delete_nodes, add_edges, update_edges, delete_edges, add_metadata,
-           delete_metadata, read_graph, search_nodes, open_nodes]
+_STATIC = [
+    add_nodes,
+    update_nodes,
+    delete_nodes,
+    add_edges,
+    update_edges,
+    delete_edges,
+    add_metadata,
+    delete_metadata,
+    read_graph,
+    search_nodes,
+    open_nodes,
+]
 
 #: The 11 static tools (``memorymesh`` profile) and, for ``all``, the 8 writes plus the renamed reads.
-MESH_TOOLS: list[ToolSpec] = [*_STATIC, *(_renamed(s, RENAMED_IN_ALL[s.name]) for s in _STATIC
-                                          if s.name in RENAMED_IN_ALL)]
+MESH_TOOLS: list[ToolSpec] = [
+    *_STATIC,
+    *(_renamed(s, RENAMED_IN_ALL[s.name]) for s in _STATIC if s.name in RENAMED_IN_ALL),
+]
 
 #: Tool names a schema may not generate (every static MemoryMesh tool name, renamed ones included).
 MESH_TOOL_NAMES = frozenset(s.name for s in MESH_TOOLS)
@@ -297,7 +426,9 @@ MESH_TOOL_NAMES = frozenset(s.name for s in MESH_TOOLS)
 # --- generated tools ---------------------------------------------------------------------------
 
 
-def generated_tools(schemas: Sequence[NodeSchema], profiles: tuple[str, ...] = GENERATED_PROFILES) -> list[ToolSpec]:
+def generated_tools(
+    schemas: Sequence[NodeSchema], profiles: tuple[str, ...] = GENERATED_PROFILES
+) -> list[ToolSpec]:
     """``add_<type>``, ``update_<type>``, ``delete_<type>`` for each schema
     (docs/memorymesh.md#generated-tools)."""
     specs: list[ToolSpec] = []
@@ -313,7 +444,9 @@ class _Named(StrictInput):
 def _wrapper(tool_name: str, node_type: str, inner: Any) -> type[StrictInput]:
     """The input model of a generated tool: ``{<type>: {...}}`` and nothing else beside it.  The inside is
     checked by ``schemas.process_args`` against the same node schema that builds the advertised one."""
-    model: type[StrictInput] = pydantic.create_model(f"{tool_name}_input", __base__=StrictInput, value=(inner, Field(alias=node_type)))
+    model: type[StrictInput] = pydantic.create_model(
+        f"{tool_name}_input", __base__=StrictInput, value=(inner, Field(alias=node_type))
+    )
     return model
 
 
@@ -324,30 +457,54 @@ def _tools_for(schema: NodeSchema, profiles: tuple[str, ...]) -> list[ToolSpec]:
     DeleteIn = _wrapper(delete_name, t, _Named)
     common: dict[str, Any] = {"output_schema": _OUTPUT, "profiles": profiles, "error_text": mesh_error_text}
     rel_note = "".join(
-        f" Setting {prop} links it by a {r.edge_type} edge" + (f" to a {r.node_type}" if r.node_type else "") + "."
-        for prop, r in schema.relationships.items())
+        f" Setting {prop} links it by a {r.edge_type} edge"
+        + (f" to a {r.node_type}" if r.node_type else "")
+        + "."
+        for prop, r in schema.relationships.items()
+    )
 
-    @tool(add_name, description=schema.description + rel_note, input=AddIn, schema=schema.add_input_schema(),
-          **common)
+    @tool(
+        add_name,
+        description=schema.description + rel_note,
+        input=AddIn,
+        schema=schema.add_input_schema(),
+        **common,
+    )
     async def add(rt: Runtime, req: Any) -> ToolOutput:
         p = process_args(schema, req.value, partial=False)
         result = await mesh(rt).add_typed(schema, p)
         data = {"nodes": [result.node.model_dump()], "edges": [e.dump() for e in result.edges]}
         return _answer(rt, data, f"Created {t}: {p.name}")
 
-    @tool(update_name, description=f"Change an existing {t}: only name is required; each property given overwrites "
-                                   f"its value (a changed relationship closes the old edge, kept as history, and "
-                                   f"creates the new one; null removes a property).",
-          input=UpdateIn, schema=schema.update_input_schema(), destructive=True, **common)
+    @tool(
+        update_name,
+        description=f"Change an existing {t}: only name is required; each property given overwrites "
+        f"its value (a changed relationship closes the old edge, kept as history, and "
+        f"creates the new one; null removes a property).",
+        input=UpdateIn,
+        schema=schema.update_input_schema(),
+        destructive=True,
+        **common,
+    )
     async def update(rt: Runtime, req: Any) -> ToolOutput:
         p = process_args(schema, req.value, partial=True)
         result = await mesh(rt).update_typed(schema, p)
-        data = {"nodes": [result.node.model_dump()], "edges": [e.dump() for e in result.edges],
-                "closedEdges": [e.dump() for e in result.closed]}
+        data = {
+            "nodes": [result.node.model_dump()],
+            "edges": [e.dump() for e in result.edges],
+            "closedEdges": [e.dump() for e in result.closed],
+        }
         return _answer(rt, data, f"Updated {t}: {p.name}")
 
-    @tool(delete_name, description=f"Delete a {t} by name, with its metadata and every edge touching it.",
-          input=DeleteIn, schema=schema.delete_input_schema(), destructive=True, idempotent=False, **common)
+    @tool(
+        delete_name,
+        description=f"Delete a {t} by name, with its metadata and every edge touching it.",
+        input=DeleteIn,
+        schema=schema.delete_input_schema(),
+        destructive=True,
+        idempotent=False,
+        **common,
+    )
     async def delete(rt: Runtime, req: Any) -> ToolOutput:
         name = req.value.name
         await mesh(rt).delete_typed(schema, name)

@@ -21,17 +21,24 @@ def suggestions_for(tool: str, exc: BaseException) -> list[str]:
     if isinstance(exc, KgError) and exc.suggestions:
         return list(exc.suggestions)
     if isinstance(exc, NotFoundError):
-        return [f"add the {exc.kind} first with add_nodes (or the add_<type> tool of its type), then call "
-                f"{tool} again", f"names are case-sensitive: search_nodes finds the exact name of '{exc.name}'"]
+        return [
+            f"add the {exc.kind} first with add_nodes (or the add_<type> tool of its type), then call "
+            f"{tool} again",
+            f"names are case-sensitive: search_nodes finds the exact name of '{exc.name}'",
+        ]
     if isinstance(exc, ConflictError):
         return ["change the existing one with its update tool instead", "or choose another name"]
     if isinstance(exc, ValidationError):
         where = f"'{exc.field}'" if exc.field else "the input"
-        return [f"fix {where} as the input schema of {tool} describes (tools/list) and call {tool} again",
-                "nothing was written, so the whole call can be repeated"]
+        return [
+            f"fix {where} as the input schema of {tool} describes (tools/list) and call {tool} again",
+            "nothing was written, so the whole call can be repeated",
+        ]
     if isinstance(exc, TooLargeError):
-        return ["narrow the request: search_nodes with a longer query, or open_nodes with fewer names",
-                "for the whole graph use kg-neo4j export --format memorymesh"]
+        return [
+            "narrow the request: search_nodes with a longer query, or open_nodes with fewer names",
+            "for the whole graph use kg-neo4j export --format memorymesh",
+        ]
     if isinstance(exc, neo4j.exceptions.ServiceUnavailable | neo4j.exceptions.SessionExpired):
         return [f"call {tool} again when Neo4j is reachable: nothing was written"]
     if isinstance(exc, neo4j.exceptions.ClientError):
@@ -48,5 +55,10 @@ def _echo(args: dict[str, Any]) -> Any:
 
 def mesh_error_text(tool: str, args: dict[str, Any], message: str, exc: BaseException) -> str:
     """The error's text in MemoryMesh's shape (pretty-printed like its other answers)."""
-    return dump({"error": message, "context": {"tool": tool, "input": _echo(args)},
-                 "suggestions": suggestions_for(tool, exc)})
+    return dump(
+        {
+            "error": message,
+            "context": {"tool": tool, "input": _echo(args)},
+            "suggestions": suggestions_for(tool, exc),
+        }
+    )

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 PROMPT_NAME = "memory_system_prompt"
-PROMPT_DESCRIPTION = "Recommended system prompt for an assistant that keeps its memory in this knowledge graph"
+PROMPT_DESCRIPTION = (
+    "Recommended system prompt for an assistant that keeps its memory in this knowledge graph"
+)
 
 SYSTEM_PROMPT = """Follow these steps for each interaction:
 

@@ -33,9 +33,9 @@ from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec
 from kg_neo4j.server.search import record_access
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
-    t["name"]: t for t in json.loads(resources.files("kg_neo4j.server").joinpath("reference_tools.json").read_text())
+    t["name"]: t
+    for t in json.loads(resources.files("kg_neo4j.server").joinpath("reference_tools.json").read_text())
 }
-
 
 
 # --- inputs (advertised by the reference's JSON below, docs/reference-schemas.md, extended outside ``reference``) ---
@@ -121,7 +121,9 @@ def _read_graph_extended() -> dict[str, Any]:
     schema = copy.deepcopy(_SCHEMAS["read_graph"]["inputSchema"])
     schema["properties"] = {
         "limit": {
-            "type": "integer", "minimum": 1, "maximum": 10000,
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 10000,
             "description": "Optional page size: return at most this many entities (name order) and their relations",
         },
         "cursor": {
@@ -136,12 +138,22 @@ def _read_graph_extended() -> dict[str, Any]:
 def _create_relations_extended() -> dict[str, Any]:
     schema = copy.deepcopy(_SCHEMAS["create_relations"]["inputSchema"])
     props = schema["properties"]["relations"]["items"]["properties"]
-    props["weight"] = {"type": "number", "minimum": 0, "maximum": 1,
-                       "description": "Optional confidence in [0, 1] (default 1.0)"}
-    props["validFrom"] = {"type": "string", "format": "date-time",
-                          "description": "Optional ISO 8601 time from which the relation holds (default now)"}
-    props["validUntil"] = {"type": "string", "format": "date-time",
-                           "description": "Optional ISO 8601 time at which the relation stops holding"}
+    props["weight"] = {
+        "type": "number",
+        "minimum": 0,
+        "maximum": 1,
+        "description": "Optional confidence in [0, 1] (default 1.0)",
+    }
+    props["validFrom"] = {
+        "type": "string",
+        "format": "date-time",
+        "description": "Optional ISO 8601 time from which the relation holds (default now)",
+    }
+    props["validUntil"] = {
+        "type": "string",
+        "format": "date-time",
+        "description": "Optional ISO 8601 time at which the relation stops holding",
+    }
     props["reasoning"] = {"type": "string", "description": "Optional: why this relation holds"}
     props["source"] = {"type": "string", "description": "Optional: who or what asserted it"}
     return schema
@@ -153,14 +165,21 @@ def _with_as_of(name: str) -> dict[str, Any]:
     return schema
 
 
-def _reference(name: str, input: type[M], output: type[BaseModel], *, schema: dict[str, Any] | None = None,
-               **flags: Any) -> Callable[[TypedHandler[M]], ToolSpec]:
+def _reference(
+    name: str, input: type[M], output: type[BaseModel], *, schema: dict[str, Any] | None = None, **flags: Any
+) -> Callable[[TypedHandler[M]], ToolSpec]:
     """A reference tool: the reference's description and exact schema (docs/reference-schemas.md) in ``reference``; elsewhere that schema
     (or its extension), closed."""
     s = _SCHEMAS[name]
-    return tool(name, description=s["description"], input=input, output=output,
-                schema=schema if schema is not None else s["inputSchema"], reference_schema=s["inputSchema"],
-                **flags)
+    return tool(
+        name,
+        description=s["description"],
+        input=input,
+        output=output,
+        schema=schema if schema is not None else s["inputSchema"],
+        reference_schema=s["inputSchema"],
+        **flags,
+    )
 
 
 @_reference("create_entities", CreateEntitiesIn, _Created, idempotent=True)
@@ -170,8 +189,13 @@ async def create_entities(rt: Runtime, req: CreateEntitiesIn) -> ToolOutput:
     return reference_text(data), {"entities": data}
 
 
-@_reference("create_relations", CreateRelationsIn, _CreatedRelations, idempotent=True,
-            schema=_create_relations_extended())
+@_reference(
+    "create_relations",
+    CreateRelationsIn,
+    _CreatedRelations,
+    idempotent=True,
+    schema=_create_relations_extended(),
+)
 async def create_relations(rt: Runtime, req: CreateRelationsIn) -> ToolOutput:
     created = await rt.store.create_relations(req.relations)
     data = [r.reference() for r in created]
@@ -220,15 +244,18 @@ async def read_graph(rt: Runtime, req: ReadGraphIn) -> ToolOutput:
     return reference_text(data), structured
 
 
-@_reference("search_nodes", SearchNodesIn, _Graph, read_only=True, idempotent=True,
-            schema=_with_as_of("search_nodes"))
+@_reference(
+    "search_nodes", SearchNodesIn, _Graph, read_only=True, idempotent=True, schema=_with_as_of("search_nodes")
+)
 async def search_nodes(rt: Runtime, req: SearchNodesIn) -> ToolOutput:
     graph = await rt.store.search_nodes(req.query, as_of=req.asOf)
     data = graph.reference()
     return reference_text(data), data
 
 
-@_reference("open_nodes", OpenNodesIn, _Graph, read_only=True, idempotent=True, schema=_with_as_of("open_nodes"))
+@_reference(
+    "open_nodes", OpenNodesIn, _Graph, read_only=True, idempotent=True, schema=_with_as_of("open_nodes")
+)
 async def open_nodes(rt: Runtime, req: OpenNodesIn) -> ToolOutput:
     graph = await rt.store.open_nodes(req.names, as_of=req.asOf)
     data = graph.reference()
@@ -238,5 +265,14 @@ async def open_nodes(rt: Runtime, req: OpenNodesIn) -> ToolOutput:
     return text, data
 
 
-REFERENCE_TOOLS: list[ToolSpec] = [create_entities, create_relations, add_observations, delete_entities,
-                                   delete_observations, delete_relations, read_graph, search_nodes, open_nodes]
+REFERENCE_TOOLS: list[ToolSpec] = [
+    create_entities,
+    create_relations,
+    add_observations,
+    delete_entities,
+    delete_observations,
+    delete_relations,
+    read_graph,
+    search_nodes,
+    open_nodes,
+]

@@ -34,7 +34,6 @@ class Runtime:
     #: the configuration the server started with (skills root, default session, hook budget)
     settings: Settings = field(default_factory=lambda: Settings())
 
-
     #: writes made after an answer (access recording), kept so they are not garbage-collected
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
 
@@ -119,7 +118,9 @@ def schema_of(model: type[pydantic.BaseModel]) -> dict[str, Any]:
 
 
 #: Keywords that only annotate: merged beside an inlined definition they cannot change its meaning.
-_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"})
+_ANNOTATIONS = frozenset(
+    {"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"}
+)
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

@@ -36,8 +36,9 @@ MAX_SUBSCRIBERS = 1000
 class GraphResource:
     """The resource of one server: its content comes from the profile's ``read_graph`` handler."""
 
-    def __init__(self, runtime: Runtime, read_graph: ToolSpec,
-                 session_key: Callable[[ServerRequestContext[Any]], str]) -> None:
+    def __init__(
+        self, runtime: Runtime, read_graph: ToolSpec, session_key: Callable[[ServerRequestContext[Any]], str]
+    ) -> None:
         self.runtime = runtime
         self.read_graph = read_graph
         #: the MCP session a request belongs to (subscriptions are per session)
@@ -48,17 +49,22 @@ class GraphResource:
         self.listen = ListenHandler(self.bus, max_subscriptions=MAX_SUBSCRIBERS)
 
     def describe(self) -> types.Resource:
-        return types.Resource(uri=RESOURCE_URI, name="knowledge-graph", title="Knowledge Graph",
-                              description="The full knowledge graph with all entities and relations "
-                                          "(this server's namespace)",
-                              mime_type="application/json")
+        return types.Resource(
+            uri=RESOURCE_URI,
+            name="knowledge-graph",
+            title="Knowledge Graph",
+            description="The full knowledge graph with all entities and relations (this server's namespace)",
+            mime_type="application/json",
+        )
 
-    async def list(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-                   ) -> types.ListResourcesResult:
+    async def list(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[self.describe()])
 
-    async def read(self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
-                   ) -> types.ReadResourceResult:
+    async def read(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         _known(str(params.uri))
         try:
             text, _ = await self.read_graph.handler(self.runtime, {})
@@ -68,25 +74,34 @@ class GraphResource:
             raise MCPError(code=types.INTERNAL_ERROR, message=f"{RESOURCE_URI}: {exc}") from exc
         size = len(text.encode())
         if size > self.runtime.max_answer_bytes:
-            raise MCPError(code=types.INVALID_REQUEST, message=(
-                f"{RESOURCE_URI}: the graph is {size} bytes, over this server's answer cap of "
-                f"{self.runtime.max_answer_bytes} bytes; page it with read_graph's `limit` and `cursor`, "
-                "or use kg-neo4j export"))
-        return types.ReadResourceResult(contents=[
-            types.TextResourceContents(uri=RESOURCE_URI, mime_type="application/json", text=text)])
+            raise MCPError(
+                code=types.INVALID_REQUEST,
+                message=(
+                    f"{RESOURCE_URI}: the graph is {size} bytes, over this server's answer cap of "
+                    f"{self.runtime.max_answer_bytes} bytes; page it with read_graph's `limit` and `cursor`, "
+                    "or use kg-neo4j export"
+                ),
+            )
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=RESOURCE_URI, mime_type="application/json", text=text)]
+        )
 
-    async def subscribe(self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
-                        ) -> types.EmptyResult:
+    async def subscribe(
+        self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
         _known(str(params.uri))
         key = self.session_key(ctx)
         if key not in self.subscribers and len(self.subscribers) >= MAX_SUBSCRIBERS:
-            raise MCPError(code=types.INVALID_REQUEST,
-                           message=f"{RESOURCE_URI}: {MAX_SUBSCRIBERS} sessions already subscribe; try later")
+            raise MCPError(
+                code=types.INVALID_REQUEST,
+                message=f"{RESOURCE_URI}: {MAX_SUBSCRIBERS} sessions already subscribe; try later",
+            )
         self.subscribers[key] = ctx.session
         return types.EmptyResult()
 
-    async def unsubscribe(self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
-                          ) -> types.EmptyResult:
+    async def unsubscribe(
+        self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
         _known(str(params.uri))
         self.subscribers.pop(self.session_key(ctx), None)
         return types.EmptyResult()
@@ -104,5 +119,6 @@ class GraphResource:
 
 def _known(uri: str) -> None:
     if uri != RESOURCE_URI:
-        raise MCPError(code=RESOURCE_NOT_FOUND, message=f"unknown resource {uri!r}; this server offers "
-                                                        f"{RESOURCE_URI}")
+        raise MCPError(
+            code=RESOURCE_NOT_FOUND, message=f"unknown resource {uri!r}; this server offers {RESOURCE_URI}"
+        )

@@ -20,8 +20,10 @@ def record_access(rt: Runtime, names: list[str], answer: str) -> None:
     refused, so it records nothing."""
     if rt.profile not in ACCESS_PROFILES or not names or len(answer.encode()) > rt.max_answer_bytes:
         return
-    rt.after_answer(KnowledgeStore(rt.store).record_access(list(dict.fromkeys(names)), session=session_id(rt)),
-                    "recording access")
+    rt.after_answer(
+        KnowledgeStore(rt.store).record_access(list(dict.fromkeys(names)), session=session_id(rt)),
+        "recording access",
+    )
 
 
 def mark_search(rt: Runtime) -> None:
@@ -39,16 +41,26 @@ def mark_search(rt: Runtime) -> None:
     rt.after_answer(write(), "marking the search for the hooks")
 
 
-@tool("search_memory", input=SearchMemoryIn, output=SearchResult, read_only=True, idempotent=True, description=(
-    "Recall what the memory knows about a question asked in your own words. Combines semantic "
-    "(embedding) similarity, keyword (BM25) matches and the graph (entities named in the question, "
-    "neighbours of strong hits, relation weights) into one ranking. Returns `hits` best first (one "
-    "observation each, or an entity matched by name/type with observation null), then the hits' "
-    "entities and the relations among them; a knowledge entity carries `knowledge` (trust, level, quote, "
-    "retention, fading: check fading or inference knowledge before relying on it). Optional: limit "
-    "(default 10), entityTypes, asOf."))
+@tool(
+    "search_memory",
+    input=SearchMemoryIn,
+    output=SearchResult,
+    read_only=True,
+    idempotent=True,
+    description=(
+        "Recall what the memory knows about a question asked in your own words. Combines semantic "
+        "(embedding) similarity, keyword (BM25) matches and the graph (entities named in the question, "
+        "neighbours of strong hits, relation weights) into one ranking. Returns `hits` best first (one "
+        "observation each, or an entity matched by name/type with observation null), then the hits' "
+        "entities and the relations among them; a knowledge entity carries `knowledge` (trust, level, quote, "
+        "retention, fading: check fading or inference knowledge before relying on it). Optional: limit "
+        "(default 10), entityTypes, asOf."
+    ),
+)
 async def search_memory(rt: Runtime, req: SearchMemoryIn) -> ToolOutput:
-    result = await rt.store.search_memory(req.query, limit=req.limit, entity_types=req.entityTypes, as_of=req.asOf)
+    result = await rt.store.search_memory(
+        req.query, limit=req.limit, entity_types=req.entityTypes, as_of=req.asOf
+    )
     data = result.model_dump(by_alias=True)
     text = dump(data)
     if req.asOf is None:

@@ -31,8 +31,9 @@ log = logging.getLogger(__name__)
 LineSource = Callable[[], AsyncIterator[bytes]]
 LineSink = Callable[[bytes], Awaitable[None]]
 
-Streams = tuple[anyio.abc.ObjectReceiveStream[SessionMessage | Exception],
-                anyio.abc.ObjectSendStream[SessionMessage]]
+Streams = tuple[
+    anyio.abc.ObjectReceiveStream[SessionMessage | Exception], anyio.abc.ObjectSendStream[SessionMessage]
+]
 
 
 @contextlib.contextmanager
@@ -65,7 +66,9 @@ def _to_session_message(obj: dict[str, object]) -> tuple[SessionMessage | None, 
     except ValueError as exc:
         first = str(exc).splitlines()
         detail = first[0] if first else type(exc).__name__
-        return None, Rejection(INVALID_REQUEST, f"Invalid request: {detail}", usable_id(obj), "method" not in obj or "id" in obj)
+        return None, Rejection(
+            INVALID_REQUEST, f"Invalid request: {detail}", usable_id(obj), "method" not in obj or "id" in obj
+        )
 
 
 def _is_pipe(fd: int) -> bool:
@@ -105,7 +108,9 @@ async def _loop_pipes(raw_in: BinaryIO, raw_out: BinaryIO) -> AsyncIterator[tupl
     # taken first: at an immediate end of input the read transport closes ``raw_in`` as it connects
     fds = (raw_in.fileno(), raw_out.fileno())
     reader = asyncio.StreamReader(loop=loop)
-    in_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), raw_in)
+    in_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader, loop=loop), raw_in
+    )
     out_transport, out_protocol = await loop.connect_write_pipe(_Drain, raw_out)
     writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
 

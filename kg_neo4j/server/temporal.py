@@ -38,33 +38,55 @@ class _UpdateArgs(StrictInput):
     )
 
 
-@tool("traverse_graph", input=TraverseIn, output=Traversal, read_only=True, idempotent=True, description=(
-    "Walk the graph breadth-first from one or more entities and return the entities reached "
-    "(with their depth), the relationships walked (with weight, validity, reasoning, source) and the "
-    "path to each entity. Filters: direction (out/in/both), maxDepth (1-4, default 2), relationTypes, "
-    "minWeight, asOf (ISO 8601: the graph as it was then). Each entity's fan-out is capped per hop "
-    "(fanout, default 50, strongest relations first); `truncated` and `cappedAt` say when a cap cut the answer. "
-    "A knowledge entity carries `knowledge` (trust, level, quote, retention, fading)."))
+@tool(
+    "traverse_graph",
+    input=TraverseIn,
+    output=Traversal,
+    read_only=True,
+    idempotent=True,
+    description=(
+        "Walk the graph breadth-first from one or more entities and return the entities reached "
+        "(with their depth), the relationships walked (with weight, validity, reasoning, source) and the "
+        "path to each entity. Filters: direction (out/in/both), maxDepth (1-4, default 2), relationTypes, "
+        "minWeight, asOf (ISO 8601: the graph as it was then). Each entity's fan-out is capped per hop "
+        "(fanout, default 50, strongest relations first); `truncated` and `cappedAt` say when a cap cut the answer. "
+        "A knowledge entity carries `knowledge` (trust, level, quote, retention, fading)."
+    ),
+)
 async def traverse_graph(rt: Runtime, req: TraverseIn) -> ToolOutput:
     result = await traverse_with_facts(rt.store, req)
     data = result.model_dump(by_alias=True)
     return dump(data), data
 
 
-@tool("update_relations", input=_UpdateArgs, output=_Changed, idempotent=False, description=(
-    "Update currently valid relations: the new weight is the average of the current weight and the "
-    "given one (evidence accumulates), and reasoning, source and validity can be changed. "
-    "All or nothing: if any relation is not found, nothing changes."))
+@tool(
+    "update_relations",
+    input=_UpdateArgs,
+    output=_Changed,
+    idempotent=False,
+    description=(
+        "Update currently valid relations: the new weight is the average of the current weight and the "
+        "given one (evidence accumulates), and reasoning, source and validity can be changed. "
+        "All or nothing: if any relation is not found, nothing changes."
+    ),
+)
 async def update_relations(rt: Runtime, req: _UpdateArgs) -> ToolOutput:
     changed = await rt.store.update_relations(req.relations)
     data = {"relations": [r.model_dump(by_alias=True) for r in changed]}
     return dump(data), data
 
 
-@tool("invalidate_relations", input=_InvalidateArgs, output=_Changed, destructive=False, idempotent=False,
-      description=(
-          "Mark relations as no longer true (sets validUntil, default now) without deleting them: reads of now "
-          "stop showing them, reads with asOf before that moment still do. Use delete_relations to erase."))
+@tool(
+    "invalidate_relations",
+    input=_InvalidateArgs,
+    output=_Changed,
+    destructive=False,
+    idempotent=False,
+    description=(
+        "Mark relations as no longer true (sets validUntil, default now) without deleting them: reads of now "
+        "stop showing them, reads with asOf before that moment still do. Use delete_relations to erase."
+    ),
+)
 async def invalidate_relations(rt: Runtime, req: _InvalidateArgs) -> ToolOutput:
     changed = await rt.store.invalidate_relations(req.relations)
     data = {"relations": [r.model_dump(by_alias=True) for r in changed]}

@@ -53,13 +53,18 @@ def check_message(raw: bytes | str) -> tuple[Any, Rejection | None]:
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            return None, Rejection(PARSE_ERROR, f"Parse error: the message is not UTF-8 text "
-                                                f"(byte 0x{raw[exc.start]:02x} at offset {exc.start})")
+            return None, Rejection(
+                PARSE_ERROR,
+                f"Parse error: the message is not UTF-8 text "
+                f"(byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+            )
     try:
         obj = json.loads(raw)
     except RecursionError:
-        return None, Rejection(INVALID_PARAMS, f"the message nests arrays and objects deeper than "
-                                               f"{MAX_JSON_DEPTH} levels (the limit)")
+        return None, Rejection(
+            INVALID_PARAMS,
+            f"the message nests arrays and objects deeper than {MAX_JSON_DEPTH} levels (the limit)",
+        )
     except ValueError as exc:
         msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         where = f" (line {exc.lineno} column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
@@ -77,40 +82,67 @@ def check_object(obj: Any, *, strings: bool = True) -> Rejection | None:
     """The JSON-RPC 2.0 envelope, MCP's ``tools/call`` shape, nesting depth and Unicode of a parsed message
     (``strings=False`` when the text had no surrogate escape, so no string can hold a lone surrogate)."""
     if isinstance(obj, list):
-        return Rejection(INVALID_REQUEST, "Invalid request: batches (JSON arrays) are not part of MCP; "
-                                          "send one JSON-RPC object per message")
+        return Rejection(
+            INVALID_REQUEST,
+            "Invalid request: batches (JSON arrays) are not part of MCP; "
+            "send one JSON-RPC object per message",
+        )
     if not isinstance(obj, dict):
-        return Rejection(INVALID_REQUEST, f"Invalid request: a message must be a JSON object, "
-                                          f"got {json_type(obj)}")
+        return Rejection(
+            INVALID_REQUEST, f"Invalid request: a message must be a JSON object, got {json_type(obj)}"
+        )
     rid = usable_id(obj)
     if obj.get("jsonrpc") != "2.0":
-        return Rejection(INVALID_REQUEST, f"Invalid request: 'jsonrpc' must be \"2.0\", "
-                                          f"got {json.dumps(obj.get('jsonrpc'))}", rid)
+        return Rejection(
+            INVALID_REQUEST,
+            f"Invalid request: 'jsonrpc' must be \"2.0\", got {json.dumps(obj.get('jsonrpc'))}",
+            rid,
+        )
     if "id" in obj and rid is None:
-        return Rejection(INVALID_REQUEST, f"Invalid request: 'id' must be a string or an integer, "
-                                          f"got {json_type(obj['id'])}")
+        return Rejection(
+            INVALID_REQUEST,
+            f"Invalid request: 'id' must be a string or an integer, got {json_type(obj['id'])}",
+        )
     if "method" not in obj:
         if "id" in obj and ("result" in obj or "error" in obj):
             return _deep_check(obj, rid, answer=False, strings=strings)  # a response to one of our requests
-        return Rejection(INVALID_REQUEST, "Invalid request: 'method' is missing (a request needs "
-                                          "'method'; a response needs 'result' or 'error')", rid)
+        return Rejection(
+            INVALID_REQUEST,
+            "Invalid request: 'method' is missing (a request needs "
+            "'method'; a response needs 'result' or 'error')",
+            rid,
+        )
     answer = "id" in obj
     method = obj["method"]
     if not isinstance(method, str):
-        return Rejection(INVALID_REQUEST, f"Invalid request: 'method' must be a string, got {json_type(method)}",
-                         rid, answer)
+        return Rejection(
+            INVALID_REQUEST,
+            f"Invalid request: 'method' must be a string, got {json_type(method)}",
+            rid,
+            answer,
+        )
     params = obj.get("params")
     if "params" in obj and not isinstance(params, dict):
-        return Rejection(INVALID_PARAMS, f"{method}: 'params' must be an object, got {json_type(params)}",
-                         rid, answer)
+        return Rejection(
+            INVALID_PARAMS, f"{method}: 'params' must be an object, got {json_type(params)}", rid, answer
+        )
     if method == "tools/call" and isinstance(params, dict):
         if not isinstance(params.get("name"), str):
-            return Rejection(INVALID_PARAMS, f"tools/call: 'params.name' must be a string (the tool's name), "
-                                             f"got {json_type(params.get('name'))}", rid, answer)
+            return Rejection(
+                INVALID_PARAMS,
+                f"tools/call: 'params.name' must be a string (the tool's name), "
+                f"got {json_type(params.get('name'))}",
+                rid,
+                answer,
+            )
         if params.get("arguments") is not None and not isinstance(params["arguments"], dict):
-            return Rejection(INVALID_PARAMS, f"tools/call {params['name']}: 'arguments' must be an object "
-                                             f"(the tool's named arguments), got {json_type(params['arguments'])}",
-                             rid, answer)
+            return Rejection(
+                INVALID_PARAMS,
+                f"tools/call {params['name']}: 'arguments' must be an object "
+                f"(the tool's named arguments), got {json_type(params['arguments'])}",
+                rid,
+                answer,
+            )
     return _deep_check(obj, rid, answer, strings=strings)
 
 
@@ -133,8 +165,9 @@ def _fine(obj: Any, strings: bool) -> bool:
     return True
 
 
-def _deep_check(obj: dict[str, Any], rid: str | int | None, answer: bool, *, strings: bool = True
-                ) -> Rejection | None:
+def _deep_check(
+    obj: dict[str, Any], rid: str | int | None, answer: bool, *, strings: bool = True
+) -> Rejection | None:
     """Nesting depth and lone surrogates, in one walk without recursion (no Python stack limit)."""
     if _fine(obj, strings):
         return None
@@ -160,8 +193,13 @@ def _deep_check(obj: dict[str, Any], rid: str | int | None, answer: bool, *, str
 
 def _too_deep(path: str, rid: str | int | None, answer: bool) -> Rejection:
     where = path if len(path) <= 80 else path[:80] + "..."
-    return Rejection(INVALID_PARAMS, f"{where or 'the message'}: arrays and objects nested deeper than "
-                                     f"{MAX_JSON_DEPTH} levels (the limit)", rid, answer)
+    return Rejection(
+        INVALID_PARAMS,
+        f"{where or 'the message'}: arrays and objects nested deeper than "
+        f"{MAX_JSON_DEPTH} levels (the limit)",
+        rid,
+        answer,
+    )
 
 
 def _has_surrogate(s: str) -> bool:
@@ -174,5 +212,10 @@ def _has_surrogate(s: str) -> bool:
 
 def _surrogate(where: str, s: str, rid: str | int | None, answer: bool) -> Rejection:
     bad = next(c for c in s if 0xD800 <= ord(c) <= 0xDFFF)
-    return Rejection(INVALID_PARAMS, f"{where}: contains a lone surrogate (U+{ord(bad):04X}), which is not "
-                                     "Unicode text; send the character itself or a valid surrogate pair", rid, answer)
+    return Rejection(
+        INVALID_PARAMS,
+        f"{where}: contains a lone surrogate (U+{ord(bad):04X}), which is not "
+        "Unicode text; send the character itself or a valid surrogate pair",
+        rid,
+        answer,
+    )

@@ -26,8 +26,26 @@ from kg_neo4j.skills.markdown import (
 from kg_neo4j.skills.paths import list_skill_files, read_skill_file, resolve_skill_path, skills_root
 from kg_neo4j.skills.sync import CrystallizeResult, content_words, coverage, crystallize
 
-__all__ = ["DEFAULT_CRYSTALLIZE_LIMIT", "LEXICAL_THRESHOLD", "MAX_CRYSTALLIZE_LIMIT", "MAX_PATH_CHARS",
-           "MAX_SKILL_FILE_BYTES", "MAX_SKILL_PATHS", "SEMANTIC_THRESHOLD", "CrystallizeResult",
-           "check_import_labels", "content_words", "coverage", "crystallize", "import_skill_tree", "infer_type",
-           "knowledge_name", "list_skill_files", "read_skill_file", "resolve_skill_path", "skill_knowledge",
-           "skills_root", "split_sections"]
+__all__ = [
+    "DEFAULT_CRYSTALLIZE_LIMIT",
+    "LEXICAL_THRESHOLD",
+    "MAX_CRYSTALLIZE_LIMIT",
+    "MAX_PATH_CHARS",
+    "MAX_SKILL_FILE_BYTES",
+    "MAX_SKILL_PATHS",
+    "SEMANTIC_THRESHOLD",
+    "CrystallizeResult",
+    "check_import_labels",
+    "content_words",
+    "coverage",
+    "crystallize",
+    "import_skill_tree",
+    "infer_type",
+    "knowledge_name",
+    "list_skill_files",
+    "read_skill_file",
+    "resolve_skill_path",
+    "skill_knowledge",
+    "skills_root",
+    "split_sections",
+]

@@ -29,9 +29,16 @@ log = logging.getLogger("kg_neo4j.skills")
 MAX_REPORTED_FILES = 20
 
 
-async def import_skill_tree(ks: KnowledgeStore, directory: Path, *, knowledge_type: str | None = None,
-                            trust: str = "pattern", category: str = "creative", batch_size: int = 200,
-                            progress: bool = True) -> dict[str, Any]:
+async def import_skill_tree(
+    ks: KnowledgeStore,
+    directory: Path,
+    *,
+    knowledge_type: str | None = None,
+    trust: str = "pattern",
+    category: str = "creative",
+    batch_size: int = 200,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Store every section of the ``.md`` files under ``directory`` (sorted) as knowledge, in
     batches of ``batch_size`` items (one transaction each) with ``existing="skip"``: a name
     already taken is counted as skipped, so running it again stores nothing new.
@@ -43,8 +50,16 @@ async def import_skill_tree(ks: KnowledgeStore, directory: Path, *, knowledge_ty
         raise ValidationError("batch size must be at least 1", field="batch_size")
     root = skills_root(directory)
     files = list_skill_files(root)
-    report: dict[str, Any] = {"directory": str(root), "namespace": ks.graph.namespace, "files": 0,
-                              "sections": 0, "stored": 0, "skipped": 0, "rejected": 0, "rejected_files": []}
+    report: dict[str, Any] = {
+        "directory": str(root),
+        "namespace": ks.graph.namespace,
+        "files": 0,
+        "sections": 0,
+        "stored": 0,
+        "skipped": 0,
+        "rejected": 0,
+        "rejected_files": [],
+    }
     batch: list[KnowledgeIn] = []
     names: set[str] = set()
 
@@ -55,8 +70,14 @@ async def import_skill_tree(ks: KnowledgeStore, directory: Path, *, knowledge_ty
             report["skipped"] += len(batch) - len(stored)
             batch.clear()
 
-    with tqdm(total=len(files), desc="import skills", unit="file", file=sys.stderr, disable=not progress,
-              dynamic_ncols=True) as bar:
+    with tqdm(
+        total=len(files),
+        desc="import skills",
+        unit="file",
+        file=sys.stderr,
+        disable=not progress,
+        dynamic_ncols=True,
+    ) as bar:
         for rel in files:
             try:
                 _, text = read_skill_file(root, rel)

@@ -90,7 +90,12 @@ def split_sections(text: str) -> list[Section]:
     for no, line in enumerate(lines, start=1):
         m = _FENCE.match(line)
         if fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip()[len(m.group(1)):]:
+            if (
+                m
+                and m.group(1)[0] == fence[0]
+                and len(m.group(1)) >= len(fence)
+                and not line.strip()[len(m.group(1)) :]
+            ):
                 fence = None
             body.append(line)
             continue
@@ -157,11 +162,13 @@ def knowledge_name(rel: str, heading_path: str, suffix: str = "") -> str:
 TYPE_WORDS: dict[KnowledgeType, frozenset[str]] = {
     KnowledgeType.PROCEDURE: frozenset(
         """workflow workflows step steps checklist checklists procedure procedures process processes howto preflight
-        recipe recipes instructions runbook runbooks playbook playbooks operation operations setup""".split()),
+        recipe recipes instructions runbook runbooks playbook playbooks operation operations setup""".split()
+    ),
     KnowledgeType.RULE: frozenset(
         """principle principles rule rules gotcha gotchas pitfall pitfalls guideline guidelines constraint
         constraints caveat caveats warning warnings dont donts never must antipattern antipatterns
-        criteria requirements""".split()),
+        criteria requirements""".split()
+    ),
     KnowledgeType.INSIGHT: frozenset("insight insights lesson lessons learnings retrospective".split()),
     KnowledgeType.PREFERENCE: frozenset("preference preferences style taste".split()),
     KnowledgeType.OBSERVATION: frozenset("observation observations notes".split()),
@@ -191,7 +198,9 @@ def _type_of_words(text: str) -> KnowledgeType | None:
     return None
 
 
-def infer_type(rel: str, headings: Sequence[str], default: KnowledgeType | str | None = None) -> KnowledgeType:
+def infer_type(
+    rel: str, headings: Sequence[str], default: KnowledgeType | str | None = None
+) -> KnowledgeType:
     """The knowledge type of a section: the first of its headings (innermost first), its file
     name, then its directories (innermost first) whose words name a type; else ``default``,
     else observation."""
@@ -209,8 +218,9 @@ def infer_type(rel: str, headings: Sequence[str], default: KnowledgeType | str |
 # --- sections to knowledge -------------------------------------------------------
 
 
-def check_import_labels(knowledge_type: str | None, trust: str, category: str
-                        ) -> tuple[KnowledgeType | None, Trust, Category]:
+def check_import_labels(
+    knowledge_type: str | None, trust: str, category: str
+) -> tuple[KnowledgeType | None, Trust, Category]:
     """Parse the import's type / trust / category; a principle is refused (no quote to give)."""
     kind = parse(KnowledgeType, knowledge_type, field="type") if knowledge_type is not None else None
     t = parse(Trust, trust, field="trust")
@@ -218,13 +228,20 @@ def check_import_labels(knowledge_type: str | None, trust: str, category: str
         raise ValidationError(
             "import-skills stores sections as trust 'pattern' (default) or 'inference': a 'principle' needs the "
             "expert's exact words as a quote, and a skill file does not say whose words it holds; store an "
-            "expert's principle with store_knowledge and its quote", field="trust")
+            "expert's principle with store_knowledge and its quote",
+            field="trust",
+        )
     return kind, t, parse(Category, category, field="category")
 
 
-def skill_knowledge(rel: str, text: str, *, knowledge_type: KnowledgeType | str | None = None,
-                    trust: Trust | str = Trust.PATTERN, category: Category | str = Category.CREATIVE
-                    ) -> list[KnowledgeIn]:
+def skill_knowledge(
+    rel: str,
+    text: str,
+    *,
+    knowledge_type: KnowledgeType | str | None = None,
+    trust: Trust | str = Trust.PATTERN,
+    category: Category | str = Category.CREATIVE,
+) -> list[KnowledgeIn]:
     """The knowledge items of one skill file (``rel``: its path relative to the imported
     directory, POSIX style): one per section with a non-blank body, long bodies in parts."""
     t = parse(Trust, trust, field="trust")
@@ -238,13 +255,17 @@ def skill_knowledge(rel: str, text: str, *, knowledge_type: KnowledgeType | str 
         parts = _split_long(section.body)
         path, n = section.heading_path, 1
         while True:  # a heading path seen before in this file gets " (2)", " (3)", ...
-            names = [knowledge_name(rel, path, "" if i == 1 else f" (part {i})") for i in range(1, len(parts) + 1)]
+            names = [
+                knowledge_name(rel, path, "" if i == 1 else f" (part {i})") for i in range(1, len(parts) + 1)
+            ]
             if used.isdisjoint(names):
                 break
             n += 1
             path = f"{section.heading_path} ({n})"
         used.update(names)
         kind = infer_type(rel, section.headings, knowledge_type)
-        items.extend(KnowledgeIn(name=name, content=part, type=kind, trust=t, category=cat, source=source)
-                     for name, part in zip(names, parts, strict=True))
+        items.extend(
+            KnowledgeIn(name=name, content=part, type=kind, trust=t, category=cat, source=source)
+            for name, part in zip(names, parts, strict=True)
+        )
     return items

@@ -42,19 +42,26 @@ def _relative_parts(rel: object) -> tuple[str, ...]:
     if not rel.strip():
         raise ValidationError("a skill path must not be empty", field="skill_paths")
     if len(rel) > MAX_PATH_CHARS:
-        raise ValidationError(f"skill path {shown!r} is longer than {MAX_PATH_CHARS} characters", field="skill_paths")
+        raise ValidationError(
+            f"skill path {shown!r} is longer than {MAX_PATH_CHARS} characters", field="skill_paths"
+        )
     if "\x00" in rel:
         raise ValidationError(f"skill path {shown!r} contains a NUL character", field="skill_paths")
     if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute() or PureWindowsPath(rel).drive:
-        raise ValidationError(f"skill path {shown!r} is absolute; give a path relative to the skills directory",
-                              field="skill_paths")
+        raise ValidationError(
+            f"skill path {shown!r} is absolute; give a path relative to the skills directory",
+            field="skill_paths",
+        )
     parts = tuple(p for p in re.split(r"[/\\]", rel) if p not in ("", "."))
     if ".." in parts:
-        raise ValidationError(f"skill path {shown!r} contains '..'; only paths inside the skills directory "
-                              "are read", field="skill_paths")
+        raise ValidationError(
+            f"skill path {shown!r} contains '..'; only paths inside the skills directory are read",
+            field="skill_paths",
+        )
     if not parts:
-        raise ValidationError(f"skill path {shown!r} names the skills directory itself, not a .md file",
-                              field="skill_paths")
+        raise ValidationError(
+            f"skill path {shown!r} names the skills directory itself, not a .md file", field="skill_paths"
+        )
     return parts
 
 
@@ -75,28 +82,41 @@ def resolve_skill_path(root: Path, rel: str) -> Path:
             found = path
             break
     if found is None:
-        raise ValidationError(f"skill path {shown!r}: no such file in the skills directory", field="skill_paths")
+        raise ValidationError(
+            f"skill path {shown!r}: no such file in the skills directory", field="skill_paths"
+        )
     if not found.name.lower().endswith(SKILL_SUFFIX):
-        raise ValidationError(f"skill path {shown!r} is not a markdown file (only {SKILL_SUFFIX} files are read)",
-                              field="skill_paths")
+        raise ValidationError(
+            f"skill path {shown!r} is not a markdown file (only {SKILL_SUFFIX} files are read)",
+            field="skill_paths",
+        )
     try:
         real = found.resolve(strict=True)
     except (OSError, RuntimeError) as exc:  # dangling or looping link
         raise ValidationError(f"skill path {shown!r} is a broken link", field="skill_paths") from exc
     if real != base and not real.is_relative_to(base):
-        raise ValidationError(f"skill path {shown!r} leads outside the skills directory (through a symbolic "
-                              "link); only files inside it are read", field="skill_paths")
+        raise ValidationError(
+            f"skill path {shown!r} leads outside the skills directory (through a symbolic "
+            "link); only files inside it are read",
+            field="skill_paths",
+        )
     if not real.name.lower().endswith(SKILL_SUFFIX):
-        raise ValidationError(f"skill path {shown!r} links to a file that is not a {SKILL_SUFFIX} file",
-                              field="skill_paths")
+        raise ValidationError(
+            f"skill path {shown!r} links to a file that is not a {SKILL_SUFFIX} file", field="skill_paths"
+        )
     st = real.stat()
     if stat.S_ISDIR(st.st_mode):
-        raise ValidationError(f"skill path {shown!r} is a directory; name a {SKILL_SUFFIX} file", field="skill_paths")
+        raise ValidationError(
+            f"skill path {shown!r} is a directory; name a {SKILL_SUFFIX} file", field="skill_paths"
+        )
     if not stat.S_ISREG(st.st_mode):
         raise ValidationError(f"skill path {shown!r} is not a regular file", field="skill_paths")
     if st.st_size > MAX_SKILL_FILE_BYTES:
-        raise ValidationError(f"skill path {shown!r} is {st.st_size} bytes; skill files of at most "
-                              f"{MAX_SKILL_FILE_BYTES} bytes are read", field="skill_paths")
+        raise ValidationError(
+            f"skill path {shown!r} is {st.st_size} bytes; skill files of at most "
+            f"{MAX_SKILL_FILE_BYTES} bytes are read",
+            field="skill_paths",
+        )
     return real
 
 
@@ -112,21 +132,25 @@ def read_skill_file(root: Path, rel: str) -> tuple[Path, str]:
     try:
         fd = os.open(real, flags)
     except OSError as exc:
-        raise ValidationError(f"skill path {shown!r} cannot be opened: {exc.strerror}", field="skill_paths") from exc
+        raise ValidationError(
+            f"skill path {shown!r} cannot be opened: {exc.strerror}", field="skill_paths"
+        ) from exc
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             raise ValidationError(f"skill path {shown!r} is not a regular file", field="skill_paths")
         data = fh.read(MAX_SKILL_FILE_BYTES + 1)
     if len(data) > MAX_SKILL_FILE_BYTES:
-        raise ValidationError(f"skill path {shown!r} is larger than {MAX_SKILL_FILE_BYTES} bytes",
-                              field="skill_paths")
+        raise ValidationError(
+            f"skill path {shown!r} is larger than {MAX_SKILL_FILE_BYTES} bytes", field="skill_paths"
+        )
     if b"\x00" in data:
         raise ValidationError(f"skill path {shown!r} is not a text file", field="skill_paths")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValidationError(f"skill path {shown!r} is not UTF-8 text (byte {exc.start})",
-                              field="skill_paths") from exc
+        raise ValidationError(
+            f"skill path {shown!r} is not UTF-8 text (byte {exc.start})", field="skill_paths"
+        ) from exc
     return real, text
 
 
@@ -139,6 +163,9 @@ def list_skill_files(root: Path) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         rel_dir = Path(dirpath).relative_to(base)
-        found.extend((rel_dir / name).as_posix() for name in filenames
-                     if not name.startswith(".") and name.lower().endswith(SKILL_SUFFIX))
+        found.extend(
+            (rel_dir / name).as_posix()
+            for name in filenames
+            if not name.startswith(".") and name.lower().endswith(SKILL_SUFFIX)
+        )
     return sorted(found)

@@ -65,8 +65,9 @@ def _fold(word: str) -> str:
 def content_words(text: str) -> frozenset[str]:
     """The content words of ``text``: lower-cased word tokens without stop words and
     one-letter words (digits are kept), suffix-folded."""
-    return frozenset(_fold(w) for w in _WORD.findall(text.lower())
-                     if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
+    return frozenset(
+        _fold(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())
+    )
 
 
 def coverage(item_words: frozenset[str], section_words: frozenset[str]) -> float:
@@ -81,8 +82,9 @@ class BestMatch(BaseModel):
     section: str = Field(description="Heading path of the section ('' for text before the first heading)")
     line: int = Field(description="Line of the section's heading")
     coverage: float = Field(description="Share of the knowledge's content words found in the section")
-    similarity: float | None = Field(default=None, description="Cosine similarity of the embeddings "
-                                                               "(only with an embedding model)")
+    similarity: float | None = Field(
+        default=None, description="Cosine similarity of the embeddings (only with an embedding model)"
+    )
 
 
 class SkillFileInfo(BaseModel):
@@ -112,9 +114,13 @@ class UnsyncedKnowledge(BaseModel):
 class CrystallizeResult(BaseModel):
     topic: str
     files: list[SkillFileInfo]
-    reflected: list[ReflectedKnowledge] = Field(description="Relevant knowledge the skill files already reflect")
-    unsynced: list[UnsyncedKnowledge] = Field(description="Relevant knowledge not yet in the skill files, most "
-                                                          "relevant first: update the skill files with these")
+    reflected: list[ReflectedKnowledge] = Field(
+        description="Relevant knowledge the skill files already reflect"
+    )
+    unsynced: list[UnsyncedKnowledge] = Field(
+        description="Relevant knowledge not yet in the skill files, most "
+        "relevant first: update the skill files with these"
+    )
     method: str = Field(description="'lexical' or 'lexical+semantic' (with an embedding model)")
     lexicalThreshold: float = LEXICAL_THRESHOLD
     semanticThreshold: float | None = None
@@ -131,12 +137,15 @@ class _SkillSection:
         return f"{self.section.heading_path}\n\n{self.section.body}".strip()
 
 
-def _load_skill_sections(root: Path, skill_paths: Sequence[str]) -> tuple[list[SkillFileInfo], list[_SkillSection]]:
+def _load_skill_sections(
+    root: Path, skill_paths: Sequence[str]
+) -> tuple[list[SkillFileInfo], list[_SkillSection]]:
     if not skill_paths:
         raise ValidationError("give at least one skill path", field="skill_paths")
     if len(skill_paths) > MAX_SKILL_PATHS:
-        raise ValidationError(f"{len(skill_paths)} skill paths; at most {MAX_SKILL_PATHS} in one call",
-                              field="skill_paths")
+        raise ValidationError(
+            f"{len(skill_paths)} skill paths; at most {MAX_SKILL_PATHS} in one call", field="skill_paths"
+        )
     base = skills_root(root)
     read: list[tuple[Path, str]] = []
     total = 0
@@ -144,8 +153,11 @@ def _load_skill_sections(root: Path, skill_paths: Sequence[str]) -> tuple[list[S
         read.append(read_skill_file(base, rel))
         total += len(read[-1][1])
         if total > MAX_SKILL_CHARS_PER_CALL:
-            raise ValidationError(f"the skill files hold more than {MAX_SKILL_CHARS_PER_CALL} characters together; "
-                                  "check fewer files per call", field="skill_paths")
+            raise ValidationError(
+                f"the skill files hold more than {MAX_SKILL_CHARS_PER_CALL} characters together; "
+                "check fewer files per call",
+                field="skill_paths",
+            )
     files: list[SkillFileInfo] = []
     sections: list[_SkillSection] = []
     seen: set[Path] = set()
@@ -163,8 +175,9 @@ def _load_skill_sections(root: Path, skill_paths: Sequence[str]) -> tuple[list[S
 async def _candidates(graph: GraphStore, topic: str, limit: int) -> list[KnowledgeItem]:
     """The knowledge ``search_memory`` finds for ``topic``, most relevant first (up to twice
     ``limit``, so that the relevance filter of ``crystallize`` still leaves ``limit``)."""
-    hits = await graph.search_memory(topic, limit=min(MAX_SEARCH_LIMIT, max(2 * limit, 10)),
-                                     entity_types=[k.value for k in KnowledgeType])
+    hits = await graph.search_memory(
+        topic, limit=min(MAX_SEARCH_LIMIT, max(2 * limit, 10)), entity_types=[k.value for k in KnowledgeType]
+    )
     names = list(dict.fromkeys(h.name for h in hits.hits))
     if not names:
         return []
@@ -172,8 +185,14 @@ async def _candidates(graph: GraphStore, topic: str, limit: int) -> list[Knowled
     return [items[n] for n in names if n in items]
 
 
-async def crystallize(graph: GraphStore, root: Path, topic: str, skill_paths: Sequence[str], *,
-                      limit: int = DEFAULT_CRYSTALLIZE_LIMIT) -> CrystallizeResult:
+async def crystallize(
+    graph: GraphStore,
+    root: Path,
+    topic: str,
+    skill_paths: Sequence[str],
+    *,
+    limit: int = DEFAULT_CRYSTALLIZE_LIMIT,
+) -> CrystallizeResult:
     """Which knowledge relevant to ``topic`` the skill files ``skill_paths`` (relative to
     ``root``) do not reflect yet (see the module docstring for how both are decided).
     Read-only: it records no access."""
@@ -194,12 +213,19 @@ async def crystallize(graph: GraphStore, root: Path, topic: str, skill_paths: Se
 
             matrix = np.asarray(vectors, dtype=np.float32)
             matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-            topic_vec, item_vecs, section_vecs = matrix[0], matrix[1: 1 + len(items)], matrix[1 + len(items):]
+            topic_vec, item_vecs, section_vecs = (
+                matrix[0],
+                matrix[1 : 1 + len(items)],
+                matrix[1 + len(items) :],
+            )
             # vector search returns nearest neighbours however far: keep what is about the topic
             topic_words = content_words(topic)
-            keep = [i for i in range(len(items))
-                    if float(item_vecs[i] @ topic_vec) >= TOPIC_MIN_SIMILARITY
-                    or not topic_words.isdisjoint(content_words(texts[i]))][:limit]
+            keep = [
+                i
+                for i in range(len(items))
+                if float(item_vecs[i] @ topic_vec) >= TOPIC_MIN_SIMILARITY
+                or not topic_words.isdisjoint(content_words(texts[i]))
+            ][:limit]
             items, texts = [items[i] for i in keep], [texts[i] for i in keep]
             if embed_sections and sections and keep:
                 similarity = (item_vecs[keep] @ section_vecs.T).tolist()
@@ -214,17 +240,41 @@ async def crystallize(graph: GraphStore, root: Path, topic: str, skill_paths: Se
         for j, sec in enumerate(sections):
             cov = coverage(words, sec.words)
             sim = similarity[i][j] if similarity is not None else None
-            key = (cov >= LEXICAL_THRESHOLD or (sim is not None and sim >= SEMANTIC_THRESHOLD), max(cov, sim or 0.0))
+            key = (
+                cov >= LEXICAL_THRESHOLD or (sim is not None and sim >= SEMANTIC_THRESHOLD),
+                max(cov, sim or 0.0),
+            )
             if best is None or key > best:
                 best = key
-                match = BestMatch(path=sec.path, section=sec.section.heading_path, line=sec.section.line,
-                                  coverage=round(cov, 3), similarity=None if sim is None else round(sim, 3))
+                match = BestMatch(
+                    path=sec.path,
+                    section=sec.section.heading_path,
+                    line=sec.section.line,
+                    coverage=round(cov, 3),
+                    similarity=None if sim is None else round(sim, 3),
+                )
         if best is not None and best[0] and match is not None:
-            reflected.append(ReflectedKnowledge(name=item.name, type=item.type, trust=item.trust, bestMatch=match))
+            reflected.append(
+                ReflectedKnowledge(name=item.name, type=item.type, trust=item.trust, bestMatch=match)
+            )
         else:
-            unsynced.append(UnsyncedKnowledge(name=item.name, type=item.type, trust=item.trust,
-                                              category=item.category, content=item.content or "", quote=item.quote,
-                                              source=item.source, bestMatch=match))
-    return CrystallizeResult(topic=topic, files=files, reflected=reflected, unsynced=unsynced,
-                             method="lexical+semantic" if similarity is not None else "lexical",
-                             semanticThreshold=SEMANTIC_THRESHOLD if similarity is not None else None)
+            unsynced.append(
+                UnsyncedKnowledge(
+                    name=item.name,
+                    type=item.type,
+                    trust=item.trust,
+                    category=item.category,
+                    content=item.content or "",
+                    quote=item.quote,
+                    source=item.source,
+                    bestMatch=match,
+                )
+            )
+    return CrystallizeResult(
+        topic=topic,
+        files=files,
+        reflected=reflected,
+        unsynced=unsynced,
+        method="lexical+semantic" if similarity is not None else "lexical",
+        semanticThreshold=SEMANTIC_THRESHOLD if similarity is not None else None,
+    )

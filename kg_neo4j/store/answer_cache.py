@@ -97,8 +97,7 @@ class AnswerCache:
             return answer
         before = await database_position(self.driver, self.database)
         kept = self._kept.get(kind)
-        if (kept is not None and kept.position == before and kept.read_at <= at
-                and await kept.valid_at(at)):
+        if kept is not None and kept.position == before and kept.read_at <= at and await kept.valid_at(at):
             self.hits += 1
             return kept.answer
         self.misses += 1

@@ -23,8 +23,14 @@ class AnswerCap:
     def max_rows(self) -> int:
         return max(1, self.max_bytes // 16)
 
-    def check(self, tool: str, *, rows: tuple[int, ...] = (), text: str | None = None,
-              graph: KnowledgeGraph | None = None) -> None:
+    def check(
+        self,
+        tool: str,
+        *,
+        rows: tuple[int, ...] = (),
+        text: str | None = None,
+        graph: KnowledgeGraph | None = None,
+    ) -> None:
         """Raise when any row count passes ``max_rows`` or the answer (its ``text``, or ``graph`` in the
         reference JSON) passes ``max_bytes``."""
         if any(n > self.max_rows for n in rows):

@@ -92,9 +92,15 @@ class VectorStatements:
         return self.entity_types if types else self.entity
 
 
-UNFILTERED = VectorStatements(False, "search_memory_vector", "search_memory_entities", "search_memory_entities")
-FILTERED = VectorStatements(True, "search_memory_vector_filtered", "search_memory_entities_filtered",
-                            "search_memory_entities_filtered_types")
+UNFILTERED = VectorStatements(
+    False, "search_memory_vector", "search_memory_entities", "search_memory_entities"
+)
+FILTERED = VectorStatements(
+    True,
+    "search_memory_vector_filtered",
+    "search_memory_entities_filtered",
+    "search_memory_entities_filtered_types",
+)
 
 
 @dataclass
@@ -128,8 +134,12 @@ class SearchIndexes:
         self.states = {r["name"]: (str(r["state"]), float(r["populationPercent"] or 0.0)) for r in records}
         self._checked = time.monotonic()
         if self.state != before or self.state == "populating":
-            log.info("filtered vector indexes: %s (%.0f%% populated)%s", self.state, self.population,
-                     "" if self.state == "online" else "; search_memory uses the unfiltered (5.26) path meanwhile")
+            log.info(
+                "filtered vector indexes: %s (%.0f%% populated)%s",
+                self.state,
+                self.population,
+                "" if self.state == "online" else "; search_memory uses the unfiltered (5.26) path meanwhile",
+            )
 
     async def statements(self, driver: AsyncDriver, database: str) -> VectorStatements:
         """The filtered statements once every filtered index is ONLINE, the 5.26 ones before."""
@@ -180,7 +190,8 @@ async def detect_capabilities(driver: AsyncDriver, database: str) -> ServerCapab
     """Ask the server what it is (``dbms.components``) and which Cypher 25 features it parses."""
     records, _, _ = await driver.execute_query(
         "CALL dbms.components() YIELD name, versions, edition RETURN name, versions, edition",
-        database_=database, routing_=neo4j.RoutingControl.READ,
+        database_=database,
+        routing_=neo4j.RoutingControl.READ,
     )
     by_name: dict[str, Any] = {r["name"]: r for r in records}
     kernel = by_name.get("Neo4j Kernel") or (records[0] if records else None)

@@ -81,7 +81,9 @@ class _SharedBookmarks(AsyncBookmarkManager):
     def __init__(self) -> None:
         self.target: AsyncBookmarkManager = AsyncGraphDatabase.bookmark_manager()
 
-    async def update_bookmarks(self, previous_bookmarks: Collection[str], new_bookmarks: Collection[str]) -> None:
+    async def update_bookmarks(
+        self, previous_bookmarks: Collection[str], new_bookmarks: Collection[str]
+    ) -> None:
         await self.target.update_bookmarks(previous_bookmarks, new_bookmarks)
 
     async def get_bookmarks(self) -> Collection[str]:
@@ -113,7 +115,9 @@ async def connect(settings: Settings) -> tuple[AsyncDriver, Connection]:
         await driver.verify_connectivity()
     except neo4j.exceptions.AuthError as exc:
         await driver.close()
-        raise ConfigError(f"Neo4j at {conn.uri} refused the credentials for user {conn.username!r}: {exc}") from exc
+        raise ConfigError(
+            f"Neo4j at {conn.uri} refused the credentials for user {conn.username!r}: {exc}"
+        ) from exc
     except (neo4j.exceptions.ServiceUnavailable, OSError) as exc:
         await driver.close()
         hint = "" if settings.neo4j_uri else " (start one with `kg-neo4j neo4j start`, or set NEO4J_URI)"
@@ -138,8 +142,10 @@ async def check_embedding_model(driver: AsyncDriver, database: str, model: Model
             f"a re-embedding to {meta['reembed_target']!r} was interrupted; finish it with "
             f"`kg-neo4j reembed --embedding-model {meta['reembed_target']}` (it resumes where it stopped)"
         )
-    if meta and meta["model"] is not None and (
-        not _same_model(meta["model"], model.name) or int(meta["dimension"]) != model.dimension
+    if (
+        meta
+        and meta["model"] is not None
+        and (not _same_model(meta["model"], model.name) or int(meta["dimension"]) != model.dimension)
     ):
         raise ConfigError(
             f"this graph's vectors were made with embedding model {meta['model']!r} ({meta['dimension']} dimensions) "
@@ -170,15 +176,25 @@ async def ensure_vector_indexes(
     records = await x.write("schema_vector_dimensions")
     dims = {r["name"]: r["dimension"] for r in records}
     for index, create, drop in (
-        ("kg_observation_embedding_filtered", "schema_observation_vector_filtered",
-         "schema_drop_observation_vector_filtered"),
-        ("kg_entity_embedding_filtered", "schema_entity_vector_filtered", "schema_drop_entity_vector_filtered"),
+        (
+            "kg_observation_embedding_filtered",
+            "schema_observation_vector_filtered",
+            "schema_drop_observation_vector_filtered",
+        ),
+        (
+            "kg_entity_embedding_filtered",
+            "schema_entity_vector_filtered",
+            "schema_drop_entity_vector_filtered",
+        ),
     ):
         if dims.get(index) is not None and int(dims[index]) != dimension:
             await x.write(drop)
         if index not in dims or dims[index] is None or int(dims[index]) != dimension:
-            log.info("creating the filtered vector index %s (filters: %s); it fills in the background",
-                     index, ", ".join(FILTERED_VECTOR_INDEXES[index]))
+            log.info(
+                "creating the filtered vector index %s (filters: %s); it fills in the background",
+                index,
+                ", ".join(FILTERED_VECTOR_INDEXES[index]),
+            )
         await x.write(create, dimension=dimension)
 
 
@@ -206,8 +222,12 @@ async def _write_server_meta(
 
 
 async def bootstrap(
-    driver: AsyncDriver, database: str, clock: Clock | None = None, model: ModelInfo | None = None,
-    *, fulltext_analyzer: str | None = None,
+    driver: AsyncDriver,
+    database: str,
+    clock: Clock | None = None,
+    model: ModelInfo | None = None,
+    *,
+    fulltext_analyzer: str | None = None,
 ) -> SearchIndexes:
     """Create constraints and indexes (idempotent), wait for them, record the schema version.
 
@@ -222,8 +242,14 @@ async def bootstrap(
     """
     x = Executor(driver, database)
     caps = await detect_capabilities(driver, database)
-    log.debug("Neo4j %s %s: Cypher %s; vector search with filters: %s; fulltext SEARCH: %s", caps.version,
-             caps.edition, "/".join(caps.cypher_versions), caps.vector_search_filters, caps.fulltext_search)
+    log.debug(
+        "Neo4j %s %s: Cypher %s; vector search with filters: %s; fulltext SEARCH: %s",
+        caps.version,
+        caps.edition,
+        "/".join(caps.cypher_versions),
+        caps.vector_search_filters,
+        caps.fulltext_search,
+    )
     for name in _SCHEMA_STATEMENTS:
         await x.write(name)
     await ensure_fulltext_index(driver, database, fulltext_analyzer)
@@ -250,9 +276,16 @@ async def bootstrap(
         )
     version = caps.schema_version if indexes.states else 1
     if found is not None and found > version:
-        version = found  # the filtered indexes are part of the layout once made; a schema-only bootstrap keeps them
+        version = (
+            found  # the filtered indexes are part of the layout once made; a schema-only bootstrap keeps them
+        )
     if found is not None and version > found:
-        log.info("graph schema version %s -> %s (filtered vector indexes on Neo4j %s)", found, version, caps.version)
+        log.info(
+            "graph schema version %s -> %s (filtered vector indexes on Neo4j %s)",
+            found,
+            version,
+            caps.version,
+        )
     await x.write("meta_write_schema", version=version, package_version=__version__, now=now)
     declared = [f"{index}: {', '.join(props)}" for index, props in FILTERED_VECTOR_INDEXES.items()]
     await _write_server_meta(driver, database, caps, declared if indexes.states else [], now)

@@ -41,9 +41,19 @@ class StoreCore:
         self.cap = AnswerCap(max_answer_bytes)
         self.embedder = embedder
         self.fusion = fusion or FusionWeights()
-        self.x = Executor(driver, database, Shared(namespace=namespace, clock=self.clock, reads_at=True,
-                                                   model=embedder.name if embedder else None))
-        self._exact_big: dict[str, float] = {}  # search: channel -> when its namespace was found past EXACT_CAP
+        self.x = Executor(
+            driver,
+            database,
+            Shared(
+                namespace=namespace,
+                clock=self.clock,
+                reads_at=True,
+                model=embedder.name if embedder else None,
+            ),
+        )
+        self._exact_big: dict[
+            str, float
+        ] = {}  # search: channel -> when its namespace was found past EXACT_CAP
         self._answers = AnswerCache(driver, database)  # read_graph of now while nothing changed
         # create_entities and add_observations leave their nodes pending for it (store/text_catch_up.py)
         self.text_index = text_index or TextCatchUp(driver, database)

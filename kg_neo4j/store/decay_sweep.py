@@ -60,6 +60,7 @@ class DecaySweep(MaintenanceBase):
                 after = str(meta[0]["cursor"])
         if on_total:
             on_total(await self.count_knowledge())
+
         async def scan(after: str) -> tuple[int, str, neo4j.Record | None]:
             """The chunk after ``after``: its size in entities, its last name, what the scan found."""
             bounds = (await self.x.read("decay_chunk_bounds", after=after, chunk=chunk))[0]
@@ -76,7 +77,8 @@ class DecaySweep(MaintenanceBase):
         try:
             while True:
                 if (deadline is not None and time.monotonic() >= deadline) or (
-                        max_chunks is not None and chunks >= max_chunks):
+                    max_chunks is not None and chunks >= max_chunks
+                ):
                     report.complete = False
                     break
                 chunks += 1
@@ -94,7 +96,9 @@ class DecaySweep(MaintenanceBase):
                 self._add_chunk(report, rec, written, sample)
                 after = upto
                 if apply:  # where a stopped sweep resumes
-                    await self.x.write("decay_progress_write", key=self._meta_key, cursor=after, report=None, now=now)
+                    await self.x.write(
+                        "decay_progress_write", key=self._meta_key, cursor=after, report=None, now=now
+                    )
                 if on_progress:
                     on_progress(int(rec["scanned"]))
                 if last:
@@ -107,8 +111,13 @@ class DecaySweep(MaintenanceBase):
         report.cursor = None if report.complete else after
         report.seconds = round(time.monotonic() - started, 3)
         if apply:
-            await self.x.write("decay_progress_write", key=self._meta_key, cursor=report.cursor,
-                              report=_meta_report(report), now=now)
+            await self.x.write(
+                "decay_progress_write",
+                key=self._meta_key,
+                cursor=report.cursor,
+                report=_meta_report(report),
+                now=now,
+            )
         return report
 
     async def progress(self) -> dict[str, Any]:
@@ -133,10 +142,10 @@ class DecaySweep(MaintenanceBase):
             report.demoted += int(rec["demote"])
         report.expire_names = (report.expire_names + list(rec["expire_names"]))[:sample]
         report.level_changes = (report.level_changes + [dict(x) for x in rec["level_names"]])[:sample]
-        fading = report.fading_names + [{"name": x["name"], "retention": float(x["retention"])}
-                                        for x in rec["fading_names"]]
+        fading = report.fading_names + [
+            {"name": x["name"], "retention": float(x["retention"])} for x in rec["fading_names"]
+        ]
         report.fading_names = sorted(fading, key=lambda x: (x["retention"], x["name"]))[:sample]
-
 
 
 def _iso(value: Any) -> Any:
@@ -147,10 +156,14 @@ def _iso(value: Any) -> Any:
     return value
 
 
-
 def _meta_report(report: SweepReport) -> dict[str, Any]:
     """The figures a sweep records on its :KgMeta node (read back by benchmarks and stats)."""
-    return {"scanned": report.scanned, "expired": report.expired, "promoted": report.promoted,
-            "demoted": report.demoted, "written": report.written, "complete": report.complete,
-            "seconds": report.seconds}
-
+    return {
+        "scanned": report.scanned,
+        "expired": report.expired,
+        "promoted": report.promoted,
+        "demoted": report.demoted,
+        "written": report.written,
+        "complete": report.complete,
+        "seconds": report.seconds,
+    }

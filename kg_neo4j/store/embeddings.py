@@ -28,7 +28,9 @@ async def embed_missing(
     done = 0
     for kind in ("observations", "entities"):
         while True:
-            records = await x.write(_NEXT_BATCH_STATEMENTS[kind], model=embedder.name, batch=batch_size, ns=namespace)
+            records = await x.write(
+                _NEXT_BATCH_STATEMENTS[kind], model=embedder.name, batch=batch_size, ns=namespace
+            )
             if not records:
                 break
             vectors = await asyncio.to_thread(embedder.encode, _texts(kind, records))

@@ -22,15 +22,17 @@ class EntityWrites(StoreCore):
         rows: list[dict[str, Any]] = []
         for e in unique.values():
             obs = dedupe(e.observations)
-            rows.append({
-                "name": e.name,
-                "entityType": e.entityType,
-                "name_lower": e.name.lower(),
-                "type_lower": e.entityType.lower(),
-                "type_labels": type_labels(e.entityType),
-                "observations": obs,
-                "observations_lower": [o.lower() for o in obs],
-            })
+            rows.append(
+                {
+                    "name": e.name,
+                    "entityType": e.entityType,
+                    "name_lower": e.name.lower(),
+                    "type_lower": e.entityType.lower(),
+                    "type_labels": type_labels(e.entityType),
+                    "observations": obs,
+                    "observations_lower": [o.lower() for o in obs],
+                }
+            )
         if not rows:
             return []
         # One encode call for the whole batch, then one statement.  Writing a chunk while the next was
@@ -85,8 +87,14 @@ class EntityWrites(StoreCore):
         rows = []
         for name, texts in merged.items():
             uniq = list(texts)
-            rows.append({"entityName": name, "contents": uniq, "contents_lower": [c.lower() for c in uniq],
-                         "turns": list(texts.values())})
+            rows.append(
+                {
+                    "entityName": name,
+                    "contents": uniq,
+                    "contents_lower": [c.lower() for c in uniq],
+                    "turns": list(texts.values()),
+                }
+            )
         if not rows:
             return []
         await self._attach_vectors(rows, "contents")
@@ -126,5 +134,7 @@ class EntityWrites(StoreCore):
             raise ValidationError(
                 f"'{records[0]['blocked'][0]}' is knowledge and the observation named is its content, which "
                 "delete_observations cannot remove (knowledge keeps its content): change it with update_knowledge "
-                "or expire it with forget_knowledge; nothing was deleted", field="observations")
+                "or expire it with forget_knowledge; nothing was deleted",
+                field="observations",
+            )
         return int(records[0]["deleted"]) if records else 0

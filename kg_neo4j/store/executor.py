@@ -31,7 +31,9 @@ from kg_neo4j.clock import Clock
 from kg_neo4j.cypher import queries
 
 #: Neo4j errors that mean "lost a race with a concurrent delete": the transaction is run again.
-RACE_CODES = frozenset({"Neo.ClientError.Statement.EntityNotFound", "Neo.ClientError.Schema.ConstraintValidationFailed"})
+RACE_CODES = frozenset(
+    {"Neo.ClientError.Statement.EntityNotFound", "Neo.ClientError.Schema.ConstraintValidationFailed"}
+)
 RACE_RETRIES = 3
 T = TypeVar("T")
 Records = list[neo4j.Record]
@@ -61,7 +63,7 @@ async def concurrently(runs: Sequence[Awaitable[Any]], *, sequential: bool = Fal
             for r in runs:
                 out.append(await r)
         finally:
-            for r in runs[len(out) + 1:]:
+            for r in runs[len(out) + 1 :]:
                 if asyncio.iscoroutine(r):
                     r.close()  # never started: no "was never awaited" warning
         return out
@@ -146,8 +148,9 @@ class Executor:
             return [record async for record in result]
 
         async def once() -> Records:
-            records, _, _ = await self.driver.execute_query(text, parameters_=params, database_=self.database,
-                                                            routing_=routing)
+            records, _, _ = await self.driver.execute_query(
+                text, parameters_=params, database_=self.database, routing_=routing
+            )
             return records
 
         return await retrying_races(once)
@@ -159,7 +162,9 @@ class Executor:
             result = await session.run(self.q[name], self.shared.apply(params))
             return [record async for record in result]
 
-    async def transaction(self, work: Callable[[AsyncManagedTransaction], Awaitable[T]], *, read: bool = False) -> T:
+    async def transaction(
+        self, work: Callable[[AsyncManagedTransaction], Awaitable[T]], *, read: bool = False
+    ) -> T:
         """Run ``work`` in one managed transaction (routed to a reader when ``read``), again when it lost
         a race; inside a bound transaction ``work`` simply runs in it."""
         if self.tx is not None:

@@ -46,8 +46,10 @@ async def check_analyzer(driver: AsyncDriver, database: str, analyzer: str) -> N
     """A clear error unless this Neo4j offers ``analyzer``."""
     offered = await available_analyzers(driver, database)
     if analyzer not in offered:
-        raise ConfigError(f"{SETTING} {analyzer!r} is not a fulltext analyzer this Neo4j offers; choose one of: "
-                          f"{', '.join(offered)}")
+        raise ConfigError(
+            f"{SETTING} {analyzer!r} is not a fulltext analyzer this Neo4j offers; choose one of: "
+            f"{', '.join(offered)}"
+        )
 
 
 async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: str | None) -> None:
@@ -63,19 +65,28 @@ async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: st
         raise ConfigError(
             f"the fulltext index {INDEX} was built with analyzer {state['analyzer']!r} but {SETTING} is "
             f"{analyzer!r}. Run `kg-neo4j rebuild-fulltext --fulltext-analyzer {analyzer}` to rebuild it (every "
-            f"namespace of the database shares it), or start with --fulltext-analyzer {state['analyzer']}")
+            f"namespace of the database shares it), or start with --fulltext-analyzer {state['analyzer']}"
+        )
     if state is not None and not state["eventually_consistent"]:
         # An index made before it was eventually consistent (README "How the graph looks in Neo4j"): made
         # again with the same analyzer, once; bootstrap waits until Neo4j has indexed the stored text.
-        log.info("fulltext index %s: made again as eventually consistent (once); Neo4j is indexing the "
-                 "existing text", INDEX)
+        log.info(
+            "fulltext index %s: made again as eventually consistent (once); Neo4j is indexing the "
+            "existing text",
+            INDEX,
+        )
         await Executor(driver, database).write("fulltext_drop")
     await Executor(driver, database).write("schema_fulltext", analyzer=analyzer)
 
 
-async def rebuild_fulltext(driver: AsyncDriver, database: str, analyzer: str, *,
-                           on_progress: Callable[[float], None] | None = None,
-                           timeout: float = REBUILD_TIMEOUT_S) -> dict[str, Any]:
+async def rebuild_fulltext(
+    driver: AsyncDriver,
+    database: str,
+    analyzer: str,
+    *,
+    on_progress: Callable[[float], None] | None = None,
+    timeout: float = REBUILD_TIMEOUT_S,
+) -> dict[str, Any]:
     """Drop the index and create it with ``analyzer``; Neo4j indexes the existing text again, and this
     waits until the index is ONLINE (``on_progress`` gets its population percentage).  Idempotent: an
     index already built with ``analyzer`` is kept.  Interrupted after the drop, the next start (or a
@@ -87,8 +98,12 @@ async def rebuild_fulltext(driver: AsyncDriver, database: str, analyzer: str, *,
     if rebuild:
         await Executor(driver, database).write("fulltext_drop")
         await Executor(driver, database).write("schema_fulltext", analyzer=analyzer)
-        log.info("fulltext index %s: analyzer %s -> %s; Neo4j is indexing the existing text", INDEX, previous,
-                 analyzer)
+        log.info(
+            "fulltext index %s: analyzer %s -> %s; Neo4j is indexing the existing text",
+            INDEX,
+            previous,
+            analyzer,
+        )
     started = time.monotonic()
     while True:
         state = await index_state(driver, database)
@@ -99,10 +114,14 @@ async def rebuild_fulltext(driver: AsyncDriver, database: str, analyzer: str, *,
         if state["state"] == "ONLINE":
             break
         if state["state"] == "FAILED":
-            raise ConfigError(f"Neo4j failed to build the fulltext index {INDEX} with analyzer {analyzer!r}; "
-                              "its log says why")
+            raise ConfigError(
+                f"Neo4j failed to build the fulltext index {INDEX} with analyzer {analyzer!r}; "
+                "its log says why"
+            )
         if time.monotonic() - started > timeout:
-            raise ConfigError(f"the fulltext index {INDEX} is still {state['state']} after {timeout:.0f} s; "
-                              "Neo4j goes on building it (SHOW FULLTEXT INDEXES shows its progress)")
+            raise ConfigError(
+                f"the fulltext index {INDEX} is still {state['state']} after {timeout:.0f} s; "
+                "Neo4j goes on building it (SHOW FULLTEXT INDEXES shows its progress)"
+            )
         await asyncio.sleep(0.2)
     return {"index": INDEX, "analyzer": analyzer, "previous": previous, "rebuilt": rebuild}

@@ -49,7 +49,9 @@ class HistoryIn(StrictInput):
     @model_validator(mode="after")
     def _one_subject(self) -> HistoryIn:
         if (self.name is None) == (self.relation is None):
-            raise ValueError("give exactly one of 'name' (an entity) or 'relation' ({from, to, relationType})")
+            raise ValueError(
+                "give exactly one of 'name' (an entity) or 'relation' ({from, to, relationType})"
+            )
         return self
 
     @field_validator("cursor")
@@ -83,7 +85,9 @@ def _decode_skip(cursor: str) -> int:
             raise TypeError
         return skip
     except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-        raise ValueError("cursor is not one entity_history returned; omit it to start from the beginning") from exc
+        raise ValueError(
+            "cursor is not one entity_history returned; omit it to start from the beginning"
+        ) from exc
 
 
 def _iso(value: Any) -> str | None:
@@ -103,7 +107,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-async def invalidate_observations(store: StoreCore, items: Sequence[ObservationInvalidate]) -> list[RetiredObservation]:
+async def invalidate_observations(
+    store: StoreCore, items: Sequence[ObservationInvalidate]
+) -> list[RetiredObservation]:
     """Retire observations at ``validUntil`` (default now): kept as history, hidden from reads of now."""
     now = store.clock.now()
     rows: dict[tuple[str, datetime], dict[str, Any]] = {}
@@ -113,9 +119,12 @@ async def invalidate_observations(store: StoreCore, items: Sequence[ObservationI
             raise ValidationError(
                 f"{it.entityName}: validUntil {until.isoformat()} is in the future; an observation is retired "
                 "when it stops being true (call invalidate_observations then, or leave validUntil out for now); "
-                "nothing was written", field="validUntil")
-        row = rows.setdefault((it.entityName, until), {"entityName": it.entityName, "observations": [],
-                                                       "valid_until": until})
+                "nothing was written",
+                field="validUntil",
+            )
+        row = rows.setdefault(
+            (it.entityName, until), {"entityName": it.entityName, "observations": [], "valid_until": until}
+        )
         row["observations"] = list(dict.fromkeys([*row["observations"], *it.observations]))
     if not rows:
         return []
@@ -124,21 +133,35 @@ async def invalidate_observations(store: StoreCore, items: Sequence[ObservationI
         raise ValidationError(
             f"'{rec['content'][0]}' is knowledge and one observation named is its content, which cannot be retired "
             "alone: change it with update_knowledge (the old content is kept as history) or expire it with "
-            "forget_knowledge; nothing was written", field="observations")
+            "forget_knowledge; nothing was written",
+            field="observations",
+        )
     if rec["missing_entities"]:
         raise NotFoundError("entity", rec["missing_entities"][0])
     if rec["missing_observations"]:
         m = rec["missing_observations"][0]
-        raise NotFoundError("observation", m["entityName"],
-                            f"Entity '{m['entityName']}' has no current observation {m['observations'][0]!r} "
-                            "(already retired, deleted or never added); nothing was written")
+        raise NotFoundError(
+            "observation",
+            m["entityName"],
+            f"Entity '{m['entityName']}' has no current observation {m['observations'][0]!r} "
+            "(already retired, deleted or never added); nothing was written",
+        )
     if rec["too_early"]:
         m = rec["too_early"][0]
-        raise ValidationError(f"{m['entityName']}: validUntil is before observation {m['observations'][0]!r} was "
-                              "added; nothing was written", field="validUntil")
-    return [RetiredObservation(entityName=r["entityName"], observation=r["observation"],
-                               createdAt=_iso(r["createdAt"]), validUntil=_iso(r["validUntil"]))
-            for r in rec["retired"]]
+        raise ValidationError(
+            f"{m['entityName']}: validUntil is before observation {m['observations'][0]!r} was "
+            "added; nothing was written",
+            field="validUntil",
+        )
+    return [
+        RetiredObservation(
+            entityName=r["entityName"],
+            observation=r["observation"],
+            createdAt=_iso(r["createdAt"]),
+            validUntil=_iso(r["validUntil"]),
+        )
+        for r in rec["retired"]
+    ]
 
 
 async def memory_prior_at(store: StoreCore, names: Iterable[str], at: datetime) -> dict[str, float]:
@@ -164,14 +187,27 @@ async def entity_history(store: StoreCore, req: HistoryIn) -> History:
     skip = _decode_skip(req.cursor) if req.cursor else 0
     rel = req.relation
     records = await store.x.read(
-        "history_events", entity=req.name, skip=skip, limit=req.limit + 1,
-        rel_from=rel.from_ if rel else None, rel_to=rel.to if rel else None,
+        "history_events",
+        entity=req.name,
+        skip=skip,
+        limit=req.limit + 1,
+        rel_from=rel.from_ if rel else None,
+        rel_to=rel.to if rel else None,
         rel_type=rel.relationType if rel else "_",
     )
     if not records and skip == 0:
-        what = ("entity", req.name) if req.name is not None else \
-            ("relation", f"{rel.from_} -[{rel.relationType}]-> {rel.to}" if rel else "")
-        raise NotFoundError(what[0], str(what[1]), f"No {what[0]} {what[1]!r} in this memory, now or in its history")
-    events = [HistoryEvent(at=_iso(r["at"]), event=r["event"], detail=_plain(dict(r["detail"])))
-              for r in records[: req.limit]]
-    return History(events=events, nextCursor=_encode_skip(skip + req.limit) if len(records) > req.limit else None)
+        what = (
+            ("entity", req.name)
+            if req.name is not None
+            else ("relation", f"{rel.from_} -[{rel.relationType}]-> {rel.to}" if rel else "")
+        )
+        raise NotFoundError(
+            what[0], str(what[1]), f"No {what[0]} {what[1]!r} in this memory, now or in its history"
+        )
+    events = [
+        HistoryEvent(at=_iso(r["at"]), event=r["event"], detail=_plain(dict(r["detail"])))
+        for r in records[: req.limit]
+    ]
+    return History(
+        events=events, nextCursor=_encode_skip(skip + req.limit) if len(records) > req.limit else None
+    )

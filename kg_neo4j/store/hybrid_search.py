@@ -111,7 +111,9 @@ async def search_memory(
     read_at = as_of or store.clock.now()  # one moment for every read of this search
     mentions, content = await mentioned(store, query, read_at)
     types = list(entity_types) if entity_types else None
-    cands = await candidates(store, content, limit=limit, types=types, read_at=read_at, diagnostics=diagnostics)
+    cands = await candidates(
+        store, content, limit=limit, types=types, read_at=read_at, diagnostics=diagnostics
+    )
     found = cands.found
     merged_prior = memory_prior((*found["vector"], *found["entity"], *found["fulltext"]), read_at)
     if as_of is not None and merged_prior:
@@ -119,16 +121,29 @@ async def search_memory(
         merged_prior = await memory_prior_at(store, merged_prior, read_at)
     if prior:
         merged_prior.update(prior)
-    hits, top = score_channels(vector=found["vector"], fulltext=found["fulltext"], entity_vector=found["entity"],
-                               mentions=mentions, weights=store.fusion)
+    hits, top = score_channels(
+        vector=found["vector"],
+        fulltext=found["fulltext"],
+        entity_vector=found["entity"],
+        mentions=mentions,
+        weights=store.fusion,
+    )
     if cands.vector is not None:
         await rerank(store, hits, cands.vector, read_at)
     near: dict[str, Any] = {}
     if hits:
         names = pool(hits, top, mentions=mentions, prior=merged_prior, weights=store.fusion, limit=limit)
         near = await around(store, names, as_of)
-    fused = finish(hits, top, around=list(near.values()), mentions=mentions, prior=merged_prior,
-                   weights=store.fusion, limit=limit, entity_types=types)
+    fused = finish(
+        hits,
+        top,
+        around=list(near.values()),
+        mentions=mentions,
+        prior=merged_prior,
+        weights=store.fusion,
+        limit=limit,
+        entity_types=types,
+    )
     final = list(dict.fromkeys(h.name for h in fused))
     missing = [n for n in final if n not in near]
     if missing:  # entities the graph or the prior lifted into the answer
@@ -162,8 +177,15 @@ async def mentioned(store: StoreCore, query: str, read_at: datetime) -> tuple[li
     return [r["name"] for r in rows], strip_mentions(query, [r["name_lower"] for r in rows])
 
 
-async def candidates(store: StoreCore, content: str, *, limit: int, types: list[str] | None, read_at: datetime,
-                     diagnostics: SearchDiagnostics) -> Candidates:
+async def candidates(
+    store: StoreCore,
+    content: str,
+    *,
+    limit: int,
+    types: list[str] | None,
+    read_at: datetime,
+    diagnostics: SearchDiagnostics,
+) -> Candidates:
     """The candidates of each channel, own namespace only, with the question's vector.
 
     The first k of each channel is sized for ``fetch_size`` results (at least the re-rank's depth);
@@ -180,7 +202,11 @@ async def candidates(store: StoreCore, content: str, *, limit: int, types: list[
     # On a server whose filtered vector indexes are ONLINE (2026.x) the vector channels find the top k
     # of this namespace inside the index; elsewhere they over-fetch and filter (README "Neo4j versions").
     plan = await vector_statements(store.driver, store.database)
-    statements = {"vector": plan.observation, "entity": plan.entity_for(types), "fulltext": FULLTEXT_STATEMENT}
+    statements = {
+        "vector": plan.observation,
+        "entity": plan.entity_for(types),
+        "fulltext": FULLTEXT_STATEMENT,
+    }
     diagnostics.filtered = plan.filtered
 
     def fetch_channel(name: str, k: int, vector: list[float] | None) -> Awaitable[list[neo4j.Record]]:
@@ -213,8 +239,10 @@ async def candidates(store: StoreCore, content: str, *, limit: int, types: list[
     while fetch:
         diagnostics.rounds += 1
         names = list(fetch)
-        runs = [early if c == "fulltext" and early is not None else fetch_channel(c, fetch[c], vector)
-                for c in names]
+        runs = [
+            early if c == "fulltext" and early is not None else fetch_channel(c, fetch[c], vector)
+            for c in names
+        ]
         early = None
         answers = await concurrently(runs, sequential=in_tx)
         grew: dict[str, bool] = {}
@@ -225,8 +253,11 @@ async def candidates(store: StoreCore, content: str, *, limit: int, types: list[
             found[name] = list(rec["hits"])
             raw[name] = int(rec["raw_count"])
         starved = {c for c, k in fetch.items() if raw[c] >= k and len(found[c]) < limit}
-        want = {c for c in starved & {"vector", "entity"} if store._exact_big.get(c, -EXACT_RECHECK_S) <
-                time.monotonic() - EXACT_RECHECK_S}
+        want = {
+            c
+            for c in starved & {"vector", "entity"}
+            if store._exact_big.get(c, -EXACT_RECHECK_S) < time.monotonic() - EXACT_RECHECK_S
+        }
         if not exact_tried and want:
             # A namespace small next to the index: rank its own vectors exactly (one cheap statement)
             # instead of growing k over everybody else's.  A namespace found too large is not asked
@@ -234,14 +265,23 @@ async def candidates(store: StoreCore, content: str, *, limit: int, types: list[
             exact_tried = True
             diagnostics.rounds += 1
             diagnostics.starved.append(sorted(f"{c}:exact" for c in want))
-            ex = (await store.x.read(
-                "search_memory_exact", vector=vector, types=types, at=read_at, cap=EXACT_CAP,
-                obs_scan=EXACT_CAP + 1 if "vector" in want else 0,
-                entity_scan=EXACT_CAP + 1 if "entity" in want else 0,
-                k_vector=ks["vector"], k_entities=ks["entity"],
-            ))[0]
-            for name, small_key, hits_key in (("vector", "obs_small", "vhits"),
-                                              ("entity", "entities_small", "ventities")):
+            ex = (
+                await store.x.read(
+                    "search_memory_exact",
+                    vector=vector,
+                    types=types,
+                    at=read_at,
+                    cap=EXACT_CAP,
+                    obs_scan=EXACT_CAP + 1 if "vector" in want else 0,
+                    entity_scan=EXACT_CAP + 1 if "entity" in want else 0,
+                    k_vector=ks["vector"],
+                    k_entities=ks["entity"],
+                )
+            )[0]
+            for name, small_key, hits_key in (
+                ("vector", "obs_small", "vhits"),
+                ("entity", "entities_small", "ventities"),
+            ):
                 if name not in want:
                     continue
                 if ex[small_key]:
@@ -272,35 +312,60 @@ async def rerank(store: StoreCore, hits: Hits, vector: list[float], read_at: dat
     head = rerank_head(hits, store.fusion)
     if len(head) < 2:
         return
-    records = await store.x.read("search_memory_context", ids=[h.oid for h in head], vector=vector, at=read_at)
+    records = await store.x.read(
+        "search_memory_context", ids=[h.oid for h in head], vector=vector, at=read_at
+    )
     # Neo4j's cosine is (1 + cos) / 2; the average of two vectors needs the cosines themselves
-    context = {r["id"]: turn_context(2 * r["own"] - 1,
-                                     None if r["prev"] is None else 2 * r["prev"] - 1,
-                                     None if r["pair"] is None else 2 * r["pair"] - 1) for r in records}
+    context = {
+        r["id"]: turn_context(
+            2 * r["own"] - 1,
+            None if r["prev"] is None else 2 * r["prev"] - 1,
+            None if r["pair"] is None else 2 * r["pair"] - 1,
+        )
+        for r in records
+    }
     rerank_by_context(hits, head, context, store.fusion)
 
 
 async def around(store: StoreCore, names: Sequence[str], as_of: datetime | None) -> dict[str, Any]:
     """Type, observation count and strongest relations of the named entities (one statement)."""
-    records = await store.x.read("search_memory_around", names=list(names), neighbour_cap=NEIGHBOUR_CAP, at=as_of)
-    return {r["name"]: {"name": r["name"], "entityType": r["entityType"],
-                        "observationCount": r["observationCount"], "rels": r["rels"],
-                        "knowledge": r["knowledge"]} for r in records}
+    records = await store.x.read(
+        "search_memory_around", names=list(names), neighbour_cap=NEIGHBOUR_CAP, at=as_of
+    )
+    return {
+        r["name"]: {
+            "name": r["name"],
+            "entityType": r["entityType"],
+            "observationCount": r["observationCount"],
+            "rels": r["rels"],
+            "knowledge": r["knowledge"],
+        }
+        for r in records
+    }
 
 
-def answer(fused: Sequence[Hit], final: Sequence[str], near: dict[str, Any], read_at: datetime, *,
-           hybrid: bool) -> SearchResult:
+def answer(
+    fused: Sequence[Hit], final: Sequence[str], near: dict[str, Any], read_at: datetime, *, hybrid: bool
+) -> SearchResult:
     """The result: the ranked hits, their entities (type, observation count, knowledge facts) and the
     relations among them."""
     names_set = set(final)
     entities = []
     for name in final:
         a = near.get(name)
-        etype = a["entityType"] if a and a["entityType"] is not None else \
-            next(h.entityType for h in fused if h.name == name)
-        entities.append(SearchEntity(name=name, entityType=etype,
-                                     observationCount=int(a["observationCount"]) if a else 0,
-                                     knowledge=facts_of(a["knowledge"], read_at) if a and a["knowledge"] else None))
+        etype = (
+            a["entityType"]
+            if a and a["entityType"] is not None
+            else next(h.entityType for h in fused if h.name == name)
+        )
+        entities.append(
+            SearchEntity(
+                name=name,
+                entityType=etype,
+                observationCount=int(a["observationCount"]) if a else 0,
+                knowledge=facts_of(a["knowledge"], read_at) if a and a["knowledge"] else None,
+            )
+        )
     relations: list[RelationFull] = []
     seen: set[tuple[str, str, str]] = set()
     for name in final:
@@ -309,11 +374,18 @@ def answer(fused: Sequence[Hit], final: Sequence[str], near: dict[str, Any], rea
             key = (r["from"], r["to"], r["relationType"])
             if r["from"] in names_set and r["to"] in names_set and key not in seen:
                 seen.add(key)
-                relations.append(RelationFull(**{"from": r["from"]}, to=r["to"], relationType=r["relationType"],
-                                              weight=r["weight"]))
+                relations.append(
+                    RelationFull(
+                        **{"from": r["from"]}, to=r["to"], relationType=r["relationType"], weight=r["weight"]
+                    )
+                )
     return SearchResult(
-        hits=[SearchHit(name=h.name, entityType=h.entityType, observation=h.observation,
-                        score=round(h.score, 6)) for h in fused],
+        hits=[
+            SearchHit(
+                name=h.name, entityType=h.entityType, observation=h.observation, score=round(h.score, 6)
+            )
+            for h in fused
+        ],
         entities=entities,
         relations=relations,
         mode="hybrid" if hybrid else "fulltext+graph",

@@ -70,10 +70,14 @@ class KnowledgeStore:
     def now(self) -> datetime:
         return self.graph.clock.now()
 
-
     # -- store ----------------------------------------------------------------------------
-    async def store(self, items: Sequence[KnowledgeIn], *, session: str | None = None,
-                    existing: Literal["error", "skip"] = "error") -> list[StoredKnowledge]:
+    async def store(
+        self,
+        items: Sequence[KnowledgeIn],
+        *,
+        session: str | None = None,
+        existing: Literal["error", "skip"] = "error",
+    ) -> list[StoredKnowledge]:
         """Store new knowledge in one transaction.  Every anti-fabrication rule is checked
         first; with ``existing="error"`` a name that is already an entity writes nothing,
         with ``"skip"`` such items are left as they are (and not returned)."""
@@ -83,29 +87,49 @@ class KnowledgeStore:
         for item in items:
             trust.require_quote(item.trust, item.quote)
             if item.name in seen:
-                raise ValidationError(f"knowledge {item.name!r} appears twice in one call; nothing was written",
-                                      field="name")
+                raise ValidationError(
+                    f"knowledge {item.name!r} appears twice in one call; nothing was written", field="name"
+                )
             seen.add(item.name)
             state = decay.new_memory(item.trust, item.category, now=now, session=item.sessionId or session)
-            rows.append({
-                "name": item.name, "name_lower": item.name.lower(), "type": item.type.value,
-                "content": item.content, "content_lower": item.content.lower(),
-                "trust": item.trust.value, "category": item.category.value, "quote": item.quote,
-                "source": item.source, "stability": state.stability, "memory_level": int(state.memory_level),
-                "sessions": list(state.sessions), "fulltext": fulltext_query(item.content),
-                "vector": None, "entity_vector": None,
-                "type_labels": knowledge_labels(item.type.value, item.trust.value),
-            })
+            rows.append(
+                {
+                    "name": item.name,
+                    "name_lower": item.name.lower(),
+                    "type": item.type.value,
+                    "content": item.content,
+                    "content_lower": item.content.lower(),
+                    "trust": item.trust.value,
+                    "category": item.category.value,
+                    "quote": item.quote,
+                    "source": item.source,
+                    "stability": state.stability,
+                    "memory_level": int(state.memory_level),
+                    "sessions": list(state.sessions),
+                    "fulltext": fulltext_query(item.content),
+                    "vector": None,
+                    "entity_vector": None,
+                    "type_labels": knowledge_labels(item.type.value, item.trust.value),
+                }
+            )
         if not rows:
             return []
-        vectors = await self.graph.embed([r["content"] for r in rows] + [entity_text(r["name"], r["type"]) for r in rows])
+        vectors = await self.graph.embed(
+            [r["content"] for r in rows] + [entity_text(r["name"], r["type"]) for r in rows]
+        )
         if vectors:
             for i, row in enumerate(rows):
                 row["vector"], row["entity_vector"] = vectors[i], vectors[len(rows) + i]
-        params: dict[str, Any] = {**decay.cypher_params(), "rows": rows, "existing": existing,
-                                  "similar_k": SIMILAR_K, "similar_scan": SIMILAR_SCAN,
-                                  "similar_text_k": SIMILAR_TEXT_K, "similar_min_score": SIMILAR_MIN_SCORE,
-                                  "similar_limit": SIMILAR_LIMIT}
+        params: dict[str, Any] = {
+            **decay.cypher_params(),
+            "rows": rows,
+            "existing": existing,
+            "similar_k": SIMILAR_K,
+            "similar_scan": SIMILAR_SCAN,
+            "similar_text_k": SIMILAR_TEXT_K,
+            "similar_min_score": SIMILAR_MIN_SCORE,
+            "similar_limit": SIMILAR_LIMIT,
+        }
 
         async def work(tx: neo4j.AsyncManagedTransaction) -> list[neo4j.Record]:
             records = await self.x.bound(tx).write("knowledge_store", **params)
@@ -117,17 +141,28 @@ class KnowledgeStore:
                 if taken:
                     raise ValidationError(
                         f"an entity named {taken[0]!r} already exists; change it with update_knowledge (if it is "
-                        "knowledge) or store under another name; nothing was written", field="name")
+                        "knowledge) or store under another name; nothing was written",
+                        field="name",
+                    )
             return records
 
         records = await self.x.transaction(work)
         created = {c["name"]: c["similar"] for c in records[0]["created"]}
         return [
-            StoredKnowledge(name=r["name"], type=r["type"], trust=r["trust"], category=r["category"],
-                            stability=r["stability"], memoryLevel=r["memory_level"],
-                            similar=[SimilarKnowledge(name=s["name"], score=round(float(s["score"]), 6))
-                                     for s in created[r["name"]]])
-            for r in rows if r["name"] in created
+            StoredKnowledge(
+                name=r["name"],
+                type=r["type"],
+                trust=r["trust"],
+                category=r["category"],
+                stability=r["stability"],
+                memoryLevel=r["memory_level"],
+                similar=[
+                    SimilarKnowledge(name=s["name"], score=round(float(s["score"]), 6))
+                    for s in created[r["name"]]
+                ],
+            )
+            for r in rows
+            if r["name"] in created
         ]
 
     # -- edges -----------------------------------------------------------------------------
@@ -137,18 +172,32 @@ class KnowledgeStore:
         open copy exists is left as it is (and not returned)."""
         rows: dict[tuple[str, str, str], dict[str, Any]] = {}
         for e in edges:
-            rows.setdefault((e.from_, e.to, e.relationType.value), {
-                "from": e.from_, "to": e.to, "relationType": e.relationType.value, "weight": float(e.weight),
-                "reasoning": e.reasoning, "source": e.source})
+            rows.setdefault(
+                (e.from_, e.to, e.relationType.value),
+                {
+                    "from": e.from_,
+                    "to": e.to,
+                    "relationType": e.relationType.value,
+                    "weight": float(e.weight),
+                    "reasoning": e.reasoning,
+                    "source": e.source,
+                },
+            )
         if not rows:
             return []
-        records = await self.x.write("knowledge_connect", rows=[rows[key] for key in sorted(rows)],
-                                  causal=sorted(t.value for t in trust.CAUSAL_EDGE_TYPES))
+        records = await self.x.write(
+            "knowledge_connect",
+            rows=[rows[key] for key in sorted(rows)],
+            causal=sorted(t.value for t in trust.CAUSAL_EDGE_TYPES),
+        )
         rec = records[0]
         if rec["missing_from"]:
-            raise NotFoundError("knowledge", rec["missing_from"][0],
-                                f"Knowledge with name {rec['missing_from'][0]} not found (an edge starts at "
-                                "knowledge stored with store_knowledge); nothing was written")
+            raise NotFoundError(
+                "knowledge",
+                rec["missing_from"][0],
+                f"Knowledge with name {rec['missing_from'][0]} not found (an edge starts at "
+                "knowledge stored with store_knowledge); nothing was written",
+            )
         if rec["missing_to"]:
             raise NotFoundError("entity", rec["missing_to"][0])
         for b in rec["blocked"]:  # the rule's own message says what to do instead
@@ -169,8 +218,11 @@ class KnowledgeStore:
         (corrected) in the same transaction; it cannot come with a change of trust.
         """
         if change.feedback is not None and change.trust is not None:
-            raise ValidationError("send feedback and a change of trust in separate updates: an access may raise "
-                                  "the memory level, and level and trust change independently", field="feedback")
+            raise ValidationError(
+                "send feedback and a change of trust in separate updates: an access may raise "
+                "the memory level, and level and trust change independently",
+                field="feedback",
+            )
         vectors = None
         texts = [change.content] if change.content is not None else []
         if change.type is not None:
@@ -188,23 +240,35 @@ class KnowledgeStore:
             quote = change.quote if change.quote is not None else cur["quote"]
             new_trust = parse(Trust, cur["trust"], field="trust")
             if change.trust is not None:
-                new_trust = trust.check_trust_change(cur["trust"], change.trust,
-                                                     expert_confirmed=change.expertConfirmed, quote=change.quote)
+                new_trust = trust.check_trust_change(
+                    cur["trust"], change.trust, expert_confirmed=change.expertConfirmed, quote=change.quote
+                )
             trust.require_quote(new_trust, quote)
             old_category = parse(Category, cur["category"], field="category")
             category = change.category or old_category
             recategorised = category is not old_category
-            stability = decay.initial_stability(new_trust, category) if recategorised else float(cur["stability"])
+            stability = (
+                decay.initial_stability(new_trust, category) if recategorised else float(cur["stability"])
+            )
             created = cur["created_at"].to_native()
 
             def earned(cat: Category) -> int:
-                return int(decay.memory_level(category=cat, access_count=int(cur["access_count"]),
-                                              session_count=len(cur["sessions"] or []),
-                                              age_days=decay.elapsed_days(created, now)))
+                return int(
+                    decay.memory_level(
+                        category=cat,
+                        access_count=int(cur["access_count"]),
+                        session_count=len(cur["sessions"] or []),
+                        age_days=decay.elapsed_days(created, now),
+                    )
+                )
 
             level = earned(category)
-            trust.check_level_keeps_trust(trust_before=cur["trust"], trust_after=new_trust,
-                                          level_before=earned(old_category), level_after=level)
+            trust.check_level_keeps_trust(
+                trust_before=cur["trust"],
+                trust_after=new_trust,
+                level_before=earned(old_category),
+                level_after=level,
+            )
             content = change.content if change.content is not None else cur["content"]
             ktype = change.type.value if change.type is not None else cur["type"]
             vector = entity_vector = None
@@ -214,18 +278,32 @@ class KnowledgeStore:
                 if change.type is not None:
                     entity_vector = vectors[-1]
             await view.write(
-                "knowledge_update", knowledge=change.name, type=ktype, trust=new_trust.value, category=category.value,
-                quote=quote, source=change.source if change.source is not None else cur["source"],
-                stability=stability, memory_level=level, content=content, content_lower=content.lower(),
-                content_changed=content != cur["content"], vector=vector, entity_vector=entity_vector,
-                restart_decay=recategorised, type_labels=knowledge_labels(ktype, new_trust.value),
+                "knowledge_update",
+                knowledge=change.name,
+                type=ktype,
+                trust=new_trust.value,
+                category=category.value,
+                quote=quote,
+                source=change.source if change.source is not None else cur["source"],
+                stability=stability,
+                memory_level=level,
+                content=content,
+                content_lower=content.lower(),
+                content_changed=content != cur["content"],
+                vector=vector,
+                entity_vector=entity_vector,
+                restart_decay=recategorised,
+                type_labels=knowledge_labels(ktype, new_trust.value),
             )
             if change.feedback is not None:
                 grade = AccessGrade.APPLIED if change.feedback == "applied" else AccessGrade.CORRECTED
-                params: dict[str, Any] = {**decay.cypher_params(), "names": [change.name],
-                                          "session": change.sessionId or session,
-                                          "grade_multiplier": decay.GRADE_MULTIPLIER[grade],
-                                          "max_sessions": MAX_SESSIONS}
+                params: dict[str, Any] = {
+                    **decay.cypher_params(),
+                    "names": [change.name],
+                    "session": change.sessionId or session,
+                    "grade_multiplier": decay.GRADE_MULTIPLIER[grade],
+                    "max_sessions": MAX_SESSIONS,
+                }
                 await view.write("knowledge_record_access", **params)
             return (await self._items(await view.write("knowledge_get", names=[change.name])))[0]
 
@@ -236,9 +314,18 @@ class KnowledgeStore:
         out = []
         for r in records:
             since = (r["last_access"] or r["created_at"]).to_native()
-            out.append(_item({**dict(r), "sessions": len(r["sessions"] or []), "expired": False,
-                              "retention": decay.retention(decay.elapsed_days(since, now), float(r["stability"]),
-                                                           category=r["category"])}))
+            out.append(
+                _item(
+                    {
+                        **dict(r),
+                        "sessions": len(r["sessions"] or []),
+                        "expired": False,
+                        "retention": decay.retention(
+                            decay.elapsed_days(since, now), float(r["stability"]), category=r["category"]
+                        ),
+                    }
+                )
+            )
         return out
 
     async def get(self, names: Sequence[str]) -> list[KnowledgeItem]:
@@ -255,13 +342,21 @@ class KnowledgeStore:
             return []
         records = await self.x.write("knowledge_forget", names=names, note=reason)
         if records[0]["missing"]:
-            raise NotFoundError("knowledge", records[0]["missing"][0],
-                                f"Knowledge with name {records[0]['missing'][0]} not found; nothing was forgotten")
+            raise NotFoundError(
+                "knowledge",
+                records[0]["missing"][0],
+                f"Knowledge with name {records[0]['missing'][0]} not found; nothing was forgotten",
+            )
         return [dict(f) for f in records[0]["forgotten"]]
 
     # -- access ----------------------------------------------------------------------------
-    async def record_access(self, names: Sequence[str], *, grade: AccessGrade | int = AccessGrade.ACCESSED,
-                            session: str | None = None) -> list[dict[str, Any]]:
+    async def record_access(
+        self,
+        names: Sequence[str],
+        *,
+        grade: AccessGrade | int = AccessGrade.ACCESSED,
+        session: str | None = None,
+    ) -> list[dict[str, Any]]:
         """One access of each named knowledge node (other names are ignored): stability
         grows by e^(1-R) x m(grade), count and sessions grow, the level is recomputed.
         A separate write, made after the read that found the knowledge has answered."""
@@ -269,25 +364,44 @@ class KnowledgeStore:
         if not names:
             return []
         g = parse(AccessGrade, grade, field="grade")
-        records = await self.x.write("knowledge_record_access", names=names, session=session,
-                                  grade_multiplier=decay.GRADE_MULTIPLIER[g], max_sessions=MAX_SESSIONS)
+        records = await self.x.write(
+            "knowledge_record_access",
+            names=names,
+            session=session,
+            grade_multiplier=decay.GRADE_MULTIPLIER[g],
+            max_sessions=MAX_SESSIONS,
+        )
         return [dict(r) for r in records]
 
     # -- list and stats ----------------------------------------------------------------------
-    async def list(self, *, trust: Trust | str | None = None, type: KnowledgeType | str | None = None,
-                   category: Category | str | None = None, source: str | None = None,
-                   names: list[str] | None = None, element: str | None = None,
-                   include_expired: bool = False, sort: Sort = "time", limit: int = 50) -> list[KnowledgeItem]:
+    async def list(
+        self,
+        *,
+        trust: Trust | str | None = None,
+        type: KnowledgeType | str | None = None,
+        category: Category | str | None = None,
+        source: str | None = None,
+        names: list[str] | None = None,
+        element: str | None = None,
+        include_expired: bool = False,
+        sort: Sort = "time",
+        limit: int = 50,
+    ) -> list[KnowledgeItem]:
         """``element``: a skill element, i.e. knowledge imported from ``.../elements/<element>/`` of a
         skills directory (README "Skill files")."""
         if sort not in ("time", "access", "strength"):
             raise ValidationError("sortBy must be one of time, access, strength", field="sortBy")
         records = await self.x.read(
-            "knowledge_list", include_expired=include_expired, sort=sort, limit=limit,
+            "knowledge_list",
+            include_expired=include_expired,
+            sort=sort,
+            limit=limit,
             trust=parse(Trust, trust, field="trust").value if trust is not None else None,
             type=parse(KnowledgeType, type, field="type").value if type is not None else None,
             category=parse(Category, category, field="category").value if category is not None else None,
-            source=source, names=names, element=f"/elements/{element}/" if element is not None else None,
+            source=source,
+            names=names,
+            element=f"/elements/{element}/" if element is not None else None,
         )
         return [_item(dict(r)) for r in records]
 
@@ -335,26 +449,48 @@ class KnowledgeStore:
         observations = list(dict.fromkeys(observations))
         sess = exp.sessionId or session
         row: dict[str, Any] = {
-            "name": name, "entityType": EXPERIENCE_TYPE, "name_lower": name.lower(), "type_lower": EXPERIENCE_TYPE,
-            "observations": observations, "observations_lower": [o.lower() for o in observations],
-            "context": exp.context, "steps": list(exp.steps), "decisions": list(exp.decisions),
-            "outcome": exp.outcome, "success": exp.success, "session": sess,
-            "vectors": None, "entity_vector": None, "type_labels": type_labels(EXPERIENCE_TYPE),
+            "name": name,
+            "entityType": EXPERIENCE_TYPE,
+            "name_lower": name.lower(),
+            "type_lower": EXPERIENCE_TYPE,
+            "observations": observations,
+            "observations_lower": [o.lower() for o in observations],
+            "context": exp.context,
+            "steps": list(exp.steps),
+            "decisions": list(exp.decisions),
+            "outcome": exp.outcome,
+            "success": exp.success,
+            "session": sess,
+            "vectors": None,
+            "entity_vector": None,
+            "type_labels": type_labels(EXPERIENCE_TYPE),
         }
         vectors = await self.graph.embed(observations + [entity_text(name, EXPERIENCE_TYPE)])
         if vectors:
             row["vectors"], row["entity_vector"] = vectors[:-1], vectors[-1]
         records = await self.x.write("experience_record", rows=[row])
         if records[0]["taken"]:
-            raise ValidationError(f"an entity named {name!r} already exists; choose another name; nothing was "
-                                  "written", field="name")
-        return Experience(name=name, context=exp.context, steps=list(exp.steps), decisions=list(exp.decisions),
-                          outcome=exp.outcome, success=exp.success, session=sess, createdAt=now.isoformat())
+            raise ValidationError(
+                f"an entity named {name!r} already exists; choose another name; nothing was written",
+                field="name",
+            )
+        return Experience(
+            name=name,
+            context=exp.context,
+            steps=list(exp.steps),
+            decisions=list(exp.decisions),
+            outcome=exp.outcome,
+            success=exp.success,
+            session=sess,
+            createdAt=now.isoformat(),
+        )
 
     async def recall_experience(self, context: str, *, limit: int = 5) -> builtins.list[Experience]:
         """Past experiences whose trace is most like ``context``: search_memory restricted to
         experiences (vector + fulltext + graph), best first, each with its best hit's score."""
-        result = await self.graph.search_memory(context, limit=min(100, limit * 5), entity_types=[EXPERIENCE_TYPE])
+        result = await self.graph.search_memory(
+            context, limit=min(100, limit * 5), entity_types=[EXPERIENCE_TYPE]
+        )
         scores: dict[str, float] = {}
         for hit in result.hits:
             scores.setdefault(hit.name, hit.score)
@@ -362,21 +498,43 @@ class KnowledgeStore:
         if not names:
             return []
         records = await self.x.read("experience_get", names=names)
-        out = [Experience(name=r["name"], context=r["context"], steps=list(r["steps"] or []),
-                          decisions=list(r["decisions"] or []), outcome=r["outcome"], success=r["success"],
-                          session=r["session"], createdAt=iso(r["created_at"]), score=scores[r["name"]])
-               for r in records]
+        out = [
+            Experience(
+                name=r["name"],
+                context=r["context"],
+                steps=list(r["steps"] or []),
+                decisions=list(r["decisions"] or []),
+                outcome=r["outcome"],
+                success=r["success"],
+                session=r["session"],
+                createdAt=iso(r["created_at"]),
+                score=scores[r["name"]],
+            )
+            for r in records
+        ]
         return out[:limit]
 
 
 def _item(r: dict[str, Any]) -> KnowledgeItem:
     return KnowledgeItem(
-        name=r["name"], type=r["type"], content=r["content"], trust=r["trust"], category=r["category"],
-        quote=r.get("quote"), source=r.get("source"), stability=round(float(r["stability"]), 6),
-        memoryLevel=int(r["memory_level"]), accessCount=int(r["access_count"] or 0), sessions=int(r["sessions"]),
-        retention=round(float(r["retention"]), 6), lastAccess=iso(r.get("last_access")),
-        createdAt=iso(r.get("created_at")), updatedAt=iso(r.get("updated_at")), expired=bool(r.get("expired")),
-        expiredAt=iso(r.get("expired_at")), expiredReason=r.get("expired_reason"),
+        name=r["name"],
+        type=r["type"],
+        content=r["content"],
+        trust=r["trust"],
+        category=r["category"],
+        quote=r.get("quote"),
+        source=r.get("source"),
+        stability=round(float(r["stability"]), 6),
+        memoryLevel=int(r["memory_level"]),
+        accessCount=int(r["access_count"] or 0),
+        sessions=int(r["sessions"]),
+        retention=round(float(r["retention"]), 6),
+        lastAccess=iso(r.get("last_access")),
+        createdAt=iso(r.get("created_at")),
+        updatedAt=iso(r.get("updated_at")),
+        expired=bool(r.get("expired")),
+        expiredAt=iso(r.get("expired_at")),
+        expiredReason=r.get("expired_reason"),
     )
 
 

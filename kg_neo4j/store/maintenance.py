@@ -37,11 +37,24 @@ from kg_neo4j.store.maintenance_base import (
 )
 from kg_neo4j.store.merging import Merging
 
-__all__ = ["ACTIONS", "DEFAULT_BATCH_SIZE", "DUPLICATE_REPORT_COSINE", "MERGE_COSINE", "SAMPLE", "SEMANTIC_TYPES",
-           "WEAK_EDGE_WEIGHT", "MaintenanceStore", "summarize"]
+__all__ = [
+    "ACTIONS",
+    "DEFAULT_BATCH_SIZE",
+    "DUPLICATE_REPORT_COSINE",
+    "MERGE_COSINE",
+    "SAMPLE",
+    "SEMANTIC_TYPES",
+    "WEAK_EDGE_WEIGHT",
+    "MaintenanceStore",
+    "summarize",
+]
 
 #: The statement that finds each kind of edge close_edges closes (cypher/maintenance.cypher).
-_EDGES_FIND_STATEMENTS = {"weak": "weak_edges_find", "causal": "causal_edges_find", "dangling": "dangling_edges_find"}
+_EDGES_FIND_STATEMENTS = {
+    "weak": "weak_edges_find",
+    "causal": "causal_edges_find",
+    "dangling": "dangling_edges_find",
+}
 
 
 class MaintenanceStore(DecaySweep, Merging):
@@ -49,15 +62,27 @@ class MaintenanceStore(DecaySweep, Merging):
     GraphStore, or given directly): the decay sweep, merge, and maintain_graph's edge closing."""
 
     # -- maintain_graph ---------------------------------------------------------------------------
-    async def close_edges(self, kind: str, *, apply: bool, batch_size: int = DEFAULT_BATCH_SIZE,
-                          sample: int = SAMPLE, on_total: Callable[[int], None] | None = None,
-                          on_progress: Progress | None = None) -> dict[str, Any]:
+    async def close_edges(
+        self,
+        kind: str,
+        *,
+        apply: bool,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        sample: int = SAMPLE,
+        on_total: Callable[[int], None] | None = None,
+        on_progress: Progress | None = None,
+    ) -> dict[str, Any]:
         """Close open relationships of one ``kind``: ``weak`` (semantic edges between knowledge
         nodes with weight < 0.3), ``causal`` (must_precede / reason_for from an inference),
         ``dangling`` (edges still open on expired knowledge).  A dry run counts and names them."""
         if kind not in _EDGES_FIND_STATEMENTS:
             raise ValueError(f"unknown edge kind {kind!r}")
-        params = {"types": SEMANTIC_TYPES, "causal": CAUSAL_TYPES, "min_weight": WEAK_EDGE_WEIGHT, "sample": sample}
+        params = {
+            "types": SEMANTIC_TYPES,
+            "causal": CAUSAL_TYPES,
+            "min_weight": WEAK_EDGE_WEIGHT,
+            "sample": sample,
+        }
         find = _EDGES_FIND_STATEMENTS[kind]
         first_page = (await self.x.read(find, page=batch_size * CHUNK_BATCHES, **params))[0]
         total = int(first_page["total"])
@@ -70,8 +95,12 @@ class MaintenanceStore(DecaySweep, Merging):
         page = first_page
         while page["ids"]:
             now = self.clock.now()
-            done = int((await self.x.auto("expire_edges_apply", ids=list(page["ids"]), batch=batch_size,
-                                         now=now))[0]["closed"] or 0)
+            done = int(
+                (await self.x.auto("expire_edges_apply", ids=list(page["ids"]), batch=batch_size, now=now))[
+                    0
+                ]["closed"]
+                or 0
+            )
             closed += done
             if on_progress:
                 on_progress(done)
@@ -90,10 +119,16 @@ class MaintenanceStore(DecaySweep, Merging):
             out["orphans"] = {"count": int(rec["orphans"]), "names": list(rec["orphan_names"])}
         return out
 
-    async def maintain(self, actions: Sequence[str] = ACTIONS, *, apply: bool = False,
-                       batch_size: int = DEFAULT_BATCH_SIZE, sample: int = SAMPLE,
-                       min_similarity: float = MERGE_COSINE,
-                       progress: ProgressFactory | None = None) -> dict[str, Any]:
+    async def maintain(
+        self,
+        actions: Sequence[str] = ACTIONS,
+        *,
+        apply: bool = False,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        sample: int = SAMPLE,
+        min_similarity: float = MERGE_COSINE,
+        progress: ProgressFactory | None = None,
+    ) -> dict[str, Any]:
         """maintain_graph: run ``actions`` (prune, merge, validate, orphans) and say what each
         changed, or with ``apply=False`` (the default) what it would change: counts and the
         first ``sample`` names.  Applying commits per batch; every action is idempotent."""
@@ -105,20 +140,39 @@ class MaintenanceStore(DecaySweep, Merging):
         def bar(desc: str) -> tuple[Callable[[int], None] | None, Progress | None]:
             return progress(desc) if progress else (None, None)
 
-        out: dict[str, Any] = {"dryRun": not apply, "namespace": self.namespace,
-                               "now": self.clock.now().isoformat(), "actions": {}}
+        out: dict[str, Any] = {
+            "dryRun": not apply,
+            "namespace": self.namespace,
+            "now": self.clock.now().isoformat(),
+            "actions": {},
+        }
         for action in [a for a in ACTIONS if a in actions]:
             if action == "prune":
                 on_total, on_progress = bar("prune: decay")
-                sweep = await self.decay_sweep(apply=apply, batch_size=batch_size, sample=sample,
-                                               on_total=on_total, on_progress=on_progress)
+                sweep = await self.decay_sweep(
+                    apply=apply,
+                    batch_size=batch_size,
+                    sample=sample,
+                    on_total=on_total,
+                    on_progress=on_progress,
+                )
                 on_total, on_progress = bar("prune: weak edges")
-                weak = await self.close_edges("weak", apply=apply, batch_size=batch_size, sample=sample,
-                                              on_total=on_total, on_progress=on_progress)
+                weak = await self.close_edges(
+                    "weak",
+                    apply=apply,
+                    batch_size=batch_size,
+                    sample=sample,
+                    on_total=on_total,
+                    on_progress=on_progress,
+                )
                 out["actions"]["prune"] = {
                     "expire": {"count": sweep.expired, "names": sweep.expire_names},
-                    "levels": {"count": sweep.promoted + sweep.demoted, "promoted": sweep.promoted,
-                               "demoted": sweep.demoted, "changes": sweep.level_changes},
+                    "levels": {
+                        "count": sweep.promoted + sweep.demoted,
+                        "promoted": sweep.promoted,
+                        "demoted": sweep.demoted,
+                        "changes": sweep.level_changes,
+                    },
                     "fading": {"count": sweep.fading, "nodes": sweep.fading_names},
                     "weakEdges": weak,
                     "scanned": sweep.scanned,
@@ -126,14 +180,22 @@ class MaintenanceStore(DecaySweep, Merging):
             elif action == "merge":
                 on_total, on_progress = bar("merge: candidates")
                 if not await self.has_vector_index():
-                    out["actions"]["merge"] = {"count": 0, "pairs": [], "minSimilarity": min_similarity,
-                                               "note": "no vector index: merge compares stored content "
-                                                       "embeddings, so it needs an embedding model"}
+                    out["actions"]["merge"] = {
+                        "count": 0,
+                        "pairs": [],
+                        "minSimilarity": min_similarity,
+                        "note": "no vector index: merge compares stored content "
+                        "embeddings, so it needs an embedding model",
+                    }
                     continue
                 if on_total:
                     on_total(await self.count_knowledge())
                 pairs = await self.duplicate_pairs(min_cosine=min_similarity, on_progress=on_progress)
-                entry: dict[str, Any] = {"count": len(pairs), "pairs": pairs[:sample], "minSimilarity": min_similarity}
+                entry: dict[str, Any] = {
+                    "count": len(pairs),
+                    "pairs": pairs[:sample],
+                    "minSimilarity": min_similarity,
+                }
                 if apply:
                     on_total, on_progress = bar("merge: apply")
                     entry["merged"] = await self.merge(pairs, batch_size=batch_size, on_progress=on_progress)
@@ -143,8 +205,14 @@ class MaintenanceStore(DecaySweep, Merging):
                 entry = {"unquotedPrinciples": found["unquotedPrinciples"]}
                 for kind, key in (("causal", "inferenceCausalEdges"), ("dangling", "danglingEdges")):
                     on_total, on_progress = bar(f"validate: {key}")
-                    entry[key] = await self.close_edges(kind, apply=apply, batch_size=batch_size, sample=sample,
-                                                        on_total=on_total, on_progress=on_progress)
+                    entry[key] = await self.close_edges(
+                        kind,
+                        apply=apply,
+                        batch_size=batch_size,
+                        sample=sample,
+                        on_total=on_total,
+                        on_progress=on_progress,
+                    )
                 out["actions"]["validate"] = entry
             else:
                 out["actions"]["orphans"] = (await self.findings(orphans=True, sample=sample))["orphans"]
@@ -153,15 +221,16 @@ class MaintenanceStore(DecaySweep, Merging):
         return out
 
 
-
 def summarize(report: dict[str, Any]) -> str:
     """One line per action: what was (or, in a dry run, would be) changed, with the first names."""
     dry = report["dryRun"]
     lines = []
 
     def names(items: Sequence[Any]) -> str:
-        shown = [i if isinstance(i, str) else i.get("name") or f"{i['from']} -[{i['relationType']}]-> {i['to']}"
-                 for i in items]
+        shown = [
+            i if isinstance(i, str) else i.get("name") or f"{i['from']} -[{i['relationType']}]-> {i['to']}"
+            for i in items
+        ]
         return f" ({', '.join(shown)})" if shown else ""
 
     def verb(would: str, did: str) -> str:
@@ -174,13 +243,17 @@ def summarize(report: dict[str, Any]) -> str:
             f"prune: {verb('would expire', 'expired')} {p['expire']['count']} decayed knowledge nodes"
             f"{names(p['expire']['names'])}; {verb('would re-level', 're-levelled')} {p['levels']['count']}"
             f"{names(p['levels']['changes'])}; {verb('would close', 'closed')} {p['weakEdges']['count'] if dry else p['weakEdges'].get('closed', 0)}"
-            f" weak edges (weight < {WEAK_EDGE_WEIGHT}){names(p['weakEdges']['edges'])}")
+            f" weak edges (weight < {WEAK_EDGE_WEIGHT}){names(p['weakEdges']['edges'])}"
+        )
     if "merge" in acts:
         m = acts["merge"]
         pairs = ", ".join(f"{x['duplicate']} -> {x['keep']} ({x['similarity']:.3f})" for x in m["pairs"])
-        lines.append(f"merge: {verb('would merge', 'merged')} {m['count'] if dry else m.get('merged', 0)} near-duplicate "
-                     f"pairs (cosine >= {m['minSimilarity']})" + (f" ({pairs})" if pairs else "")
-                     + (f"; {m['note']}" if m.get("note") else ""))
+        lines.append(
+            f"merge: {verb('would merge', 'merged')} {m['count'] if dry else m.get('merged', 0)} near-duplicate "
+            f"pairs (cosine >= {m['minSimilarity']})"
+            + (f" ({pairs})" if pairs else "")
+            + (f"; {m['note']}" if m.get("note") else "")
+        )
     if "validate" in acts:
         v = acts["validate"]
         c, d, u = v["inferenceCausalEdges"], v["danglingEdges"], v["unquotedPrinciples"]
@@ -188,13 +261,17 @@ def summarize(report: dict[str, Any]) -> str:
             f"validate: {verb('would close', 'closed')} {c['count'] if dry else c.get('closed', 0)} must_precede/reason_for "
             f"edges from inferences{names(c['edges'])} and {d['count'] if dry else d.get('closed', 0)} open edges of "
             f"expired knowledge{names(d['edges'])}; {u['count']} principles without the expert's quote"
-            f"{names(u['names'])} (report only: add the quote with update_knowledge, or lower trust to pattern)")
+            f"{names(u['names'])} (report only: add the quote with update_knowledge, or lower trust to pattern)"
+        )
     if "orphans" in acts:
         o = acts["orphans"]
-        lines.append(f"orphans: {o['count']} knowledge nodes without an open relationship{names(o['names'])} "
-                     "(report only: connect them with connect_knowledge, or forget them)")
-    lines.append("Dry run: nothing was changed; apply with dryRun false (kg-neo4j maintain --apply)." if dry
-                 else "Applied (committed per batch).")
+        lines.append(
+            f"orphans: {o['count']} knowledge nodes without an open relationship{names(o['names'])} "
+            "(report only: connect them with connect_knowledge, or forget them)"
+        )
+    lines.append(
+        "Dry run: nothing was changed; apply with dryRun false (kg-neo4j maintain --apply)."
+        if dry
+        else "Applied (committed per batch)."
+    )
     return "\n".join(lines)
-
-

@@ -81,20 +81,26 @@ class SweepReport:
         return asdict(self)
 
 
-
 class MaintenanceBase:
     """Maintenance of one namespace's knowledge (the driver, database, namespace and clock of a
     GraphStore, or given directly)."""
 
-    def __init__(self, driver: AsyncDriver, *, database: str = "neo4j", namespace: str = "default",
-                 clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        driver: AsyncDriver,
+        *,
+        database: str = "neo4j",
+        namespace: str = "default",
+        clock: Clock | None = None,
+    ) -> None:
         self.driver = driver
         self.database = database
         self.namespace = namespace
         self.clock = clock or SystemClock()
         # statements in auto-commit sessions (x.auto) are the only place CALL IN TRANSACTIONS may run
-        self.x = Executor(driver, database, Shared(namespace=namespace, clock=self.clock,
-                                                   constants=decay.cypher_params()))
+        self.x = Executor(
+            driver, database, Shared(namespace=namespace, clock=self.clock, constants=decay.cypher_params())
+        )
 
     @classmethod
     def of(cls, graph: Any) -> Self:
@@ -113,4 +119,3 @@ class MaintenanceBase:
     @property
     def _meta_key(self) -> str:
         return f"decay_sweep:{self.namespace}"
-

@@ -28,11 +28,22 @@ from kg_neo4j.store.mesh_records import Edge, MeshGraph, Node, NodeState, TypedR
 from kg_neo4j.store.mesh_tx import MeshTx
 from kg_neo4j.store.records import dedupe
 
-__all__ = ["Edge", "EdgeIn", "EdgeKey", "EdgeUpdate", "MeshGraph", "MeshStore", "MeshTx", "Node", "NodeIn",
-           "NodeState", "NodeUpdate", "TypedResult"]
+__all__ = [
+    "Edge",
+    "EdgeIn",
+    "EdgeKey",
+    "EdgeUpdate",
+    "MeshGraph",
+    "MeshStore",
+    "MeshTx",
+    "Node",
+    "NodeIn",
+    "NodeState",
+    "NodeUpdate",
+    "TypedResult",
+]
 
 T = TypeVar("T")
-
 
 
 # --- schema-generated operations (docs/memorymesh.md#generated-tools), inside one transaction ----------
@@ -41,10 +52,14 @@ T = TypeVar("T")
 async def add_typed(mtx: MeshTx, schema: NodeSchema, p: Processed) -> TypedResult:
     metadata = [format_entry(k, v) for k, v in p.metadata.items() if v is not None]
     node = (await mtx.add_nodes([NodeIn(name=p.name, nodeType=schema.node_type, metadata=metadata)]))[0]
-    rels = [rel_in(p.name, target, schema.properties[prop].relationship.edge_type)  # type: ignore[union-attr]
-            for prop, targets in p.targets.items() for target in targets]
+    rels = [
+        rel_in(p.name, target, schema.properties[prop].relationship.edge_type)  # type: ignore[union-attr]
+        for prop, targets in p.targets.items()
+        for target in targets
+    ]
     edges = await mtx.create_edges(rels, reject_duplicates=False) if rels else []
     return TypedResult(node=node, edges=edges)
+
 
 async def update_typed(mtx: MeshTx, schema: NodeSchema, p: Processed) -> TypedResult:
     state = await mtx.require_node(p.name, node_type=schema.node_type)
@@ -70,6 +85,7 @@ async def update_typed(mtx: MeshTx, schema: NodeSchema, p: Processed) -> TypedRe
     all_types = [r.edge_type for r in schema.relationships.values()]
     edges = await mtx.out_edges(p.name, dedupe(all_types)) if all_types else []
     return TypedResult(node=node, edges=edges, closed=closed_now)
+
 
 async def delete_typed(mtx: MeshTx, schema: NodeSchema, name: str) -> None:
     await mtx.require_node(name, node_type=schema.node_type)

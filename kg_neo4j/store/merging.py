@@ -25,9 +25,14 @@ class Merging(MaintenanceBase):
         records = await self.x.read("schema_vector_dimensions")
         return any(r["name"] == "kg_observation_embedding" for r in records)
 
-    async def duplicate_pairs(self, *, min_cosine: float = MERGE_COSINE, page: int = 500,
-                              names: Sequence[str] | None = None,
-                              on_progress: Progress | None = None) -> list[dict[str, Any]]:
+    async def duplicate_pairs(
+        self,
+        *,
+        min_cosine: float = MERGE_COSINE,
+        page: int = 500,
+        names: Sequence[str] | None = None,
+        on_progress: Progress | None = None,
+    ) -> list[dict[str, Any]]:
         """Pairs of knowledge nodes whose content vectors are at least ``min_cosine`` alike,
         best first, each with the node to keep (the stronger: higher trust, then level,
         accesses, stability, then the older) and the duplicate.  Without the vector index
@@ -41,13 +46,29 @@ class Merging(MaintenanceBase):
         if names is not None:
             ordered = sorted(set(names))
             for i in range(0, len(ordered), page):
-                rec = (await self.x.read("merge_candidates", names=ordered[i:i + page], after="", page=page,
-                                        neighbours=MERGE_NEIGHBOURS, min_score=score))[0]
+                rec = (
+                    await self.x.read(
+                        "merge_candidates",
+                        names=ordered[i : i + page],
+                        after="",
+                        page=page,
+                        neighbours=MERGE_NEIGHBOURS,
+                        min_score=score,
+                    )
+                )[0]
                 self._collect_pairs(rec, raw, info)
         else:
             while True:
-                rec = (await self.x.read("merge_candidates", names=None, after=after, page=page,
-                                        neighbours=MERGE_NEIGHBOURS, min_score=score))[0]
+                rec = (
+                    await self.x.read(
+                        "merge_candidates",
+                        names=None,
+                        after=after,
+                        page=page,
+                        neighbours=MERGE_NEIGHBOURS,
+                        min_score=score,
+                    )
+                )[0]
                 if int(rec["scanned"]) == 0:
                     break
                 self._collect_pairs(rec, raw, info)
@@ -69,7 +90,9 @@ class Merging(MaintenanceBase):
         return pairs
 
     @staticmethod
-    def _collect_pairs(rec: neo4j.Record, raw: dict[tuple[str, str], float], info: dict[str, dict[str, Any]]) -> None:
+    def _collect_pairs(
+        rec: neo4j.Record, raw: dict[tuple[str, str], float], info: dict[str, dict[str, Any]]
+    ) -> None:
         for n in rec["nodes"]:
             info[n["name"]] = dict(n)
         for p in rec["pairs"]:
@@ -79,8 +102,13 @@ class Merging(MaintenanceBase):
     async def recent_names(self, limit: int) -> list[str]:
         return list((await self.x.read("knowledge_recent", limit=limit))[0]["names"])
 
-    async def merge(self, pairs: Sequence[dict[str, Any]], *, batch_size: int = DEFAULT_BATCH_SIZE,
-                    on_progress: Progress | None = None) -> int:
+    async def merge(
+        self,
+        pairs: Sequence[dict[str, Any]],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        on_progress: Progress | None = None,
+    ) -> int:
         """Merge each duplicate into its keeper (see ``merge_apply``); a node takes part in one
         merge per call, so chains (a ~ b ~ c) settle over successive runs.  Returns merges made."""
         used: set[str] = set()
@@ -93,14 +121,17 @@ class Merging(MaintenanceBase):
         merged = 0
         step = batch_size * CHUNK_BATCHES
         for i in range(0, len(todo), step):
-            part = todo[i:i + step]
-            done = int((await self.x.auto("merge_apply", pairs=part, batch=batch_size, causal=CAUSAL_TYPES))[0]["merged"]
-                       or 0)
+            part = todo[i : i + step]
+            done = int(
+                (await self.x.auto("merge_apply", pairs=part, batch=batch_size, causal=CAUSAL_TYPES))[0][
+                    "merged"
+                ]
+                or 0
+            )
             merged += done
             if on_progress:
                 on_progress(len(part))
         return merged
-
 
 
 def _strength(n: dict[str, Any]) -> tuple[Any, ...]:
@@ -109,10 +140,15 @@ def _strength(n: dict[str, Any]) -> tuple[Any, ...]:
     rank = {"principle": 3, "pattern": 2, "inference": 1}.get(str(n.get("trust")), 0)
     created = n.get("created_at")
     created_key = -created.to_native().timestamp() if created is not None else float("-inf")
-    return (rank, int(n.get("level") or 0), int(n.get("accesses") or 0), float(n.get("stability") or 0.0),
-            created_key, _neg_name(str(n["name"])))
+    return (
+        rank,
+        int(n.get("level") or 0),
+        int(n.get("accesses") or 0),
+        float(n.get("stability") or 0.0),
+        created_key,
+        _neg_name(str(n["name"])),
+    )
 
 
 def _neg_name(name: str) -> tuple[int, ...]:
     return tuple(-ord(ch) for ch in name)
-

@@ -11,8 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from kg_neo4j.models import KnowledgeGraph, Relation, RelationFull, RelationIn
 
 #: What to do about a node name that is taken (names are unique across node types).
-NODE_EXISTS = ("change the existing node with update_nodes (or the update_<type> tool of its type)",
-               "or choose another name: a name is unique across all node types")
+NODE_EXISTS = (
+    "change the existing node with update_nodes (or the update_<type> tool of its type)",
+    "or choose another name: a name is unique across all node types",
+)
 
 
 class Node(BaseModel):
@@ -39,7 +41,10 @@ class MeshGraph(BaseModel):
     nextCursor: str | None = None
 
     def dump(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"nodes": [n.model_dump() for n in self.nodes], "edges": [e.dump() for e in self.edges]}
+        out: dict[str, Any] = {
+            "nodes": [n.model_dump() for n in self.nodes],
+            "edges": [e.dump() for e in self.edges],
+        }
         if self.nextCursor is not None:
             out["nextCursor"] = self.nextCursor
         return out
@@ -83,5 +88,3 @@ def mesh_graph(kg: KnowledgeGraph) -> MeshGraph:
 
 def key_text(key: tuple[str, str, str]) -> str:
     return f"{key[0]} -[{key[2]}]-> {key[1]}"
-
-

@@ -56,13 +56,31 @@ class MeshTx:
         if not names:
             return {}
         records = await self.g.x.read("mesh_nodes", names=names)
-        return {r["name"]: NodeState(r["name"], bool(r["exists"]), bool(r["entity"]), r["nodeType"],
-                                     list(r["metadata"]), bool(r["knowledge"])) for r in records}
+        return {
+            r["name"]: NodeState(
+                r["name"],
+                bool(r["exists"]),
+                bool(r["entity"]),
+                r["nodeType"],
+                list(r["metadata"]),
+                bool(r["knowledge"]),
+            )
+            for r in records
+        }
 
     async def out_edges(self, name: str, edge_types: Sequence[str]) -> list[Edge]:
         records = await self.g.x.read("mesh_out_edges", node=name, types=list(edge_types))
-        return [Edge.model_validate({"from": name, "to": r["to"], "edgeType": r["edgeType"],
-                                     "weight": r["weight"] if r["weight"] is not None else 1.0}) for r in records]
+        return [
+            Edge.model_validate(
+                {
+                    "from": name,
+                    "to": r["to"],
+                    "edgeType": r["edgeType"],
+                    "weight": r["weight"] if r["weight"] is not None else 1.0,
+                }
+            )
+            for r in records
+        ]
 
     async def require_node(self, name: str, *, node_type: str | None = None) -> NodeState:
         state = (await self.nodes([name]))[name]
@@ -71,11 +89,15 @@ class MeshTx:
             raise NotFoundError(what, name, f"{what.capitalize()} '{name}' not found; nothing was written")
         if node_type is not None and state.node_type != node_type:
             raise ValidationError(
-                f"'{name}' is a {state.node_type}, not a {node_type}; nothing was written", field=f"{node_type}.name",
-                suggestions=(f"'{name}' is a {state.node_type}: use the {state.node_type} tools (update_"
-                             f"{state.node_type}, delete_{state.node_type}) or update_nodes / delete_nodes, "
-                             "which take any type",
-                             f"or give the name of a {node_type}: search_nodes shows names with their types"))
+                f"'{name}' is a {state.node_type}, not a {node_type}; nothing was written",
+                field=f"{node_type}.name",
+                suggestions=(
+                    f"'{name}' is a {state.node_type}: use the {state.node_type} tools (update_"
+                    f"{state.node_type}, delete_{state.node_type}) or update_nodes / delete_nodes, "
+                    "which take any type",
+                    f"or give the name of a {node_type}: search_nodes shows names with their types",
+                ),
+            )
         return state
 
     # -- nodes -----------------------------------------------------------------------------
@@ -86,21 +108,30 @@ class MeshTx:
             return []
         _each_once([n.name for n in nodes], "Node '{}' appears twice in one call; nothing was written")
         if sum(len(n.metadata) for n in nodes) > MAX_OBSERVATIONS_PER_CALL:
-            raise ValidationError(f"more than {MAX_OBSERVATIONS_PER_CALL} metadata entries in one call; "
-                                  "nothing was written", field="nodes")
+            raise ValidationError(
+                f"more than {MAX_OBSERVATIONS_PER_CALL} metadata entries in one call; nothing was written",
+                field="nodes",
+            )
         state = await self.nodes([n.name for n in nodes])
         for n in nodes:
             if state[n.name].entity:
-                raise ConflictError(f"Node '{n.name}' already exists; nothing was written", field="nodes",
-                                    suggestions=NODE_EXISTS)
+                raise ConflictError(
+                    f"Node '{n.name}' already exists; nothing was written",
+                    field="nodes",
+                    suggestions=NODE_EXISTS,
+                )
         out = [Node(name=n.name, nodeType=n.nodeType, metadata=dedupe(n.metadata)) for n in nodes]
         self._before("beforeAddNodes", {"nodes": [n.model_dump() for n in out]})
         created = await self.g.create_entities(
-            [EntityIn(name=n.name, entityType=n.nodeType, observations=n.metadata) for n in out])
+            [EntityIn(name=n.name, entityType=n.nodeType, observations=n.metadata) for n in out]
+        )
         if len(created) != len(out):  # another writer created one since the check: the lock decided
             lost = sorted({n.name for n in out} - {c.name for c in created})
-            raise ConflictError(f"Node '{lost[0]}' already exists; nothing was written", field="nodes",
-                                suggestions=NODE_EXISTS)
+            raise ConflictError(
+                f"Node '{lost[0]}' already exists; nothing was written",
+                field="nodes",
+                suggestions=NODE_EXISTS,
+            )
         self._after("afterAddNodes", {"nodes": [n.model_dump() for n in out]})
         return out
 
@@ -116,23 +147,34 @@ class MeshTx:
         changes = [(state[u.name], u.nodeType, u.metadata) for u in updates]
         return await self.replace_nodes(changes)
 
-    async def replace_nodes(self, changes: Sequence[tuple[NodeState, str | None, list[str] | None]]) -> list[Node]:
+    async def replace_nodes(
+        self, changes: Sequence[tuple[NodeState, str | None, list[str] | None]]
+    ) -> list[Node]:
         rows: list[dict[str, Any]] = []
         out: list[Node] = []
         texts: list[str] = []
         for st, _, _ in changes:
             if st.knowledge:  # its type and content observation are the knowledge layer's
-                raise ValidationError(f"'{st.name}' is knowledge: change its type or content with update_knowledge; "
-                                      "nothing was written", field="name")
+                raise ValidationError(
+                    f"'{st.name}' is knowledge: change its type or content with update_knowledge; "
+                    "nothing was written",
+                    field="name",
+                )
         for st, node_type, metadata in changes:
             new_type = node_type if node_type is not None and node_type != st.node_type else None
             meta = dedupe(metadata) if metadata is not None else None
-            row: dict[str, Any] = {"name": st.name, "nodeType": new_type,
-                                   "type_lower": new_type.lower() if new_type is not None else None,
-                                   "type_labels": type_labels(new_type),
-                                   "entity_vector": None, "metadata": meta,
-                                   "metadata_lower": [m.lower() for m in meta] if meta is not None else None,
-                                   "vectors": None, "_fresh": [], "_type_text": None}
+            row: dict[str, Any] = {
+                "name": st.name,
+                "nodeType": new_type,
+                "type_lower": new_type.lower() if new_type is not None else None,
+                "type_labels": type_labels(new_type),
+                "entity_vector": None,
+                "metadata": meta,
+                "metadata_lower": [m.lower() for m in meta] if meta is not None else None,
+                "vectors": None,
+                "_fresh": [],
+                "_type_text": None,
+            }
             if meta is not None:
                 have = set(st.metadata)
                 row["_fresh"] = [i for i, m in enumerate(meta) if m not in have]
@@ -141,11 +183,19 @@ class MeshTx:
                 row["_type_text"] = entity_text(st.name, new_type)
                 texts.append(row["_type_text"])
             rows.append(row)
-            out.append(Node(name=st.name, nodeType=node_type or st.node_type or "",
-                            metadata=meta if meta is not None else st.metadata))
+            out.append(
+                Node(
+                    name=st.name,
+                    nodeType=node_type or st.node_type or "",
+                    metadata=meta if meta is not None else st.metadata,
+                )
+            )
         if sum(len(r["_fresh"]) for r in rows) > MAX_OBSERVATIONS_PER_CALL:
-            raise ValidationError(f"more than {MAX_OBSERVATIONS_PER_CALL} new metadata entries in one call; "
-                                  "nothing was written", field="nodes")
+            raise ValidationError(
+                f"more than {MAX_OBSERVATIONS_PER_CALL} new metadata entries in one call; "
+                "nothing was written",
+                field="nodes",
+            )
         vectors = await self.g.embed(texts)
         if vectors is not None:
             it = iter(vectors)
@@ -183,17 +233,23 @@ class MeshTx:
         seen: set[tuple[str, str, str]] = set()
         for e in edges:
             if e.key in seen:
-                raise ValidationError(f"Edge {key_text(e.key)} appears twice in one call; nothing was written",
-                                      field="edges")
+                raise ValidationError(
+                    f"Edge {key_text(e.key)} appears twice in one call; nothing was written", field="edges"
+                )
             seen.add(e.key)
         state = await self.nodes([n for e in edges for n in (e.from_, e.to)])
         for e in edges:
             for end in (e.from_, e.to):
                 if not state[end].entity:
-                    raise NotFoundError("node", end, f"Node '{end}' not found: both ends of edge "
-                                                     f"{key_text(e.key)} must exist; nothing was written")
-        return await self.create_edges([rel_in(e.from_, e.to, e.edgeType, e.weight) for e in edges],
-                                        reject_duplicates=True)
+                    raise NotFoundError(
+                        "node",
+                        end,
+                        f"Node '{end}' not found: both ends of edge "
+                        f"{key_text(e.key)} must exist; nothing was written",
+                    )
+        return await self.create_edges(
+            [rel_in(e.from_, e.to, e.edgeType, e.weight) for e in edges], reject_duplicates=True
+        )
 
     async def create_edges(self, rels: Sequence[RelationIn], *, reject_duplicates: bool) -> list[Edge]:
         out = [edge(r, r.weight) for r in rels]
@@ -202,10 +258,15 @@ class MeshTx:
         made = {(c.from_, c.to, c.relationType) for c in created}
         if reject_duplicates and len(made) != len(out):
             dup = next(e for e in out if (e.from_, e.to, e.edgeType) not in made)
-            raise ConflictError(f"Edge {key_text((dup.from_, dup.to, dup.edgeType))} already exists (use "
-                                "update_edges to change its weight); nothing was written", field="edges",
-                                suggestions=("change its weight with update_edges",
-                                             "or leave the edge out of this call: the others were not written either"))
+            raise ConflictError(
+                f"Edge {key_text((dup.from_, dup.to, dup.edgeType))} already exists (use "
+                "update_edges to change its weight); nothing was written",
+                field="edges",
+                suggestions=(
+                    "change its weight with update_edges",
+                    "or leave the edge out of this call: the others were not written either",
+                ),
+            )
         out = [e for e in out if (e.from_, e.to, e.edgeType) in made]
         self._after("afterAddEdges", {"edges": [e.dump() for e in out]})
         return out
@@ -215,10 +276,20 @@ class MeshTx:
         (docs/memorymesh.md#edge-weights); an unknown edge fails the call."""
         if not updates:
             return []
-        items = [RelationUpdate.model_validate({"from": u.from_, "to": u.to, "relationType": u.edgeType,
-                                                "weight": u.weight}) for u in updates]
-        self._before("beforeUpdateEdges", {"edges": [{"from": u.from_, "to": u.to, "edgeType": u.edgeType,
-                                                      "weight": u.weight} for u in updates]})
+        items = [
+            RelationUpdate.model_validate(
+                {"from": u.from_, "to": u.to, "relationType": u.edgeType, "weight": u.weight}
+            )
+            for u in updates
+        ]
+        self._before(
+            "beforeUpdateEdges",
+            {
+                "edges": [
+                    {"from": u.from_, "to": u.to, "edgeType": u.edgeType, "weight": u.weight} for u in updates
+                ]
+            },
+        )
         changed = await self.g.update_relations(items)
         out = [edge(r) for r in changed]
         self._after("afterUpdateEdges", {"edges": [e.dump() for e in out]})
@@ -228,8 +299,10 @@ class MeshTx:
         """Close current edges now (valid_until): reads of now stop showing them, history keeps them."""
         if not edges:
             return []
-        items = [RelationInvalidate.model_validate({"from": e.from_, "to": e.to, "relationType": e.edgeType})
-                 for e in edges]
+        items = [
+            RelationInvalidate.model_validate({"from": e.from_, "to": e.to, "relationType": e.edgeType})
+            for e in edges
+        ]
         self._before("beforeInvalidateEdges", {"edges": [e.dump() for e in edges]})
         closed = [edge(r) for r in await self.g.invalidate_relations(items)]
         self._after("afterInvalidateEdges", {"edges": [e.dump() for e in closed]})
@@ -241,8 +314,9 @@ class MeshTx:
             return
         data = {"edges": [{"from": k.from_, "to": k.to, "edgeType": k.edgeType} for k in keys]}
         self._before("beforeDeleteEdges", data)
-        await self.g.delete_relations([Relation.model_validate({"from": k.from_, "to": k.to,
-                                                                 "relationType": k.edgeType}) for k in keys])
+        await self.g.delete_relations(
+            [Relation.model_validate({"from": k.from_, "to": k.to, "relationType": k.edgeType}) for k in keys]
+        )
         self._after("afterDeleteEdges", data)
 
     # -- metadata --------------------------------------------------------------------------
@@ -251,7 +325,9 @@ class MeshTx:
         await self.require_node(node_name)
         data = {"nodeName": node_name, "metadata": list(metadata)}
         self._before("beforeAddMetadata", data)
-        results = await self.g.add_observations([ObservationAdd(entityName=node_name, contents=list(metadata))])
+        results = await self.g.add_observations(
+            [ObservationAdd(entityName=node_name, contents=list(metadata))]
+        )
         added = results[0].addedObservations if results else []
         self._after("afterAddMetadata", {"nodeName": node_name, "metadata": added})
         return added
@@ -261,7 +337,9 @@ class MeshTx:
         await self.require_node(node_name)
         data = {"nodeName": node_name, "metadata": list(metadata)}
         self._before("beforeDeleteMetadata", data)
-        await self.g.delete_observations([ObservationDelete(entityName=node_name, observations=list(metadata))])
+        await self.g.delete_observations(
+            [ObservationDelete(entityName=node_name, observations=list(metadata))]
+        )
         self._after("afterDeleteMetadata", data)
 
     # -- schema-generated operations (docs/memorymesh.md#what-the-generated-tools-do) ----

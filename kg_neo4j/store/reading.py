@@ -76,8 +76,10 @@ class Reading(StoreCore):
 
     async def _graph_answer(self, at: datetime) -> tuple[str, dict[str, Any]]:
         cap = self.cap.max_rows
-        reads = [self.x.read("read_graph_entities", max_entities=cap + 1, at=at),
-                 self.x.read("read_graph_relations", max_relations=cap + 1, at=at)]
+        reads = [
+            self.x.read("read_graph_entities", max_entities=cap + 1, at=at),
+            self.x.read("read_graph_relations", max_relations=cap + 1, at=at),
+        ]
         with _gc_paused():
             # the reads run concurrently: Neo4j works on them at once and each is decoded as it arrives
             results = await concurrently(reads, sequential=self.in_transaction)

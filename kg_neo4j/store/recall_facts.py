@@ -37,6 +37,7 @@ async def knowledge_facts(store: GraphStore, names: Sequence[str], at: datetime)
 
 async def _in_one_read(store: GraphStore, work: Callable[[GraphStore], Awaitable[T]]) -> T:
     """Run ``work`` with a view of ``store`` whose statements share one read transaction."""
+
     async def tx_work(tx: neo4j.AsyncManagedTransaction) -> T:
         return await work(store.within(tx))
 

@@ -78,8 +78,10 @@ def entity_text(name: str, entity_type: str) -> str:
 
 def check_observation_total(n: int) -> None:
     if n > MAX_OBSERVATIONS_PER_CALL:
-        raise ValidationError(f"{n} observations in one call; at most {MAX_OBSERVATIONS_PER_CALL} are accepted "
-                              "(split the batch); nothing was written")
+        raise ValidationError(
+            f"{n} observations in one call; at most {MAX_OBSERVATIONS_PER_CALL} are accepted "
+            "(split the batch); nothing was written"
+        )
 
 
 def encode_cursor(after: str) -> str:
@@ -95,5 +97,6 @@ def decode_cursor(cursor: str) -> str:
             raise TypeError
         return after
     except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-        raise ValidationError("cursor is not one this server returned; omit it to start from the beginning",
-                              field="cursor") from exc
+        raise ValidationError(
+            "cursor is not one this server returned; omit it to start from the beginning", field="cursor"
+        ) from exc

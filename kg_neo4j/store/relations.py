@@ -21,7 +21,9 @@ class RelationWrites(StoreCore):
                 raise ValidationError(
                     f"relation {r.from_} -[{r.relationType}]-> {r.to}: validUntil {r.validUntil.isoformat()} is not in "
                     "the future; a relation that has already ended cannot be created (history is recorded by "
-                    "invalidate_relations); nothing was written", field="validUntil")
+                    "invalidate_relations); nothing was written",
+                    field="validUntil",
+                )
             unique.setdefault(r.key, r)
         rows: list[dict[str, Any]] = [
             {
@@ -41,8 +43,9 @@ class RelationWrites(StoreCore):
         records = await self.x.write("create_relations", rows=rows, now=now)
         created = {tuple(c) for c in records[0]["created"]} if records else set()
         return [
-            RelationFull(**{"from": row["from"]}, to=row["to"], relationType=row["relationType"],
-                         weight=row["weight"])
+            RelationFull(
+                **{"from": row["from"]}, to=row["to"], relationType=row["relationType"], weight=row["weight"]
+            )
             for row in rows
             if (row["from"], row["to"], row["relationType"]) in created
         ]
@@ -56,8 +59,15 @@ class RelationWrites(StoreCore):
         """Close currently valid relations (``valid_until``); all or nothing."""
         rows: dict[tuple[str, str, str], dict[str, Any]] = {}
         for it in items:
-            rows.setdefault(it.key, {"from": it.from_, "to": it.to, "relationType": it.relationType,
-                                     "valid_until": it.validUntil})
+            rows.setdefault(
+                it.key,
+                {
+                    "from": it.from_,
+                    "to": it.to,
+                    "relationType": it.relationType,
+                    "valid_until": it.validUntil,
+                },
+            )
         if not rows:
             return []
         records = await self.x.write("invalidate_relations", rows=list(rows.values()))
@@ -71,11 +81,23 @@ class RelationWrites(StoreCore):
         seen: set[tuple[str, str, str]] = set()
         for it in items:
             if it.key in seen:
-                raise ValidationError(f"relation {it.key} appears twice in one update; send it once", field="relations")
+                raise ValidationError(
+                    f"relation {it.key} appears twice in one update; send it once", field="relations"
+                )
             seen.add(it.key)
-            rows.append({"from": it.from_, "to": it.to, "relationType": it.relationType, "weight": it.weight,
-                         "reasoning": it.reasoning, "source": it.source, "valid_from": it.validFrom,
-                         "valid_until": it.validUntil, "clear_valid_until": it.clearValidUntil})
+            rows.append(
+                {
+                    "from": it.from_,
+                    "to": it.to,
+                    "relationType": it.relationType,
+                    "weight": it.weight,
+                    "reasoning": it.reasoning,
+                    "source": it.source,
+                    "valid_from": it.validFrom,
+                    "valid_until": it.validUntil,
+                    "clear_valid_until": it.clearValidUntil,
+                }
+            )
         if not rows:
             return []
         records = await self.x.write("update_relations", rows=rows)
@@ -87,10 +109,13 @@ class RelationWrites(StoreCore):
         if missing:
             m = missing[0]
             key = f"{m['from']} -[{m['relationType']}]-> {m['to']}"
-            raise NotFoundError("relation", key, f"No open (not yet invalidated) relation {key}; nothing was changed")
+            raise NotFoundError(
+                "relation", key, f"No open (not yet invalidated) relation {key}; nothing was changed"
+            )
         if invalid:
             m = invalid[0]
             key = f"{m['from']} -[{m['relationType']}]-> {m['to']}"
-            raise ValidationError(f"relation {key}: validUntil would be earlier than validFrom; nothing was changed",
-                                  field="validUntil")
-
+            raise ValidationError(
+                f"relation {key}: validUntil would be earlier than validFrom; nothing was changed",
+                field="validUntil",
+            )

@@ -55,8 +55,16 @@ CLOSE_TIMEOUT = 5.0
 class TextCatchUp:
     """Moves ``:KgPending`` nodes of the database into the text index (see the module's docstring)."""
 
-    def __init__(self, driver: AsyncDriver, database: str, *, auto: bool = False, delay: float = DELAY,
-                 hold: float = HOLD, batch: int = BATCH) -> None:
+    def __init__(
+        self,
+        driver: AsyncDriver,
+        database: str,
+        *,
+        auto: bool = False,
+        delay: float = DELAY,
+        hold: float = HOLD,
+        batch: int = BATCH,
+    ) -> None:
         self.x = Executor(driver, database)
         self.auto = auto
         self.delay = delay
@@ -91,8 +99,10 @@ class TextCatchUp:
         try:
             await self.run()
         except Exception:  # noqa: BLE001 - the nodes stay pending (still found by search); the next write retries
-            log.warning("the text index's catch-up failed; pending nodes stay searchable and are moved later",
-                        exc_info=True)
+            log.warning(
+                "the text index's catch-up failed; pending nodes stay searchable and are moved later",
+                exc_info=True,
+            )
 
     async def run(self) -> int:
         """Release the nodes held long enough, then move every pending node of the database into the index,
@@ -124,7 +134,7 @@ class TextCatchUp:
         cutoff = time.monotonic() - self.hold
         ready = [i for i, since in self._held.items() if since <= cutoff]
         for start in range(0, len(ready), self.batch):
-            await self.x.write("text_catch_up_done", ids=ready[start:start + self.batch])
+            await self.x.write("text_catch_up_done", ids=ready[start : start + self.batch])
         for element_id in ready:
             del self._held[element_id]
 
@@ -146,5 +156,6 @@ class TextCatchUp:
             try:
                 await asyncio.wait_for(self.run(), CLOSE_TIMEOUT)
             except Exception:  # noqa: BLE001 - closing must not fail; the next process moves them
-                log.warning("the text index's catch-up at exit failed; pending nodes stay searchable",
-                            exc_info=True)
+                log.warning(
+                    "the text index's catch-up at exit failed; pending nodes stay searchable", exc_info=True
+                )

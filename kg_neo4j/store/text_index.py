@@ -39,8 +39,12 @@ async def migrate(driver: AsyncDriver, database: str, batch: int = BATCH) -> int
     pending = (await x.write("text_index_pending"))[0]
     total = int(pending["entities"]) + int(pending["observations"])
     if total:
-        print(f"kg-neo4j: search_nodes' text index: moving {pending['entities']} entities and "
-              f"{pending['observations']} observations (batches of {batch}; resumable)", file=sys.stderr, flush=True)
+        print(
+            f"kg-neo4j: search_nodes' text index: moving {pending['entities']} entities and "
+            f"{pending['observations']} observations (batches of {batch}; resumable)",
+            file=sys.stderr,
+            flush=True,
+        )
         # one scan of each label in an auto-commit statement (CALL ... IN TRANSACTIONS): linear in the
         # database, where a scan per batch would be quadratic
         await x.auto("text_index_move_entities", batch=batch)

@@ -39,8 +39,16 @@ from kg_neo4j.store.type_labels import knowledge_labels, type_labels
 #: Node properties the full format does not list under "properties": the namespace (the
 #: importer's own), the name (a field of its own), values derived from others (recomputed
 #: on import) and transient lock/flag values.
-DERIVED_NODE_PROPERTIES = ("namespace", "name", "name_lower", "type_lower", "text_lower", "kg_lock", "kg_import_new",
-                           "type_labels")
+DERIVED_NODE_PROPERTIES = (
+    "namespace",
+    "name",
+    "name_lower",
+    "type_lower",
+    "text_lower",
+    "kg_lock",
+    "kg_import_new",
+    "type_labels",
+)
 DERIVED_OBSERVATION_PROPERTIES = ("namespace", "text_lower")
 #: Properties the full export leaves out on purpose: the vectors (large, and recomputed by the
 #: embedder) and the model name that goes with them; an imported node has neither.
@@ -93,11 +101,18 @@ def encode_value(value: Any, *, named_zone: bool = False) -> Any:
             return {"$localtime": t.iso_format()}
         return {"$time": t.iso_format()}
     if isinstance(value, neo4j.time.Duration):
-        return {"$duration": {"months": value.months, "days": value.days, "seconds": value.seconds,
-                              "nanoseconds": value.nanoseconds}}
+        return {
+            "$duration": {
+                "months": value.months,
+                "days": value.days,
+                "seconds": value.seconds,
+                "nanoseconds": value.nanoseconds,
+            }
+        }
     if isinstance(value, timedelta):
-        return encode_value(neo4j.time.Duration(days=value.days, seconds=value.seconds,
-                                                microseconds=value.microseconds))
+        return encode_value(
+            neo4j.time.Duration(days=value.days, seconds=value.seconds, microseconds=value.microseconds)
+        )
     if isinstance(value, neo4j.spatial.Point):
         return {"$point": {"srid": value.srid, "coordinates": [float(c) for c in value]}}
     if isinstance(value, bytes | bytearray):
@@ -173,8 +188,11 @@ def decode_value(value: Any) -> Any:
             if not isinstance(raw, dict):
                 raise ValueCodecError("$point needs {srid, coordinates}")
             srid, coords = raw.get("srid"), raw.get("coordinates")
-            if not isinstance(coords, list) or len(coords) not in (2, 3) or not all(
-                    isinstance(c, int | float) and not isinstance(c, bool) for c in coords):
+            if (
+                not isinstance(coords, list)
+                or len(coords) not in (2, 3)
+                or not all(isinstance(c, int | float) and not isinstance(c, bool) for c in coords)
+            ):
                 raise ValueCodecError("$point coordinates must be 2 or 3 numbers")
             if srid in _CARTESIAN:
                 return neo4j.spatial.CartesianPoint(coords)
@@ -270,8 +288,15 @@ class ImportCounts:
 class TransferStore:
     """Batched import and paged export of one namespace."""
 
-    def __init__(self, driver: AsyncDriver, database: str, namespace: str, clock: Clock,
-                 embedder: Embedder | None = None, text_index: TextCatchUp | None = None) -> None:
+    def __init__(
+        self,
+        driver: AsyncDriver,
+        database: str,
+        namespace: str,
+        clock: Clock,
+        embedder: Embedder | None = None,
+        text_index: TextCatchUp | None = None,
+    ) -> None:
         self.driver = driver
         self.text_index = text_index or TextCatchUp(driver, database)
         self.database = database
@@ -281,13 +306,21 @@ class TransferStore:
         self.x = Executor(driver, database, Shared(namespace=namespace, clock=clock))
 
     # -- import ----------------------------------------------------------------
-    async def import_reference(self, entities: Sequence[EntityIn], relations: Sequence[RelationIn]) -> ImportCounts:
+    async def import_reference(
+        self, entities: Sequence[EntityIn], relations: Sequence[RelationIn]
+    ) -> ImportCounts:
         """Create one batch's entities, then its relations, in one transaction (reference semantics)."""
         now = self.clock.now()
 
         async def work(tx: AsyncManagedTransaction) -> ImportCounts:
-            store = GraphStore(self.driver, database=self.database, namespace=self.namespace,
-                               clock=_FixedClock(now), embedder=self.embedder, text_index=self.text_index).within(tx)
+            store = GraphStore(
+                self.driver,
+                database=self.database,
+                namespace=self.namespace,
+                clock=_FixedClock(now),
+                embedder=self.embedder,
+                text_index=self.text_index,
+            ).within(tx)
             created_entities = await store.create_entities(entities) if entities else []
             created_relations = await store.create_relations(relations) if relations else []
             return ImportCounts(len(created_entities), len(created_relations))
@@ -295,8 +328,9 @@ class TransferStore:
         counts: ImportCounts = await self.x.transaction(work)
         return counts
 
-    async def import_full(self, nodes: Sequence[dict[str, Any]], relationships: Sequence[dict[str, Any]]
-                          ) -> ImportCounts:
+    async def import_full(
+        self, nodes: Sequence[dict[str, Any]], relationships: Sequence[dict[str, Any]]
+    ) -> ImportCounts:
         """Write one batch of a full export as stored: nodes (with observations) first, then relationships.
 
         ``nodes``: ``{name, labels, props, observations: [{labels, props, link}]}`` with decoded
@@ -309,36 +343,53 @@ class TransferStore:
         for n in nodes:
             is_entity = "Entity" in n["labels"]
             etype = n["props"].get("entityType")
-            node_rows.append({
-                "name": n["name"],
-                "labels": list(n["labels"]),
-                "props": n["props"],
-                "name_lower": n["name"].lower() if is_entity else None,
-                "type_lower": etype.lower() if is_entity and isinstance(etype, str) else None,
-                "type_labels": _imported_type_labels(n["labels"], etype, n["props"].get("trust")),
-                "observations": [
-                    {"labels": list(o["labels"]), "props": o["props"], "link": o.get("link") or {},
-                     "retired": bool(o.get("retired")),
-                     "text_lower": o["props"]["text"].lower() if isinstance(o["props"].get("text"), str) else None}
-                    for o in n["observations"]
-                ],
-            })
+            node_rows.append(
+                {
+                    "name": n["name"],
+                    "labels": list(n["labels"]),
+                    "props": n["props"],
+                    "name_lower": n["name"].lower() if is_entity else None,
+                    "type_lower": etype.lower() if is_entity and isinstance(etype, str) else None,
+                    "type_labels": _imported_type_labels(n["labels"], etype, n["props"].get("trust")),
+                    "observations": [
+                        {
+                            "labels": list(o["labels"]),
+                            "props": o["props"],
+                            "link": o.get("link") or {},
+                            "retired": bool(o.get("retired")),
+                            "text_lower": o["props"]["text"].lower()
+                            if isinstance(o["props"].get("text"), str)
+                            else None,
+                        }
+                        for o in n["observations"]
+                    ],
+                }
+            )
         # the write order (turn) travels with the observations; the counter must then pass the largest
-        turns = [t for n in nodes for o in n["observations"]
-                 if isinstance(t := o["props"].get("turn"), int) and not isinstance(t, bool)]
-        rel_rows = [{"i": i, "from": r["from"], "to": r["to"], "relationType": r["relationType"], "props": r["props"]}
-                    for i, r in enumerate(relationships)]
+        turns = [
+            t
+            for n in nodes
+            for o in n["observations"]
+            if isinstance(t := o["props"].get("turn"), int) and not isinstance(t, bool)
+        ]
+        rel_rows = [
+            {"i": i, "from": r["from"], "to": r["to"], "relationType": r["relationType"], "props": r["props"]}
+            for i, r in enumerate(relationships)
+        ]
 
         async def work(tx: AsyncManagedTransaction) -> ImportCounts:
             counts = ImportCounts()
             x = self.x.bound(tx)
             if node_rows:
-                counts.entities_added = len(await x.write("transfer_full_import_nodes", rows=node_rows, now=now))
+                counts.entities_added = len(
+                    await x.write("transfer_full_import_nodes", rows=node_rows, now=now)
+                )
                 if turns:
                     await x.write("transfer_full_import_turns", next=max(turns) + 1)
             if rel_rows:
-                counts.relations_added = len(await x.write("transfer_full_import_relationships", rows=rel_rows,
-                                                           now=now))
+                counts.relations_added = len(
+                    await x.write("transfer_full_import_relationships", rows=rel_rows, now=now)
+                )
             return counts
 
         counts: ImportCounts = await self.x.transaction(work)
@@ -354,21 +405,32 @@ class TransferStore:
     async def entity_page(self, after: str, limit: int) -> list[dict[str, Any]]:
         """Entities after ``after`` (name order) as reference dicts ``{name, entityType, observations}``."""
         records = await self.x.read("transfer_entity_page", after=after, limit=limit)
-        return [{"name": r["name"], "entityType": r["entityType"], "observations": list(r["observations"])}
-                for r in records]
+        return [
+            {"name": r["name"], "entityType": r["entityType"], "observations": list(r["observations"])}
+            for r in records
+        ]
 
     async def relation_page(self, after: str, limit: int, *, now: datetime | None = None) -> Page:
         """Relations holding ``now`` that start at the (up to ``limit``) named nodes after ``after``."""
-        records = await self.x.read("transfer_relation_page", after=after, limit=limit, now=now or self.clock.now())
-        rels = [{"from": r["name"], "to": rel["to"], "relationType": rel["relationType"], "weight": rel["weight"]}
-                for r in records for rel in r["relations"]]
+        records = await self.x.read(
+            "transfer_relation_page", after=after, limit=limit, now=now or self.clock.now()
+        )
+        rels = [
+            {"from": r["name"], "to": rel["to"], "relationType": rel["relationType"], "weight": rel["weight"]}
+            for r in records
+            for rel in r["relations"]
+        ]
         return Page(records[-1]["name"] if records else None, len(records), rels)
 
     async def full_node_page(self, after: str, limit: int) -> tuple[list[dict[str, Any]], int]:
         """Named nodes after ``after`` as full-format dicts; also how many ``embedding`` values were left out."""
-        records = await self.x.read("transfer_full_node_page", after=after, limit=limit,
-                                   skip_node=[*DERIVED_NODE_PROPERTIES, *SKIPPED_PROPERTIES],
-                                   skip_obs=[*DERIVED_OBSERVATION_PROPERTIES, *SKIPPED_PROPERTIES])
+        records = await self.x.read(
+            "transfer_full_node_page",
+            after=after,
+            limit=limit,
+            skip_node=[*DERIVED_NODE_PROPERTIES, *SKIPPED_PROPERTIES],
+            skip_obs=[*DERIVED_OBSERVATION_PROPERTIES, *SKIPPED_PROPERTIES],
+        )
         nodes = []
         skipped = 0
         for r in records:
@@ -382,14 +444,27 @@ class TransferStore:
                 if o["retired"]:  # written only when true: files without history stay as they were
                     item["retired"] = True
                 observations.append(item)
-            nodes.append({"name": r["name"], "labels": sorted(r["labels"]), "properties": _props(r["props"]),
-                          "observations": observations})
+            nodes.append(
+                {
+                    "name": r["name"],
+                    "labels": sorted(r["labels"]),
+                    "properties": _props(r["props"]),
+                    "observations": observations,
+                }
+            )
         return nodes, skipped
 
     async def full_relationship_page(self, after: str, limit: int) -> Page:
         """Every relationship (expired ones too) starting at the named nodes after ``after``, full-format dicts."""
         records = await self.x.read("transfer_full_relationship_page", after=after, limit=limit)
-        rels = [{"from": r["name"], "to": rel["to"], "relationType": rel["relationType"],
-                 "properties": _props(rel["props"])}
-                for r in records for rel in r["relationships"]]
+        rels = [
+            {
+                "from": r["name"],
+                "to": rel["to"],
+                "relationType": rel["relationType"],
+                "properties": _props(rel["props"]),
+            }
+            for r in records
+            for rel in r["relationships"]
+        ]
         return Page(records[-1]["name"] if records else None, len(records), rels)

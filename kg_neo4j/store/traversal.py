@@ -14,9 +14,16 @@ class Traversing(StoreCore):
     async def traverse(self, req: TraverseIn) -> Traversal:
         """Breadth-first walk (one query); the per-hop fan-out cap is applied inside the query."""
         records = await self.x.read(
-            "traverse_graph", start=dedupe(req.start), max_depth=req.maxDepth,
-            direction=req.direction, types=req.relationTypes, min_weight=req.minWeight,
-            fanout=req.fanout, fanout_probe=req.fanout + 1, frontier_cap=req.limit + 1, at=req.asOf,
+            "traverse_graph",
+            start=dedupe(req.start),
+            max_depth=req.maxDepth,
+            direction=req.direction,
+            types=req.relationTypes,
+            min_weight=req.minWeight,
+            fanout=req.fanout,
+            fanout_probe=req.fanout + 1,
+            frontier_cap=req.limit + 1,
+            at=req.asOf,
         )
         rec = records[0]
         start = list(rec["start"])
@@ -34,8 +41,13 @@ class Traversing(StoreCore):
         parent: dict[str, tuple[str, str]] = {}
         for e in rec["edges"]:
             reached, via = e["reached"], e["via"]
-            if reached in keep and reached not in parent and reached not in start \
-                    and depth.get(via, -1) == e["hop"] - 1 and depth[reached] == e["hop"]:
+            if (
+                reached in keep
+                and reached not in parent
+                and reached not in start
+                and depth.get(via, -1) == e["hop"] - 1
+                and depth[reached] == e["hop"]
+            ):
                 parent[reached] = (via, e["relationType"])
         details = {e["name"]: e for e in rec["entities"]}
         entities = [TraversalEntity(**details[n], depth=depth[n]) for n in [*start, *reached_order]]
@@ -57,6 +69,11 @@ class Traversing(StoreCore):
                 types.append(rtype)
                 cur = prev
             paths.append(TraversalPath(nodes=nodes[::-1], relationTypes=types[::-1]))
-        return Traversal(start=start, entities=entities, relations=relations, paths=paths, truncated=truncated,
-                         cappedAt=[c for c in rec["capped"] if c is not None])
-
+        return Traversal(
+            start=start,
+            entities=entities,
+            relations=relations,
+            paths=paths,
+            truncated=truncated,
+            cappedAt=[c for c in rec["capped"] if c is not None],
+        )

@@ -56,11 +56,21 @@ TRUST_LABELS: dict[str, str] = {
 #: Every label kg-neo4j's own statements use.  A type equal to one of them gets a prefixed label.
 #: tests/test_type_labels.py checks that every label written or matched in cypher/*.cypher is here,
 #: so a label added later cannot be forgotten.
-INTERNAL_LABELS: frozenset[str] = frozenset({
-    "KgNode", "Entity", "Placeholder", "Observation", "KgMeta", "KgText", "KgPending",
-    "Knowledge", "ExpiredKnowledge", "Experience",
-    *TRUST_LABELS.values(),
-})
+INTERNAL_LABELS: frozenset[str] = frozenset(
+    {
+        "KgNode",
+        "Entity",
+        "Placeholder",
+        "Observation",
+        "KgMeta",
+        "KgText",
+        "KgPending",
+        "Knowledge",
+        "ExpiredKnowledge",
+        "Experience",
+        *TRUST_LABELS.values(),
+    }
+)
 
 TYPE_LABEL_PREFIX = "Type_"
 
@@ -95,8 +105,14 @@ def _labels_of(row: dict[str, Any]) -> list[str]:
     return type_labels(row["entityType"])
 
 
-async def backfill(driver: AsyncDriver, database: str, namespace: str | None = None,
-                   batch: int = BACKFILL_BATCH, max_batches: int | None = None, progress: bool = True) -> int:
+async def backfill(
+    driver: AsyncDriver,
+    database: str,
+    namespace: str | None = None,
+    batch: int = BACKFILL_BATCH,
+    max_batches: int | None = None,
+    progress: bool = True,
+) -> int:
     """Label the entities that have no ``type_labels`` yet, ``batch`` per transaction; returns how many.
 
     Walks each namespace in name order through the (namespace, name) index, so a batch costs its own
@@ -114,12 +130,18 @@ async def backfill(driver: AsyncDriver, database: str, namespace: str | None = N
     pending = [(str(r["ns"]), int(r["n"])) for r in records]
     total = sum(n for _, n in pending)
     if total and progress:
-        print(f"kg-neo4j: adding type labels to {total} entities in {len(pending)} namespace(s) "
-              f"(batches of {batch}; resumable)", file=sys.stderr, flush=True)
+        print(
+            f"kg-neo4j: adding type labels to {total} entities in {len(pending)} namespace(s) "
+            f"(batches of {batch}; resumable)",
+            file=sys.stderr,
+            flush=True,
+        )
     done = batches = 0
 
     async def one_batch(tx: AsyncManagedTransaction, ns: str, after: str) -> tuple[int, str | None]:
-        chunk = [r.data() for r in await x.bound(tx).read("type_labels_chunk", ns=ns, after=after, batch=batch)]
+        chunk = [
+            r.data() for r in await x.bound(tx).read("type_labels_chunk", ns=ns, after=after, batch=batch)
+        ]
         rows = [{"ns": r["ns"], "name": r["name"], "labels": _labels_of(r)} for r in chunk if r["pending"]]
         if rows:
             await x.bound(tx).write("type_labels_apply", rows=rows)

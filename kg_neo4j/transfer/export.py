@@ -95,28 +95,62 @@ async def _export_jsonl(store: TransferStore, out: IO[str], progress: bool, cloc
     counts = {"entities": 0, "relations": 0}
     sep = ""
     async for e in _entities(store, progress):
-        out.write(sep + js_dumps({"type": "entity", "name": e["name"], "entityType": e["entityType"],
-                                  "observations": e["observations"]}))
+        out.write(
+            sep
+            + js_dumps(
+                {
+                    "type": "entity",
+                    "name": e["name"],
+                    "entityType": e["entityType"],
+                    "observations": e["observations"],
+                }
+            )
+        )
         sep = "\n"
         counts["entities"] += 1
     async for r in _relations(store, progress, clock):
-        out.write(sep + js_dumps({"type": "relation", "from": r["from"], "to": r["to"],
-                                  "relationType": r["relationType"]}))
+        out.write(
+            sep
+            + js_dumps(
+                {"type": "relation", "from": r["from"], "to": r["to"], "relationType": r["relationType"]}
+            )
+        )
         sep = "\n"
         counts["relations"] += 1
     return counts
 
 
-async def _export_memorymesh(store: TransferStore, out: IO[str], progress: bool, clock: Clock) -> dict[str, Any]:
+async def _export_memorymesh(
+    store: TransferStore, out: IO[str], progress: bool, clock: Clock
+) -> dict[str, Any]:
     counts = {"entities": 0, "relations": 0}
     async for e in _entities(store, progress):
-        out.write(js_dumps({"type": "node", "name": e["name"], "nodeType": e["entityType"],
-                            "metadata": e["observations"]}) + "\n")
+        out.write(
+            js_dumps(
+                {
+                    "type": "node",
+                    "name": e["name"],
+                    "nodeType": e["entityType"],
+                    "metadata": e["observations"],
+                }
+            )
+            + "\n"
+        )
         counts["entities"] += 1
     async for r in _relations(store, progress, clock):
         weight = r.get("weight")
-        out.write(js_dumps({"type": "edge", "from": r["from"], "to": r["to"], "edgeType": r["relationType"],
-                            "weight": js_number(1.0 if weight is None else weight)}) + "\n")
+        out.write(
+            js_dumps(
+                {
+                    "type": "edge",
+                    "from": r["from"],
+                    "to": r["to"],
+                    "edgeType": r["relationType"],
+                    "weight": js_number(1.0 if weight is None else weight),
+                }
+            )
+            + "\n"
+        )
         counts["relations"] += 1
     return counts
 
@@ -125,22 +159,29 @@ def _indented(obj: Any, prefix: str) -> str:
     return "\n".join(prefix + line for line in json.dumps(obj, ensure_ascii=False, indent=2).splitlines())
 
 
-async def _export_simple_memory(store: TransferStore, out: IO[str], progress: bool, clock: Clock
-                                ) -> dict[str, Any]:
+async def _export_simple_memory(
+    store: TransferStore, out: IO[str], progress: bool, clock: Clock
+) -> dict[str, Any]:
     """``{"entities": [...], "relations": [...]}`` streamed, byte-equal to ``JSON.stringify(g, null, 2)``."""
     counts = {"entities": 0, "relations": 0}
     out.write('{\n  "entities": [')
     sep = "\n"
     async for e in _entities(store, progress):
-        out.write(sep + _indented({"name": e["name"], "entityType": e["entityType"],
-                                   "observations": e["observations"]}, "    "))
+        out.write(
+            sep
+            + _indented(
+                {"name": e["name"], "entityType": e["entityType"], "observations": e["observations"]}, "    "
+            )
+        )
         sep = ",\n"
         counts["entities"] += 1
     out.write("\n  ],\n" if counts["entities"] else "],\n")
     out.write('  "relations": [')
     sep = "\n"
     async for r in _relations(store, progress, clock):
-        out.write(sep + _indented({"from": r["from"], "to": r["to"], "relationType": r["relationType"]}, "    "))
+        out.write(
+            sep + _indented({"from": r["from"], "to": r["to"], "relationType": r["relationType"]}, "    ")
+        )
         sep = ",\n"
         counts["relations"] += 1
     out.write("\n  ]\n}" if counts["relations"] else "]\n}")
@@ -150,13 +191,17 @@ async def _export_simple_memory(store: TransferStore, out: IO[str], progress: bo
 async def _export_full(store: TransferStore, out: IO[str], progress: bool, clock: Clock) -> dict[str, Any]:
     """Header, every named node (name order, observations inside), then every relationship."""
     header = {
-        "type": "header", "format": FULL_FORMAT, "version": FULL_VERSION,
+        "type": "header",
+        "format": FULL_FORMAT,
+        "version": FULL_VERSION,
         "namespace": store.namespace,
         "exported_at": encode_value(clock.now()),
         "kg_neo4j_version": __version__,
         "schema_version": SCHEMA_VERSION,
-        "derived_properties": {"node": [p for p in DERIVED_NODE_PROPERTIES if p != "name"],
-                               "observation": list(DERIVED_OBSERVATION_PROPERTIES)},
+        "derived_properties": {
+            "node": [p for p in DERIVED_NODE_PROPERTIES if p != "name"],
+            "observation": list(DERIVED_OBSERVATION_PROPERTIES),
+        },
         "skipped_properties": list(SKIPPED_PROPERTIES),
     }
     out.write(js_dumps(header) + "\n")
@@ -190,11 +235,17 @@ async def _export_full(store: TransferStore, out: IO[str], progress: bool, clock
     if skipped:
         log.warning(
             "export: %d embedding vector(s) left out (%s); the embedder recomputes them after import",
-            skipped, ", ".join(SKIPPED_PROPERTIES))
+            skipped,
+            ", ".join(SKIPPED_PROPERTIES),
+        )
     return {**counts, "skipped_properties": list(SKIPPED_PROPERTIES), "embeddings_skipped": skipped}
 
 
 #: The writer of each export format (the command opens Neo4j and the file: kg_neo4j.commands.transfer).
 Exporter = Callable[[TransferStore, IO[str], bool, Clock], Awaitable[dict[str, Any]]]
-EXPORTERS: dict[str, Exporter] = {"jsonl": _export_jsonl, "memorymesh": _export_memorymesh,
-                                   "simple-memory": _export_simple_memory, "full": _export_full}
+EXPORTERS: dict[str, Exporter] = {
+    "jsonl": _export_jsonl,
+    "memorymesh": _export_memorymesh,
+    "simple-memory": _export_simple_memory,
+    "full": _export_full,
+}

@@ -57,7 +57,9 @@ def _decode_props(props: dict[str, Any], reserved: tuple[str, ...], where: str) 
         if not key:
             raise ValueCodecError(f"{where}: empty property name")
         if key in reserved:
-            raise ValueCodecError(f"{where}: property {key!r} is not stored as given (it is derived or reserved)")
+            raise ValueCodecError(
+                f"{where}: property {key!r} is not stored as given (it is derived or reserved)"
+            )
         try:
             out[key] = decode_property(raw)
         except ValueCodecError as exc:
@@ -102,8 +104,12 @@ def _full_relationship(obj: dict[str, Any]) -> dict[str, Any]:
     for what, value in (("from", rel.from_), ("to", rel.to), ("relationType", rel.relationType)):
         if not value.strip():
             raise ValueCodecError(f"{what} must not be empty or only whitespace")
-    return {"from": rel.from_, "to": rel.to, "relationType": rel.relationType,
-            "props": _decode_props(rel.properties, (), "properties")}
+    return {
+        "from": rel.from_,
+        "to": rel.to,
+        "relationType": rel.relationType,
+        "props": _decode_props(rel.properties, (), "properties"),
+    }
 
 
 def full_items(path: Path) -> Iterator[Item]:
@@ -117,13 +123,21 @@ def full_items(path: Path) -> Iterator[Item]:
         if first:
             first = False
             if kind != "header" or obj.get("format") != FULL_FORMAT:
-                yield Item(line, None, error=f"a full export starts with a header line "
-                                              f'{{"type":"header","format":"{FULL_FORMAT}",...}}', pos=pos)
+                yield Item(
+                    line,
+                    None,
+                    error=f"a full export starts with a header line "
+                    f'{{"type":"header","format":"{FULL_FORMAT}",...}}',
+                    pos=pos,
+                )
                 continue
             version = obj.get("version")
             if not isinstance(version, int) or version > FULL_VERSION:
-                raise ValidationError(f"{path}: full export version {version!r} is newer than this kg-neo4j "
-                                      f"reads ({FULL_VERSION}); upgrade kg-neo4j", field="path")
+                raise ValidationError(
+                    f"{path}: full export version {version!r} is newer than this kg-neo4j "
+                    f"reads ({FULL_VERSION}); upgrade kg-neo4j",
+                    field="path",
+                )
             yield Item(line, "header", obj, pos=pos)
             continue
         try:
@@ -132,7 +146,9 @@ def full_items(path: Path) -> Iterator[Item]:
             elif kind == "relationship":
                 yield Item(line, "relationship", _full_relationship(obj), pos=pos)
             else:
-                yield Item(line, None, error=f"unknown type {kind!r}: expected 'node' or 'relationship'", pos=pos)
+                yield Item(
+                    line, None, error=f"unknown type {kind!r}: expected 'node' or 'relationship'", pos=pos
+                )
         except pydantic.ValidationError as exc:
             yield Item(line, kind, error=f"{kind}: {pydantic_error(exc)}", pos=pos)
         except ValueCodecError as exc:

@@ -33,17 +33,17 @@ READERS: dict[str, Callable[[Path], Iterator[Item]]] = {
 _KIND_GROUP = {"entity": "entities", "node": "entities", "relation": "relations", "relationship": "relations"}
 
 
-
-
 @dataclass
 class ImportReport:
     fmt: str
     namespace: str
     path: str
-    counts: dict[str, dict[str, int]] = field(default_factory=lambda: {
-        "entities": {"added": 0, "skipped": 0, "rejected": 0},
-        "relations": {"added": 0, "skipped": 0, "rejected": 0},
-    })
+    counts: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {
+            "entities": {"added": 0, "skipped": 0, "rejected": 0},
+            "relations": {"added": 0, "skipped": 0, "rejected": 0},
+        }
+    )
     rejected_lines: list[dict[str, Any]] = field(default_factory=list)
     malformed: int = 0
     rejected: int = 0
@@ -88,8 +88,10 @@ async def _flush(batch: list[Item], write: Writer, report: ImportReport) -> None
             counts = await write(items)
         except neo4j.exceptions.ClientError as exc:
             # Validation passed but Neo4j refused the batch (e.g. mixed-type list property).
-            report.reject_line(items[0].line, f"lines {items[0].line}-{items[-1].line} not written: Neo4j said: "
-                                              f"{exc.message or exc}")
+            report.reject_line(
+                items[0].line,
+                f"lines {items[0].line}-{items[-1].line} not written: Neo4j said: {exc.message or exc}",
+            )
             error = "neo4j"
         else:
             report.batches_written += 1
@@ -107,31 +109,50 @@ async def _flush(batch: list[Item], write: Writer, report: ImportReport) -> None
         if group:
             report.counts[group]["rejected"] += 1
         report.rejected += 1
-    log.warning("import: lines %d-%d rejected (%s); nothing of that batch was written",
-                items[0].line, items[-1].line, error)
+    log.warning(
+        "import: lines %d-%d rejected (%s); nothing of that batch was written",
+        items[0].line,
+        items[-1].line,
+        error,
+    )
 
 
 def _writer(store: TransferStore, fmt: str) -> Writer:
     if fmt == "full":
+
         async def write_full(items: list[Item]) -> ImportCounts:
-            return await store.import_full([it.value for it in items if it.kind == "node"],
-                                           [it.value for it in items if it.kind == "relationship"])
+            return await store.import_full(
+                [it.value for it in items if it.kind == "node"],
+                [it.value for it in items if it.kind == "relationship"],
+            )
+
         return write_full
 
     async def write_reference(items: list[Item]) -> ImportCounts:
-        return await store.import_reference([it.value for it in items if it.kind == "entity"],
-                                            [it.value for it in items if it.kind == "relation"])
+        return await store.import_reference(
+            [it.value for it in items if it.kind == "entity"],
+            [it.value for it in items if it.kind == "relation"],
+        )
+
     return write_reference
 
 
-
-async def import_file(store: TransferStore, path: Path, report: ImportReport, *, batch_size: int,
-                      progress: bool) -> None:
+async def import_file(
+    store: TransferStore, path: Path, report: ImportReport, *, batch_size: int, progress: bool
+) -> None:
     """Read ``path`` (in ``report.fmt``) in batches of ``batch_size`` items and write them into ``store``,
     counting into ``report``; progress in bytes on stderr (characters for Simple Memory's single document)."""
     write = _writer(store, report.fmt)
-    with tqdm(total=path.stat().st_size, unit="B", unit_scale=True, unit_divisor=1024, desc=f"import {report.fmt}",
-              file=sys.stderr, disable=not progress, dynamic_ncols=True) as bar:
+    with tqdm(
+        total=path.stat().st_size,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        desc=f"import {report.fmt}",
+        file=sys.stderr,
+        disable=not progress,
+        dynamic_ncols=True,
+    ) as bar:
         batch: list[Item] = []
         done = 0
         for item in READERS[report.fmt](path):

@@ -82,8 +82,12 @@ def reference_items(path: Path) -> Iterator[Item]:
         elif obj.get("type") == "relation":
             yield _relation(obj, line, pos)
         else:
-            yield Item(line, None, error=f"unknown type {obj.get('type')!r}: expected 'entity' or 'relation'",
-                        pos=pos)
+            yield Item(
+                line,
+                None,
+                error=f"unknown type {obj.get('type')!r}: expected 'entity' or 'relation'",
+                pos=pos,
+            )
 
 
 _MESH_NODE = {"name": "name", "nodeType": "entityType", "metadata": "observations"}
@@ -120,8 +124,12 @@ def simple_memory_items(path: Path) -> Iterator[Item]:
         yield Item(lineno, None, error=f"invalid JSON: {exc}", pos=len(text))
         return
     if not isinstance(doc, dict):
-        yield Item(1, None, error=f"expected a JSON object with 'entities' and 'relations', got {type(doc).__name__}",
-                    pos=len(text))
+        yield Item(
+            1,
+            None,
+            error=f"expected a JSON object with 'entities' and 'relations', got {type(doc).__name__}",
+            pos=len(text),
+        )
         return
     for key in ("entities", "relations"):
         if key in doc and not isinstance(doc[key], list):
@@ -160,8 +168,12 @@ def simple_memory_items(path: Path) -> Iterator[Item]:
             value, i = decoder.raw_decode(text, i)
             line = line_of(start)
             if not isinstance(value, dict):
-                yield Item(line, None, error=f"{key} element: expected a JSON object, got {type(value).__name__}",
-                            pos=i)
+                yield Item(
+                    line,
+                    None,
+                    error=f"{key} element: expected a JSON object, got {type(value).__name__}",
+                    pos=i,
+                )
             elif key == "entities":
                 yield _entity(value, line, i)
             else:

@@ -14,15 +14,25 @@ from mcp.client.streamable_http import streamablehttp_client
 async def exercise(session: ClientSession) -> dict:
     init = await session.initialize()
     tools = await session.list_tools()
-    created = await session.call_tool("create_entities", {"entities": [
-        {"name": "Ada", "entityType": "person", "observations": ["wrote the first program"]}]})
+    created = await session.call_tool(
+        "create_entities",
+        {"entities": [{"name": "Ada", "entityType": "person", "observations": ["wrote the first program"]}]},
+    )
     graph = await session.call_tool("read_graph", {})
-    bad = await session.call_tool("add_observations", {"observations": [{"entityName": "Nobody", "contents": ["x"]}]})
-    return {"sdk": version("mcp"),
-            "protocol": init.protocolVersion, "server": init.serverInfo.name,
-            "tools": sorted(t.name for t in tools.tools),
-            "created_text": created.content[0].text, "created_structured": created.structuredContent,
-            "graph_text": graph.content[0].text, "bad_is_error": bad.isError, "bad_text": bad.content[0].text}
+    bad = await session.call_tool(
+        "add_observations", {"observations": [{"entityName": "Nobody", "contents": ["x"]}]}
+    )
+    return {
+        "sdk": version("mcp"),
+        "protocol": init.protocolVersion,
+        "server": init.serverInfo.name,
+        "tools": sorted(t.name for t in tools.tools),
+        "created_text": created.content[0].text,
+        "created_structured": created.structuredContent,
+        "graph_text": graph.content[0].text,
+        "bad_is_error": bad.isError,
+        "bad_text": bad.content[0].text,
+    }
 
 
 async def main() -> None:
@@ -32,7 +42,10 @@ async def main() -> None:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             out = await exercise(session)
     else:
-        async with streamablehttp_client(f"{target}/mcp") as (read, write, _), ClientSession(read, write) as session:
+        async with (
+            streamablehttp_client(f"{target}/mcp") as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
             out = await exercise(session)
     print(json.dumps(out))
 

@@ -170,3 +170,27 @@ class RawStdio:
         self.proc.terminate()
         _, err = self.proc.communicate(timeout=20)
         return err.decode(errors="replace")
+
+
+def retention_apart(got: Any, expected: Any, where: str) -> tuple[Any, Any]:
+    """``got`` and ``expected`` without their knowledge ``retention`` values, which are compared here
+    within 1e-4: retention decays with the reading moment itself, and a read through a ``kg-neo4j serve``
+    process (whose clock a test cannot set) runs a few milliseconds away from the ``asOf`` it is compared
+    with (a day-scale decay moves it about 1e-6 in that time).  Everything else the caller compares exactly."""
+
+    def strip(x: Any, out: list[float]) -> Any:
+        if isinstance(x, dict):
+            return {
+                k: strip(v, out) for k, v in x.items() if not (k == "retention" and out.append(v) is None)
+            }
+        if isinstance(x, (list, tuple)):
+            return type(x)(strip(v, out) for v in x)
+        return x
+
+    a: list[float] = []
+    b: list[float] = []
+    got, expected = strip(got, a), strip(expected, b)
+    assert len(a) == len(b) and all(abs(x - y) <= 1e-4 for x, y in zip(a, b, strict=True)), (
+        f"{where}: retention {a} asOf, {b} then"
+    )
+    return got, expected

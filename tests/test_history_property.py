@@ -21,6 +21,8 @@ import random
 from datetime import UTC, datetime
 from typing import Any
 
+from kg_helpers import retention_apart
+
 from conftest import Neo4jInfo, mcp_session
 
 SEQUENCES = 4
@@ -49,29 +51,6 @@ async def answer(s: Any, tool: str, args: dict[str, Any]) -> tuple[bool, Any]:
     result = await s.call_tool(tool, args)
     text = result.content[0].text
     return (False, text) if result.is_error else (True, json.loads(text))
-
-
-def _retention_apart(got: tuple[bool, Any], expected: tuple[bool, Any], where: str) -> tuple[Any, Any]:
-    """Knowledge ``retention`` decays with the reading moment itself, and the read of now ran a few
-    milliseconds after ``asOf``: compared within 1e-4 (a day-scale decay moves it ~1e-6 in that time),
-    everything else exactly."""
-
-    def strip(x: Any, out: list[float]) -> Any:
-        if isinstance(x, dict):
-            return {
-                k: strip(v, out) for k, v in x.items() if not (k == "retention" and out.append(v) is None)
-            }
-        if isinstance(x, (list, tuple)):
-            return type(x)(strip(v, out) for v in x)
-        return x
-
-    a: list[float] = []
-    b: list[float] = []
-    got, expected = strip(got, a), strip(expected, b)
-    assert len(a) == len(b) and all(abs(x - y) <= 1e-4 for x, y in zip(a, b, strict=True)), (
-        f"{where}: retention {a} asOf, {b} then"
-    )
-    return got, expected
 
 
 def reads() -> list[tuple[str, dict[str, Any]]]:
@@ -226,7 +205,7 @@ async def run_sequence(neo4j_info: Neo4jInfo, namespace: str, seed: int) -> int:
         for i, (at, now) in enumerate(seen):
             for (tool, args), expected in zip(reads(), now, strict=True):
                 got = await answer(s, tool, {**args, "asOf": at})
-                got, expected = _retention_apart(got, expected, f"seed {seed}: {tool} step {i + 1}")
+                got, expected = retention_apart(got, expected, f"seed {seed}: {tool} step {i + 1}")
                 assert got == expected, (
                     f"seed {seed}: {tool}({args}) asOf step {i + 1} differs from the read of now then\n"
                     f"writes:\n  " + "\n  ".join(log[: i + 1]) + f"\nthen: {expected}\nasOf: {got}"

@@ -219,13 +219,17 @@ async def test_recall_finds_its_own_beside_a_crowded_namespace(
             # the index is eventually consistent: wait for the writes above first, as every product read does
             "CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh() "
             "CALL db.index.fulltext.queryNodes('kg_fulltext', $q, {limit: $k}) YIELD node "
-            "RETURN count(CASE WHEN node.namespace = $ns THEN 1 END) AS own, count(*) AS n",
+            "RETURN count(CASE WHEN node.namespace = $ns AND node.name IN $shown THEN 1 END) AS own",
             q=fulltext_query("deploy the database"),
             k=recall_hook.RECALL_K,
             ns=namespace,
+            shown=["Deploy checklist", "Alice"],
             database_=neo4j_info.database,
         )
-        assert raw[0]["n"] == recall_hook.RECALL_K and raw[0]["own"] == 0  # the first page holds none of ours
+        # What else the first page holds depends on the whole database (other tests' namespaces score
+        # too): only that it misses at least one of the two answers below is this test's, so the answer
+        # needs recall's wider read.
+        assert raw[0]["own"] < 2, raw[0]
         text = await hook("recall", {"prompt": "deploy the database"}, driver, neo4j_info, namespace, clock)
         assert text.splitlines()[1:] == [
             "- [procedure · principle · level 2] Deploy checklist: run the database migrations before deploying "

@@ -13,9 +13,7 @@ REMOVE n.kg_lock
 WITH n, row
 WHERE NOT n:Entity
 REMOVE n:Placeholder
-// :KgPending, not :KgText: the text index is caught up after the commit (text_catch_up.cypher), so this
-// commit pays no Lucene refresh; search_nodes reads pending nodes by their label until then
-SET n:Entity:KgPending,
+SET n:Entity:KgText,
     n.entityType = row.entityType,
     n.name_lower = row.name_lower,
     n.type_lower = row.type_lower,
@@ -30,7 +28,7 @@ SET n:$(row.type_labels), n.type_labels = row.type_labels
 WITH n, row
 CALL (n, row) {
   UNWIND range(0, size(row.observations) - 1) AS i
-  CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgPending {
+  CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {
     namespace: $ns, text: row.observations[i], text_lower: row.observations_lower[i],
     seq: i, created_at: $now, embedding: row.vectors[i],
     embedding_model: CASE WHEN row.vectors IS NULL THEN null ELSE $model END
@@ -69,7 +67,7 @@ CALL (pairs, missing) {
   WITH e, row, fresh, base, turn_base
   CALL (e, row, fresh, base, turn_base) {
     UNWIND range(0, size(fresh) - 1) AS k
-    CREATE (e)-[:HAS_OBSERVATION]->(:Observation:KgPending {  // as create_entities' (text_catch_up.cypher)
+    CREATE (e)-[:HAS_OBSERVATION]->(:Observation:KgText {
       namespace: $ns, text: row.contents[fresh[k]], text_lower: row.contents_lower[fresh[k]],
       seq: base + k, turn: turn_base + row.turns[fresh[k]], created_at: $now, embedding: row.vectors[fresh[k]],
       embedding_model: CASE WHEN row.vectors IS NULL THEN null ELSE $model END

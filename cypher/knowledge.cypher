@@ -225,7 +225,7 @@ CALL (pairs, missing) {
     REMOVE o.embedding, o.embedding_model
     RETURN count(o) AS observations
   }
-  REMOVE k:KgNode:Entity:Knowledge:KgText:KgPending, k:$(coalesce(k.type_labels, []))  // type labels too
+  REMOVE k:KgNode:Entity:Knowledge:KgText, k:$(coalesce(k.type_labels, []))  // type labels too
   REMOVE k.type_labels
   SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_reason = 'forgotten', k.expired_note = $note
   RETURN collect({name: k.name, closedRelations: closed}) AS forgotten

@@ -117,7 +117,7 @@ CALL (id) {
       WHERE o.embedding IS NOT NULL OR o.embedding_model IS NOT NULL
       REMOVE o.embedding, o.embedding_model
     }
-    REMOVE k:KgNode:Entity:Knowledge:KgText:KgPending, k:$(coalesce(k.type_labels, []))  // type labels too
+    REMOVE k:KgNode:Entity:Knowledge:KgText, k:$(coalesce(k.type_labels, []))  // type labels too
     REMOVE k.type_labels
     SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_reason = 'decay'
   }
@@ -309,7 +309,7 @@ CALL (p) {
     WHERE o.embedding IS NOT NULL OR o.embedding_model IS NOT NULL
     REMOVE o.embedding, o.embedding_model
   }
-  REMOVE dup:KgNode:Entity:Knowledge:KgText:KgPending, dup:$(coalesce(dup.type_labels, []))  // type labels too
+  REMOVE dup:KgNode:Entity:Knowledge:KgText, dup:$(coalesce(dup.type_labels, []))  // type labels too
   REMOVE dup.type_labels
   SET dup:ExpiredKnowledge, dup.expired_at = $now, dup.expired_reason = 'merged', dup.merged_into = keep.name
   RETURN count(*) AS merged

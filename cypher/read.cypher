@@ -202,23 +202,10 @@ RETURN entities, relations + loose AS relations
 // name: search_nodes
 // Case-insensitive substring search over names, types and observations (one text index), with touching relations.
 CALL () {
-  // Written since the text index last caught up (:KgPending, text_catch_up.cypher), by their label; a moved
-  // node keeps the label a while after it is in the index, so a statement that read the index before the move
-  // still meets it here (kg_neo4j/store/text_catch_up.py).
-  CALL () {
-    MATCH (t:KgPending)
-    WHERE t.namespace = $ns AND t.text_lower CONTAINS $q
-    RETURN collect(t) AS pending
-  }
   // One text index (schema_text_lower) over entities (name and type on two lines) and observations.  The
   // hint keeps the query on it: planned for a short $q, the planner would otherwise scan the label.
-  CALL () {
-    MATCH (t:KgText) USING TEXT INDEX t:KgText(text_lower)
-    WHERE t.text_lower CONTAINS $q AND t.namespace = $ns
-    RETURN collect(t) AS indexed
-  }
-  UNWIND pending + indexed AS t
-  WITH DISTINCT t
+  MATCH (t:KgText) USING TEXT INDEX t:KgText(text_lower)
+  WHERE t.text_lower CONTAINS $q AND t.namespace = $ns
   CALL (t) {
     // an entity: its name or its type holds $q (a $q across the two lines is neither)
     WITH t

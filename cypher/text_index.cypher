@@ -44,3 +44,22 @@ DROP INDEX kg_entity_type_lower IF EXISTS
 // name: text_index_drop_observation_text
 // Drop the text index over observation texts that kg_text_lower replaces.
 DROP INDEX kg_observation_text_lower IF EXISTS
+
+// name: text_index_legacy_count
+// How many nodes carry 0.1.x's :KgPending (its deferred text index, removed in 0.2.0), entities typed
+// "KgPending" (their type label) left out.
+MATCH (n:KgPending)
+WHERE NOT 'KgPending' IN coalesce(n.type_labels, [])
+RETURN count(n) AS pending
+
+// name: text_index_legacy_move
+// 0.1.x wrote entities and observations as :KgPending and moved them into the text index (:KgText) a moment
+// later; a process stopped in between left some behind.  Each joins the index now (an entity or observation)
+// or just loses the label (merged away or forgotten since), $batch per transaction in one label scan
+// (auto-commit: an interrupted run is finished by the next start).
+MATCH (n:KgPending)
+WHERE NOT 'KgPending' IN coalesce(n.type_labels, [])
+CALL (n) {
+  FOREACH (_ IN CASE WHEN n:Entity OR n:Observation THEN [1] ELSE [] END | SET n:KgText)
+  REMOVE n:KgPending
+} IN TRANSACTIONS OF $batch ROWS

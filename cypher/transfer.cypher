@@ -52,7 +52,7 @@ CALL (n) {
   OPTIONAL MATCH (n)-[h:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
   WITH h, o ORDER BY o.seq, o.created_at, elementId(o)
   RETURN collect(CASE WHEN o IS NULL THEN null ELSE {
-    labels: [l IN labels(o) WHERE NOT l IN ['Observation', 'KgText', 'KgPending']],
+    labels: [l IN labels(o) WHERE NOT l IN ['Observation', 'KgText']],
     props: [k IN keys(o) WHERE NOT k IN $skip_obs |
             [k, o[k], CASE WHEN valueType(o[k]) STARTS WITH 'ZONED DATETIME' THEN toString(o[k]) ENDS WITH ']' ELSE false END]],
     link: [k IN keys(h) | [k, h[k], CASE WHEN valueType(h[k]) STARTS WITH 'ZONED DATETIME' THEN toString(h[k]) ENDS WITH ']' ELSE false END]],
@@ -61,7 +61,7 @@ CALL (n) {
   } END) AS observations
 }
 RETURN n.name AS name,
-       [l IN labels(n) WHERE NOT l IN ['KgNode', 'KgText', 'KgPending'] AND NOT l IN coalesce(n.type_labels, [])] AS labels,
+       [l IN labels(n) WHERE NOT l IN ['KgNode', 'KgText'] AND NOT l IN coalesce(n.type_labels, [])] AS labels,
        [k IN keys(n) WHERE NOT k IN $skip_node |
         [k, n[k], CASE WHEN valueType(n[k]) STARTS WITH 'ZONED DATETIME' THEN toString(n[k]) ENDS WITH ']' ELSE false END]] AS props,
        n.embedding IS NOT NULL AS embedding,

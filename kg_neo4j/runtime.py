@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from kg_neo4j.store import GraphStore
     from kg_neo4j.store.connection import Connection
     from kg_neo4j.store.maintenance import MaintenanceStore
-    from kg_neo4j.store.text_catch_up import TextCatchUp
     from kg_neo4j.store.transfer import TransferStore
 
 #: ``full``: schema, model and analyzer checks; ``schema``: constraints and indexes only; None: no bootstrap.
@@ -55,8 +54,6 @@ class Opened:
     clock: Clock | None = None
     model: ModelInfo | None = None
     embedder: SentenceEmbedder | None = None
-    #: the process's one catch-up of search_nodes' text index (store/text_catch_up.py), shared by its stores
-    text_index: TextCatchUp | None = None
     _stores: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -79,7 +76,6 @@ class Opened:
                 clock=self.clock,
                 max_answer_bytes=self.settings.max_answer_bytes,
                 embedder=self.embedder,
-                text_index=self.text_index,
             )
         store: GraphStore = self._stores["graph"]
         return store
@@ -88,12 +84,7 @@ class Opened:
         from kg_neo4j.store.transfer import TransferStore
 
         return TransferStore(
-            self.driver,
-            self.database,
-            self.namespace,
-            self.clock or SystemClock(),
-            self.embedder,
-            text_index=self.text_index,
+            self.driver, self.database, self.namespace, self.clock or SystemClock(), self.embedder
         )
 
     def maintenance_store(self) -> MaintenanceStore:
@@ -122,24 +113,17 @@ async def open_runtime(
 
         encoder = SentenceEmbedder(model, runtime=settings.embedding_runtime)
         encoder.start_loading()
-    from kg_neo4j.store.text_catch_up import TextCatchUp
-
     driver, conn = await connect(settings)
-    text_index = TextCatchUp(driver, conn.database, auto=True)
     try:
         if bootstrap == "full":
             await run_bootstrap(
                 driver, conn.database, clock, model, fulltext_analyzer=settings.fulltext_analyzer
             )
-            text_index.poke()  # what a stopped process left pending (store/text_catch_up.py)
         elif bootstrap == "schema":
             await run_bootstrap(driver, conn.database, clock)
-        yield Opened(settings, driver, conn, clock, model, encoder, text_index)
+        yield Opened(settings, driver, conn, clock, model, encoder)
     finally:
-        try:
-            await text_index.close()  # what this process left pending joins the index before it goes
-        finally:
-            await driver.close()
+        await driver.close()
 
 
 def _model(settings: Settings) -> ModelInfo | None:

@@ -106,7 +106,7 @@ async def test_a_taken_name_writes_nothing_unless_skipped(ks: KnowledgeStore, st
     assert (await node(store, "Alice"))["labels"] == [
         "Entity",
         "KgNode",
-        "KgPending",
+        "KgText",
         "person",
     ]  # as create_entities left it
 

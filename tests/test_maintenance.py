@@ -214,7 +214,7 @@ async def test_sweep_agrees_with_the_rules(
         assert ("ExpiredKnowledge" in got["labels"]) is due, row["name"]
         assert got["memory_level"] == int(decay.level_at(state, NOW)), row["name"]
         if due:
-            assert not {"KgNode", "Entity", "Knowledge", "KgText", "KgPending"} & got["labels"]
+            assert not {"KgNode", "Entity", "Knowledge", "KgText"} & got["labels"]
             assert got["expired_reason"] == "decay"
             assert got["expired_at"].to_native() == NOW
         else:

@@ -8,12 +8,15 @@ Neo4j", kg_neo4j/store/text_index.py).
   the server's start the rest, the three old indexes dropped and the fulltext index made again; search_nodes
   and search_memory then find what was stored, through a real MCP session.
 - Reads of the eventually consistent fulltext index see every write committed before them.
+- Writes label their nodes :KgText in their own transaction, and change no other namespace, then or later;
+  nodes that kg-neo4j 0.1.x's deferred text index left pending join the index at the next start.
 
 The move is a property of the whole database, so it runs on the private Neo4j (conftest
 ``private_neo4j_server``, emptied first)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from typing import Any
@@ -88,24 +91,76 @@ async def test_search_nodes_matches_name_type_or_observation(
 
 
 async def test_create_and_add_label_their_nodes(store: GraphStore, sync_driver: Any) -> None:
-    """Pending first (store/text_catch_up.py), in the text index after the catch-up."""
+    """In the text index from their own transaction: nothing moves them later."""
     await store.create_entities([EntityIn(name="Alice", entityType="Person", observations=["one"])])
     await store.add_observations([ObservationAdd(entityName="Alice", contents=["two"])])
+    records, _, _ = sync_driver.execute_query(
+        "MATCH (n {namespace: $ns}) WHERE n:Entity OR n:Observation "
+        "RETURN labels(n) AS labels, n.text_lower AS text ORDER BY text",
+        ns=store.namespace,
+    )
+    assert [(sorted(r["labels"]), r["text"]) for r in records] == [
+        (["Entity", "KgNode", "KgText", "Person"], "alice\nperson"),
+        (["KgText", "Observation"], "one"),
+        (["KgText", "Observation"], "two"),
+    ]
 
-    def labelled() -> list[tuple[bool, bool, str]]:
-        records, _, _ = sync_driver.execute_query(
-            "MATCH (n {namespace: $ns}) WHERE n:Entity OR n:Observation "
-            "RETURN n:KgText AS indexed, n:KgPending AS pending, n.text_lower AS text ORDER BY text",
-            ns=store.namespace,
-        )
-        return [(r["indexed"], r["pending"], r["text"]) for r in records]
 
-    assert labelled() == [(False, True, "alice\nperson"), (False, True, "one"), (False, True, "two")]
-    assert await store.text_index.run() >= 3
-    assert labelled() == [(True, True, "alice\nperson"), (True, True, "one"), (True, True, "two")]  # held
-    store.text_index.hold = 0
-    await store.text_index.run()
-    assert labelled() == [(True, False, "alice\nperson"), (True, False, "one"), (True, False, "two")]
+def fingerprint(sync_driver: Any, namespace: str) -> list[Any]:
+    """Every node of ``namespace`` with its labels and properties, and its relationships (labels and
+    properties read once per node, before the relationship rows)."""
+    records, _, _ = sync_driver.execute_query(
+        "MATCH (n) WHERE n.namespace = $ns "
+        "WITH n, labels(n) AS labels, properties(n) AS props "
+        "OPTIONAL MATCH (n)-[r]->(m) "
+        "WITH n, labels, props, collect([type(r), properties(r), elementId(m)]) AS out "
+        "RETURN elementId(n) AS id, labels, props, out ORDER BY id",
+        ns=namespace,
+    )
+    return [
+        (r["id"], sorted(r["labels"]), sorted(r["props"].items(), key=str), sorted(r["out"], key=str))
+        for r in records
+    ]
+
+
+async def test_a_write_leaves_other_namespaces_alone(neo4j_info: Neo4jInfo, sync_driver: Any) -> None:
+    """Writes in namespace B, through a server process, change nothing of namespace A: not at the write, not
+    in the seconds after it, not when the process stops (0.1.x relabelled every namespace's recent writes a
+    second later and at exit)."""
+    a, b = f"test-iso-a-{uuid.uuid4().hex[:8]}", f"test-iso-b-{uuid.uuid4().hex[:8]}"
+    async with stdio_session(neo4j_info, env=server_env(neo4j_info, KG_NEO4J_NAMESPACE=a)) as s:
+        for call, args in WRITES:
+            res = await s.call_tool(call, args)
+            assert not res.is_error, res.content[0].text
+    before = fingerprint(sync_driver, a)
+    assert len(before) == 3 + 3  # the three entities and their observations
+    async with stdio_session(neo4j_info, env=server_env(neo4j_info, KG_NEO4J_NAMESPACE=b)) as s:
+        for call, args in WRITES:
+            res = await s.call_tool(call, args)
+            assert not res.is_error, res.content[0].text
+            assert fingerprint(sync_driver, a) == before, call
+        # Nothing to wait for: this proves nothing happens later (0.1.x's mover ran one second after a write
+        # and held nodes one second more), so the test waits out three times that.
+        await asyncio.sleep(6)
+        assert fingerprint(sync_driver, a) == before
+    assert fingerprint(sync_driver, a) == before  # after the process closed
+    assert len(fingerprint(sync_driver, b)) == len(before)
+
+
+WRITES: list[tuple[str, dict[str, Any]]] = [
+    (
+        "create_entities",
+        {
+            "entities": [
+                {"name": "Alice", "entityType": "person", "observations": ["Speaks Portuguese"]},
+                {"name": "Bob", "entityType": "person", "observations": []},
+                {"name": "Lisbon", "entityType": "city", "observations": ["Capital of Portugal"]},
+            ]
+        },
+    ),
+    ("add_observations", {"observations": [{"entityName": "Bob", "contents": ["Plays the cello"]}]}),
+    ("create_relations", {"relations": [{"from": "Alice", "to": "Lisbon", "relationType": "lives_in"}]}),
+]
 
 
 async def test_fulltext_reads_see_the_writes_before_them(store: GraphStore) -> None:
@@ -206,3 +261,48 @@ async def test_the_move_counts_what_it_moved(private: Neo4jInfo) -> None:
         await drv.close()
     assert unlabelled(private) == 0
     assert not OLD_TEXT_INDEXES & set(index_states(private))
+
+
+# What 0.1.x's deferred text index could leave behind when its process stopped between a write and the
+# move: entities and observations carrying its label instead of :KgText, a label on a node that was
+# forgotten since, and (not to be touched) an entity whose type is that label's name.
+LEGACY_WRITE = """
+CREATE (a:KgNode:Entity:$($old) {namespace: $ns, name: 'Dana', name_lower: 'dana', entityType: 'person',
+                                 type_lower: 'person', text_lower: 'dana\nperson', created_at: datetime(),
+                                 obs_next: 1, type_labels: []})
+CREATE (a)-[:HAS_OBSERVATION]->(:Observation:$($old) {namespace: $ns, text: 'Keeps bees', text_lower: 'keeps bees',
+                                                      seq: 0, created_at: datetime()})
+CREATE (:ExpiredKnowledge:$($old) {namespace: $ns, name: 'gone', expired_at: datetime()})
+CREATE (:KgNode:Entity:KgText:$($old) {namespace: $ns, name: 'Typed', name_lower: 'typed', entityType: $old,
+                                       type_lower: toLower($old), text_lower: 'typed\n' + toLower($old),
+                                       created_at: datetime(), obs_next: 0, type_labels: [$old]})
+"""
+
+
+async def test_nodes_left_pending_by_0_1_join_the_index_at_start(private: Neo4jInfo) -> None:
+    (old,) = text_index.LEGACY_LABELS
+    ns = "left-pending"
+    async with stdio_session(private, env=server_env(private, KG_NEO4J_NAMESPACE=ns)):
+        pass  # the current layout's schema and indexes
+    with GraphDatabase.driver(private.uri, auth=(private.username, private.password)) as drv:
+        drv.execute_query(LEGACY_WRITE, ns=ns, old=old, database_=private.database)
+    async with stdio_session(private, env=server_env(private, KG_NEO4J_NAMESPACE=ns)) as s:
+        assert await names(s, "dana") == ["Dana"]
+        assert await names(s, "bees") == ["Dana"]
+    with GraphDatabase.driver(private.uri, auth=(private.username, private.password)) as drv:
+        records = drv.execute_query(
+            "MATCH (n {namespace: $ns}) RETURN coalesce(n.name, n.text) AS key, labels(n) AS labels ORDER BY key",
+            ns=ns,
+            database_=private.database,
+        ).records
+    assert {r["key"]: sorted(r["labels"]) for r in records} == {
+        "Dana": ["Entity", "KgNode", "KgText"],
+        "Keeps bees": ["KgText", "Observation"],
+        "gone": ["ExpiredKnowledge"],
+        "Typed": sorted(["Entity", "KgNode", "KgText", old]),  # its type label stays
+    }
+    drv = AsyncGraphDatabase.driver(private.uri, auth=(private.username, private.password))
+    try:
+        assert await text_index.migrate(drv, private.database) == 0  # done: nothing left to move
+    finally:
+        await drv.close()

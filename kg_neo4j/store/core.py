@@ -16,7 +16,6 @@ from kg_neo4j.fusion import FusionWeights
 from kg_neo4j.store.answer_cache import AnswerCache
 from kg_neo4j.store.answer_cap import DEFAULT_MAX_ANSWER_BYTES, AnswerCap
 from kg_neo4j.store.executor import Executor, Shared
-from kg_neo4j.store.text_catch_up import TextCatchUp
 
 
 class StoreCore:
@@ -32,7 +31,6 @@ class StoreCore:
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
         embedder: Embedder | None = None,
         fusion: FusionWeights | None = None,
-        text_index: TextCatchUp | None = None,
     ) -> None:
         self.driver = driver
         self.database = database
@@ -55,8 +53,6 @@ class StoreCore:
             str, float
         ] = {}  # search: channel -> when its namespace was found past EXACT_CAP
         self._answers = AnswerCache(driver, database)  # read_graph of now while nothing changed
-        # create_entities and add_observations leave their nodes pending for it (store/text_catch_up.py)
-        self.text_index = text_index or TextCatchUp(driver, database)
 
     def within(self, tx: AsyncManagedTransaction) -> Self:
         """A view of this store whose statements run inside ``tx``: several calls, one transaction

@@ -41,8 +41,6 @@ class EntityWrites(StoreCore):
         await self._attach_vectors(rows, "observations")
         records = await self.x.write("create_entities", rows=rows)
         created = set(records[0]["created"]) if records else set()
-        if created:
-            self.text_index.written()
         return [
             Entity(name=row["name"], entityType=row["entityType"], observations=row["observations"])
             for row in rows
@@ -103,8 +101,6 @@ class EntityWrites(StoreCore):
         if missing:
             raise NotFoundError("entity", missing[0])
         added = {item["entityName"]: list(item["added"]) for item in records[0]["added"]}
-        if any(added.values()):
-            self.text_index.written()
         # Hand each input item the observations it added, in order, each text once.
         results = []
         for a in additions:

@@ -33,7 +33,6 @@ from kg_neo4j.embeddings import Embedder
 from kg_neo4j.models import EntityIn, RelationIn
 from kg_neo4j.store.executor import Executor, Shared
 from kg_neo4j.store.graph import GraphStore
-from kg_neo4j.store.text_catch_up import TextCatchUp
 from kg_neo4j.store.type_labels import knowledge_labels, type_labels
 
 #: Node properties the full format does not list under "properties": the namespace (the
@@ -295,10 +294,8 @@ class TransferStore:
         namespace: str,
         clock: Clock,
         embedder: Embedder | None = None,
-        text_index: TextCatchUp | None = None,
     ) -> None:
         self.driver = driver
-        self.text_index = text_index or TextCatchUp(driver, database)
         self.database = database
         self.namespace = namespace
         self.clock = clock
@@ -319,7 +316,6 @@ class TransferStore:
                 namespace=self.namespace,
                 clock=_FixedClock(now),
                 embedder=self.embedder,
-                text_index=self.text_index,
             ).within(tx)
             created_entities = await store.create_entities(entities) if entities else []
             created_relations = await store.create_relations(relations) if relations else []

@@ -64,7 +64,6 @@ INTERNAL_LABELS: frozenset[str] = frozenset(
         "Observation",
         "KgMeta",
         "KgText",
-        "KgPending",
         "Knowledge",
         "ExpiredKnowledge",
         "Experience",

@@ -2,9 +2,11 @@
 the repository does not hold, and every section they point at exists.
 
 The behavioural sources are summarised in docs/reference-server.md, docs/reference-schemas.md,
-docs/memorymesh.md and docs/knowledge-model.md (README, "Where the behaviour comes from").  A
-pointer is ``docs/<file>.md#<anchor>`` (in code), ``<file>.md#<anchor>`` or ``../README.md#<anchor>``
-(in docs), and an anchor is a heading's GitHub slug.  Pure file reading: no database.
+docs/memorymesh.md and docs/knowledge-model.md (the README links them; so does the docs site's nav,
+"Where the behaviour comes from").  A pointer is ``docs/<file>.md#<anchor>`` (in code, README) or
+``<file>.md#<anchor>`` (in docs), and an anchor is a heading's GitHub slug.  The docs site's own
+build (``mkdocs build --strict``) checks its links again with MkDocs' slugs; the tests here need no
+MkDocs.  Pure file reading: no database.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE_DIRS = ("kg_neo4j", "cypher", "tests")
@@ -118,11 +122,13 @@ def _pointers() -> list[tuple[Path, int, str, str]]:
 
 
 def test_the_pointer_scan_sees_the_docs_pointers() -> None:
-    # the scan itself: the README links each summary, and docs point back into the README
+    # the scan itself: code points into the source summaries, and each summary points at the page
+    # saying what kg-neo4j does
     pointers = _pointers()
     cited = {(p.name, ref) for p, _, ref, _ in pointers}
-    assert ("knowledge-model.md", "../README.md") in cited
-    assert {ref for _, _, ref, _ in pointers} >= {"../README.md", "reference-schemas.md"}
+    assert ("knowledge-model.md", "knowledge.md") in cited
+    assert ("decay.py", "docs/knowledge-model.md") in cited
+    assert {ref for _, _, ref, _ in pointers} >= {"docs/memorymesh.md", "reference-schemas.md", "tools.md"}
 
 
 @pytest.mark.parametrize(
@@ -152,3 +158,19 @@ def test_slugs_follow_github() -> None:
     )
     assert _slug("Answers and errors") == "answers-and-errors"
     assert _slug("Recall: `search_memory`") == "recall-search_memory"
+
+
+def test_every_docs_page_is_in_the_site_nav() -> None:
+    # mkdocs build --strict refuses a page outside the nav too; this says so without MkDocs installed
+    nav = set(re.findall(r"^\s*- (?:[^:\n]+: )?([\w-]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M))
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")}
+    assert pages == nav, (
+        f"not in mkdocs.yml's nav: {sorted(pages - nav)}; no such page: {sorted(nav - pages)}"
+    )
+
+
+def test_the_readme_stays_short() -> None:
+    # the README is the pitch, the two commands, connecting, the default tools and development; the
+    # rest lives in docs/
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
+    assert lines <= 250, f"README.md has {lines} lines: move sections to docs/"

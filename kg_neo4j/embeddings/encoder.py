@@ -10,11 +10,13 @@ Two runtimes compute the same vectors (cosine >= 0.9999; benchmarks/README.md,
   sentence-transformers takes several seconds.
 
 ``auto`` (the default) takes ``numpy`` when the model's files allow it, else
-``sentence-transformers``; torch is imported only by the latter.
+``sentence-transformers``; torch is imported only by the latter, which is not installed by default
+(``pip install 'kg-neo4j[sentence-transformers]'``): a model that needs it without it is an error at start.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import threading
@@ -46,6 +48,7 @@ def _plan_numpy(info: ModelInfo, runtime: str, device: str) -> ModelPlan | None:
     """The numpy runtime's plan for this model, or None when sentence-transformers must run it
     (reads the model's files only: numpy and torch are imported by the loading thread)."""
     if runtime == "sentence-transformers":
+        _require_sentence_transformers(info, "the embedding runtime 'sentence-transformers' was chosen")
         return None
     try:
         if device != "cpu":
@@ -57,12 +60,23 @@ def _plan_numpy(info: ModelInfo, runtime: str, device: str) -> ModelPlan | None:
                 f"embedding runtime 'numpy' cannot run the model {info.name!r} at {info.path}: {exc}; "
                 "use embedding runtime 'auto' or 'sentence-transformers'"
             ) from exc
+        _require_sentence_transformers(info, f"the numpy runtime cannot run it: {exc}")
         log.info(
             "embedding model %s runs on sentence-transformers: the numpy runtime cannot run it (%s)",
             info.name,
             exc,
         )
         return None
+
+
+def _require_sentence_transformers(info: ModelInfo, why: str) -> None:
+    """A clear error at start, not at the first write, when the sentence-transformers runtime is needed
+    and its optional dependency (torch with it) is not installed."""
+    if importlib.util.find_spec("sentence_transformers") is None:
+        raise ConfigError(
+            f"embedding model {info.name!r} needs sentence-transformers ({why}), which is not installed: "
+            "pip install 'kg-neo4j[sentence-transformers]', or choose another model or 'none'"
+        )
 
 
 class SentenceEmbedder:

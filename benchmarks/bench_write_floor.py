@@ -13,22 +13,19 @@ Layouts (``--layouts``):
   text) and a fulltext index that is not eventually consistent;
 * ``ec``: the same with the fulltext index eventually consistent;
 * ``merged``: ``ec`` with one text index over the entity's name and type instead of two;
-* ``one``: session 10's layout: one text index over ``:KgText(text_lower)`` on entities and observations,
+* ``one``: the shipped layout: one text index over ``:KgText(text_lower)`` on entities and observations,
   the fulltext index eventually consistent;
 * ``one_no_fulltext``: ``one`` without the fulltext index (what BM25 recall costs a write);
 * ``keyword``: ``one`` with the text index replaced by an eventually consistent fulltext index over the
   same ``:KgText(text_lower)`` with the ``keyword`` analyzer (one term per text; substring search is a
   wildcard query ``*...*`` over those terms, read after waiting for pending writes);
-* ``deferred``: the shipped layout (session 11): ``one``'s indexes, but the write labels its nodes
-  ``:KgPending_deferred`` and a catch-up every ``--move-every`` seconds gives them the text index's label
-  (kg_neo4j/store/text_catch_up.py);
 * ``no_lucene``: the key constraint and range indexes only (no substring search, no BM25).
 
 ``--search`` also times a substring search on ``one``, ``keyword`` and ``no_lucene`` (those given),
 interleaved, with the hits each found.
 
     .venv/bin/python benchmarks/bench_write_floor.py --n 10000 --calls 60
-    .venv/bin/python benchmarks/bench_write_floor.py --n 10000 --calls 60 --layouts one,deferred,keyword,no_lucene --search
+    .venv/bin/python benchmarks/bench_write_floor.py --n 10000 --calls 60 --layouts one,keyword,no_lucene --search
 """
 
 from __future__ import annotations
@@ -47,7 +44,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import connection, log  # noqa: E402
 
-LAYOUTS = ("before", "ec", "merged", "one", "one_no_fulltext", "keyword", "deferred", "no_lucene")
+LAYOUTS = ("before", "ec", "merged", "one", "one_no_fulltext", "keyword", "no_lucene")
 EC = "OPTIONS {indexConfig: {`fulltext.eventually_consistent`: true}}"
 EC_KEYWORD = "OPTIONS {indexConfig: {`fulltext.analyzer`: 'keyword', `fulltext.eventually_consistent`: true}}"
 
@@ -69,13 +66,13 @@ def schema(v: str) -> list[str]:
         out.append(f"CREATE TEXT INDEX floor_name_type_{v} IF NOT EXISTS FOR (n:{e}) ON (n.text_lower)")
     if v in ("before", "ec", "merged"):
         out.append(f"CREATE TEXT INDEX floor_obs_{v} IF NOT EXISTS FOR (o:{o}) ON (o.text_lower)")
-    if v in ("one", "one_no_fulltext", "deferred"):
+    if v in ("one", "one_no_fulltext"):
         out.append(f"CREATE TEXT INDEX floor_text_{v} IF NOT EXISTS FOR (n:{t}) ON (n.text_lower)")
     if v == "keyword":
         out.append(
             f"CREATE FULLTEXT INDEX floor_text_{v} IF NOT EXISTS FOR (n:{t}) ON EACH [n.text_lower] {EC_KEYWORD}"
         )
-    if v in ("before", "ec", "merged", "one", "keyword", "deferred"):
+    if v in ("before", "ec", "merged", "one", "keyword"):
         out.append(
             f"CREATE FULLTEXT INDEX floor_fulltext_{v} IF NOT EXISTS FOR (n:{e}|{o}) "
             f"ON EACH [n.name, n.entityType, n.text] {EC if v != 'before' else ''}"
@@ -169,10 +166,9 @@ async def run(a: argparse.Namespace) -> None:
         text = {v: statement(v) for v in layouts}
 
         async def write(v: str, k: int) -> float:
-            label = f"KgPending_{v}" if v == "deferred" else f"KgText_{v}"
             params = {
-                "text_label": [label] if v.startswith("one") or v in ("keyword", "deferred") else [],
-                "entity_text": v in ("merged", "one", "one_no_fulltext", "keyword", "deferred"),
+                "text_label": [f"KgText_{v}"] if v.startswith("one") or v == "keyword" else [],
+                "entity_text": v in ("merged", "one", "one_no_fulltext", "keyword"),
             }
             t0 = time.perf_counter()
             await drv.execute_query(text[v], rows=rows[v](k), ns=ns, now=datetime.now(UTC), **params)
@@ -183,7 +179,6 @@ async def run(a: argparse.Namespace) -> None:
             for _ in range(a.n // 100):
                 await write(v, 100)
             log(f"{v}: {a.n} entities in {time.perf_counter() - t0:.1f} s")
-        mover = asyncio.ensure_future(move_deferred(drv, a.move_every)) if "deferred" in layouts else None
         res: dict[tuple[str, int], list[float]] = {(v, k): [] for v in layouts for k in (100, 1)}
         order = list(layouts)
         for _ in range(a.calls):
@@ -191,8 +186,6 @@ async def run(a: argparse.Namespace) -> None:
             for v in order:
                 for k in (100, 1):
                     res[(v, k)].append(await write(v, k))
-        if mover is not None:
-            mover.cancel()
         base = layouts[0]
         print(
             f"create_entities' bare UNWIND, {a.n:,} entities per layout already written, {a.calls} interleaved "
@@ -208,17 +201,6 @@ async def run(a: argparse.Namespace) -> None:
     finally:
         await cleanup(drv, layouts)
         await drv.close()
-
-
-async def move_deferred(drv: Any, every: float) -> None:
-    """The ``deferred`` layout's catch-up: every ``every`` seconds, what was written since joins the text index
-    in one transaction (one Lucene refresh for all of it)."""
-    while True:
-        await asyncio.sleep(every)
-        await drv.execute_query(
-            "MATCH (n:KgPending_deferred) WITH n LIMIT 100000 "
-            "SET n:KgText_deferred REMOVE n:KgPending_deferred"
-        )
 
 
 #: the layouts whose substring search is timed, and how each one answers "which texts contain $q"
@@ -270,12 +252,6 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=10_000, help="entities written per layout before timing")
     ap.add_argument(
         "--calls", type=int, default=60, help="interleaved rounds (one 100-batch and one single each)"
-    )
-    ap.add_argument(
-        "--move-every",
-        type=float,
-        default=0.2,
-        help="seconds between the deferred layout's catch-up transactions",
     )
     ap.add_argument(
         "--search",

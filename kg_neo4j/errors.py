@@ -1,5 +1,5 @@
 """One error family.  Every error a user can cause is a ``KgError``; the server maps
-them to MCP tool errors in one place (``kg_neo4j.server.app``)."""
+them to MCP tool errors in one place (``kg_neo4j.server.registry.call``)."""
 
 from __future__ import annotations
 

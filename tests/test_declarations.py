@@ -4,6 +4,9 @@ Most tools advertise their input model's own JSON schema.  Where a hand-written 
 instead (the reference schemas of docs/reference-schemas.md and their extensions, MemoryMesh's schemas (docs/memorymesh.md), the schemas a
 node-schema file generates), these tests hold it to the model that validates the call: the same fields at
 every level, the same required ones, and every object closed outside the documented open ones.
+
+Every declaration carries its profiles and an example call; the examples are valid input here (in
+process), and tests/test_input_sweep.py calls each one against the seed of ``server/examples.py``.
 """
 
 from __future__ import annotations
@@ -13,11 +16,17 @@ from typing import Any
 import pytest
 
 from kg_neo4j.schemas import load_schemas
-from kg_neo4j.server.app import ALL_TOOLS
+from kg_neo4j.server.app import ALL_TOOLS, profile_tools
+from kg_neo4j.server.declare import validate
 from kg_neo4j.server.memorymesh import generated_tools
+from kg_neo4j.server.profiles import ALL, built_in_tools
 from kg_neo4j.server.registry import ToolSpec, inline_refs, schema_of
+from kg_neo4j.settings import PROFILES
 
-SPECS: list[ToolSpec] = [*ALL_TOOLS, *generated_tools(load_schemas())]
+pytestmark = pytest.mark.unit
+
+GENERATED: list[ToolSpec] = generated_tools(load_schemas())
+SPECS: list[ToolSpec] = [*ALL_TOOLS, *GENERATED]
 IDS = [f"{s.name}-{'+'.join(s.profiles)}" for s in SPECS]
 
 
@@ -57,22 +66,7 @@ def test_every_tool_is_declared_with_an_input_model(spec: ToolSpec) -> None:
 def test_advertised_fields_are_the_checked_fields(spec: ToolSpec) -> None:
     ad = shape(inline_refs(advertised(spec)))
     checked = model_shape(spec)
-    if spec.name.startswith(("add_", "update_", "delete_")) and spec.name not in {
-        "add_observations",
-        "add_nodes",
-        "update_nodes",
-        "delete_nodes",
-        "add_edges",
-        "update_edges",
-        "delete_edges",
-        "add_metadata",
-        "delete_metadata",
-        "update_relations",
-        "update_knowledge",
-        "delete_entities",
-        "delete_observations",
-        "delete_relations",
-    }:
+    if spec in GENERATED:
         # schema-generated: the model holds the wrapper key; process_args checks inside it against the same
         # node schema that built the advertised one (tests/test_schemas.py)
         assert ad["required"] == checked["required"] and set(ad["fields"]) == set(checked["fields"])
@@ -120,3 +114,37 @@ def test_reference_profile_keeps_spec_001_schemas_exactly() -> None:
     for name, tool in listed.items():
         assert tool.input_schema == ref[name]["inputSchema"], name
         assert tool.description == ref[name]["description"], name
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_every_declaration_has_profiles_and_an_example(spec: ToolSpec) -> None:
+    assert spec.profiles and set(spec.profiles) <= set(PROFILES), f"{spec.name}: profiles {spec.profiles}"
+    assert spec.example is not None, f"{spec.name}: declare an example call (example=...)"
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_every_example_is_valid_input_in_every_profile_that_lists_it(spec: ToolSpec) -> None:
+    assert spec.input_model is not None and spec.example is not None
+    for example in (spec.example, *spec.more_examples):
+        for profile in spec.profiles:
+            validate(spec.input_model, example, profile)
+
+
+def test_a_tool_missing_from_all_is_there_under_another_name_with_its_example() -> None:
+    """The sweep calls the examples in ``all``: a declaration ``all`` does not list (MemoryMesh's reads,
+    renamed there) has a twin in ``all`` with the same handler and example, so its example is called."""
+    in_all = [s for s in ALL_TOOLS if ALL in s.profiles]
+    for spec in ALL_TOOLS:
+        if ALL not in spec.profiles:
+            twins = [s for s in in_all if s.handler is spec.handler and s.example == spec.example]
+            assert twins, f"{spec.name}: no tool of all runs its handler with its example"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_profile_lists_what_its_declarations_say(profile: str) -> None:
+    """``profile_tools`` (what ``serve --tools X`` lists) is the declarations that name the profile, then
+    the schema-generated tools where they belong; no name twice."""
+    listed = [s.name for s in profile_tools(profile, load_schemas())]
+    generated = [s.name for s in GENERATED if profile in s.profiles]
+    assert listed == [*built_in_tools(profile), *generated]
+    assert len(set(listed)) == len(listed)

@@ -4,8 +4,8 @@ and ``all``); and the accepted ones: ``update_edges``' ``newWeight``, the ``refe
 an unknown field as the reference server does, and ``kg-neo4j import`` of a reference memory file.
 
 Every call goes through a real MCP stdio session (non-finite numbers as the bare JSON texts NaN and
-Infinity, see ``test_input_sweep.NonFiniteWire``); "nothing written" is a before/after read of the
-session's namespace in Neo4j (``test_input_sweep.fingerprint``).
+Infinity, see ``sweep_cases.NonFiniteWire``); "nothing written" is a before/after read of the
+session's namespace in Neo4j (``sweep_cases.fingerprint``).
 """
 
 from __future__ import annotations
@@ -22,60 +22,21 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from kg_helpers import session as ref_session
-from test_input_sweep import NON_FINITE, fingerprint, held, names_field, wire_session
+from sweep_cases import NON_FINITE, fingerprint, held, names_field, wire_session
 
 from conftest import KG, Neo4jInfo, server_env
+from kg_neo4j.schemas import load_schemas
+from kg_neo4j.server.app import BUILTIN_TOOL_NAMES, profile_tools
+from kg_neo4j.server.profiles import DEFAULT, KNOWLEDGE, MEMORYMESH
 
 NAN, INF = NON_FINITE["nan"][0], NON_FINITE["inf"][0]
 
-# README "Tool profiles" (checked there against `serve --tools X` by test_profiles.py); each case runs in
-# every one of these that lists its tool, and the test asserts the session does list it.
-DEFAULT = {
-    "create_entities",
-    "create_relations",
-    "add_observations",
-    "delete_entities",
-    "delete_observations",
-    "delete_relations",
-    "read_graph",
-    "search_nodes",
-    "open_nodes",
-    "search_memory",
-    "traverse_graph",
-    "update_relations",
-    "invalidate_relations",
-    "invalidate_observations",
-    "entity_history",
+# Each case runs in every one of these profiles that lists its tool, and in ``all``; what a profile lists
+# comes from the declarations (and the shipped node schemas), and the test asserts the session lists it.
+PROFILES = {
+    p: {s.name for s in profile_tools(p, load_schemas(reserved=BUILTIN_TOOL_NAMES))}
+    for p in (DEFAULT, KNOWLEDGE, MEMORYMESH)
 }
-KNOWLEDGE = {
-    "search_memory",
-    "traverse_graph",
-    "store_knowledge",
-    "connect_knowledge",
-    "update_knowledge",
-    "forget_knowledge",
-    "list_knowledge",
-    "record_experience",
-    "recall_experience",
-    "memory_stats",
-    "maintain_graph",
-    "crystallize_skill",
-}
-MESH = {
-    "add_nodes",
-    "update_nodes",
-    "delete_nodes",
-    "add_edges",
-    "update_edges",
-    "delete_edges",
-    "add_metadata",
-    "delete_metadata",
-    "read_graph",
-    "search_nodes",
-    "open_nodes",
-    "add_artifact",
-}
-PROFILES = {"default": DEFAULT, "knowledge": KNOWLEDGE, "memorymesh": MESH}
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ def checkout_files() -> dict[str, str]:
     return files
 
 
+@pytest.mark.unit
 def test_pyproject_lists_every_package_of_the_checkout() -> None:
     """The packages are listed in pyproject.toml (the cypher/ mapping needs that): a new
     subpackage must be added there, or the wheel would lack it."""

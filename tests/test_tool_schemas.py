@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kg_helpers import session
 
 DATA = Path(__file__).parent / "data"
@@ -24,6 +25,7 @@ READ_ONLY = {"read_graph", "search_nodes", "open_nodes"}
 DESTRUCTIVE = {"delete_entities", "delete_observations", "delete_relations"}
 
 
+@pytest.mark.unit
 def test_the_copied_oracle_holds_the_nine_reference_tools_and_the_prompt():
     # The copied oracle itself: 9 tools with the reference's names in its order.
     assert SPEC_NAMES == [
@@ -41,6 +43,7 @@ def test_the_copied_oracle_holds_the_nine_reference_tools_and_the_prompt():
     assert "default_user" in SPEC_PROMPT
 
 
+@pytest.mark.unit
 def test_packaged_reference_tools_json_equals_the_reference_schemas():
     packaged = json.loads(resources.files("kg_neo4j.server").joinpath("reference_tools.json").read_text())
     assert packaged == SPEC_TOOLS
@@ -123,6 +126,7 @@ async def test_default_profile_keeps_the_nine_reference_tools(transport, neo4j_i
 # --------------------------------------------------------------------------- output schemas inlined
 
 
+@pytest.mark.unit
 def test_inline_refs_keeps_the_meaning():
     import jsonschema
     import pydantic

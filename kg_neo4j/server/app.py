@@ -7,7 +7,6 @@ Shared resources (the Neo4j driver and the store) are opened once per process by
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import logging
 import uuid
@@ -42,8 +41,8 @@ log = logging.getLogger(__name__)
 SERVER_NAME = "kg-neo4j"
 
 
-#: Every built-in tool, in listing order (schema-generated tools come on top, per server); which
-#: profile shows which is the table of ``server/profiles.py``.
+#: Every built-in tool, in listing order (schema-generated tools come on top, per server); each
+#: declaration says which profiles list it.
 ALL_TOOLS: list[ToolSpec] = [
     *REFERENCE_TOOLS,
     *SEARCH_TOOLS,
@@ -62,13 +61,6 @@ INSTRUCTIONS = (
     "Persistent knowledge-graph memory stored in Neo4j: entities with observations, "
     "and typed relations between them. Names are case-sensitive identifiers."
 )
-
-
-@dataclasses.dataclass
-class ServerRuntime(Runtime):
-    """The runtime plus the node schemas loaded at startup (their tools are generated per server)."""
-
-    schemas: list[NodeSchema] = dataclasses.field(default_factory=list)
 
 
 def load_node_schemas(settings: Settings) -> list[NodeSchema]:
@@ -99,7 +91,7 @@ async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncI
             opened.model.name if opened.model else "none",
             len(schemas),
         )
-        runtime = ServerRuntime(
+        runtime = Runtime(
             store=opened.graph_store(),
             profile=settings.tools,
             max_answer_bytes=settings.max_answer_bytes,
@@ -114,17 +106,16 @@ async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncI
 
 
 def _freeze_startup_heap() -> None:
-    """Move what start-up made (modules, models, schemas: ~110k objects) out of the cyclic garbage
-    collector's sight: they live as long as the process, and every full collection walked them
-    again, ~75 ms each time a whole-graph answer had just been built (README "Performance")."""
+    """Move what start-up made (modules, models, schemas) out of the cyclic garbage collector's
+    sight: they live as long as the process, and every full collection walked them again each time
+    a whole-graph answer had just been built (docs/performance.md)."""
     gc.collect()
     gc.freeze()
 
 
 def build_server(runtime: Runtime) -> Server[Any]:
     """The MCP server of one runtime: its profile's tools and the reference's prompt (SDK 2.x handlers)."""
-    schemas = runtime.schemas if isinstance(runtime, ServerRuntime) else []
-    specs = {s.name: s for s in profile_tools(runtime.profile, schemas)}
+    specs = {s.name: s for s in profile_tools(runtime.profile, runtime.schemas)}
     tools = [s.tool(runtime.profile) for s in specs.values()]
     # One id per stdio process (one client per process); HTTP sessions are told apart by their header.
     process_session = f"mcp-{uuid.uuid4().hex}"

@@ -1,10 +1,19 @@
-"""One declaration per tool: name, typed input model, output, annotations and profiles in one place.
+"""One declaration per tool: everything about it in one place.
 
-    @tool("update_relations", description=..., input=UpdateRelationsIn, output=Changed)
+    @tool(
+        "update_relations",
+        description=...,
+        input=UpdateRelationsIn,
+        output=Changed,
+        profiles=(D, A),
+        example={"relations": [...]},
+    )
     async def update_relations(rt: Runtime, req: UpdateRelationsIn) -> ToolOutput: ...
 
 From the declaration come the advertised input schema (the input model's JSON schema, closed with
-``additionalProperties: false``), the output schema, the profiles (``server/profiles.py``) and the
+``additionalProperties: false``), the output schema, the annotations, the profiles that list the tool
+(names in ``server/profiles.py``), an example call (valid against the seed graph of
+``server/examples.py``: the docs show it, tests/test_input_sweep.py calls it and mutates it) and the
 validation: the handler receives the validated model, never the raw arguments.  Validation is strict
 (README "Input validation"): the arguments are checked as the JSON they came as, in one pydantic-core
 pass (lists included), with no coercion between JSON types, no NaN or Infinity, and unknown fields
@@ -26,7 +35,6 @@ import pydantic
 import pydantic_core
 
 from kg_neo4j.errors import ValidationError
-from kg_neo4j.server.profiles import TOOL_PROFILES, tool_name
 from kg_neo4j.server.registry import ErrorText, Runtime, ToolOutput, ToolSpec, schema_of
 
 M = TypeVar("M", bound=pydantic.BaseModel)
@@ -151,23 +159,24 @@ def tool(
     output_schema: dict[str, Any] | None = None,
     schema: dict[str, Any] | None = None,
     reference_schema: dict[str, Any] | None = None,
-    key: str | None = None,
+    profiles: tuple[str, ...],
+    example: dict[str, Any],
+    more_examples: tuple[dict[str, Any], ...] = (),
     read_only: bool = False,
     destructive: bool = False,
     idempotent: bool = False,
     title: str | None = None,
     error_text: ErrorText | None = None,
-    profiles: tuple[str, ...] | None = None,
 ) -> Callable[[TypedHandler[M]], ToolSpec]:
     """Declare a tool over ``async def handler(rt, req: input) -> ToolOutput`` (see the module's docstring).
 
-    ``key``: the entry of ``profiles.TOOL_PROFILES`` (default ``name``).  ``schema``: a hand-written
-    advertised schema instead of the model's.  ``reference_schema``: what the ``reference`` profile
-    advertises (docs/reference-schemas.md, unclosed: there unknown fields are stripped, not refused).  ``profiles``:
-    only for tools made at runtime (the schema-generated ones: ``profiles.GENERATED_PROFILES``)."""
-    key = key or name
-    if profiles is None and tool_name(key) != name:
-        raise ValueError(f"declaration key {key!r} does not name tool {name!r}")
+    ``schema``: a hand-written advertised schema instead of the model's.  ``reference_schema``: what the
+    ``reference`` profile advertises (docs/reference-schemas.md, unclosed: there unknown fields are
+    stripped, not refused).  ``profiles``: the profiles that list the tool.  ``example``: a call valid
+    against the seed graph (``server/examples.py``); ``more_examples``: calls that fill what it leaves
+    out (e.g. the other of two alternative fields)."""
+    if not profiles:
+        raise ValueError(f"{name}: no profile lists it")
     advertised = closed(schema if schema is not None else schema_of(input))
 
     def declare(handler: TypedHandler[M]) -> ToolSpec:
@@ -187,9 +196,11 @@ def tool(
             destructive=destructive,
             idempotent=idempotent,
             title=title,
-            profiles=profiles if profiles is not None else TOOL_PROFILES[key],
+            profiles=profiles,
             error_text=error_text,
             input_model=input,
+            example=example,
+            more_examples=more_examples,
         )
 
     return declare

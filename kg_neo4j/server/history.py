@@ -6,6 +6,7 @@ from pydantic import BaseModel, Field
 
 from kg_neo4j.models import MAX_ITEMS_PER_CALL, StrictInput
 from kg_neo4j.server.declare import tool
+from kg_neo4j.server.profiles import A, D
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
 from kg_neo4j.store import history
 from kg_neo4j.store.history import History, HistoryIn, ObservationInvalidate, RetiredObservation
@@ -29,6 +30,8 @@ class _Retired(BaseModel):
     output=_Retired,
     destructive=False,
     idempotent=False,
+    profiles=(D, A),
+    example={"observations": [{"entityName": "Ada Lovelace", "observations": ["lives in Marylebone"]}]},
     description=(
         "Retire observations that stopped being true (validUntil, default now) without erasing them: reads "
         "of now, search_nodes and search_memory stop showing them, reads with asOf before that moment still "
@@ -47,6 +50,14 @@ async def invalidate_observations(rt: Runtime, req: _InvalidateArgs) -> ToolOutp
     output=History,
     read_only=True,
     idempotent=True,
+    profiles=(D, A),
+    example={"name": "Ada Lovelace", "limit": 5},
+    more_examples=(
+        {
+            "relation": {"from": "Ada Lovelace", "to": "Charles Babbage", "relationType": "worked_with"},
+            "limit": 5,
+        },
+    ),
     description=(
         "How what the memory knows about one entity changed, in order of time: created, type changes, "
         "observations added and retired, relations opened, updated (weight, reasoning, source) and closed, "

@@ -31,6 +31,7 @@ from kg_neo4j.models import (
     StrictInput,
 )
 from kg_neo4j.server.declare import tool
+from kg_neo4j.server.profiles import A, K
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, session_id
 from kg_neo4j.store.knowledge import KnowledgeStore
 
@@ -123,6 +124,16 @@ class _NoArgs(StrictInput):
     "store_knowledge",
     input=KnowledgeIn,
     output=StoredKnowledge,
+    profiles=(K, A),
+    example={
+        "name": "Review with a checklist",
+        "content": "review pull requests with a checklist",
+        "type": "rule",
+        "trust": "pattern",
+        "category": "creative",
+        "source": "code review",
+        "sessionId": "example-session",
+    },
     description=(
         "Store one piece of knowledge: {name, content, type (rule/procedure/observation/insight/core/preference), "
         "trust (principle = taught by the expert, needs their exact words in quote; pattern = observed; "
@@ -142,6 +153,15 @@ async def store_knowledge(rt: Runtime, item: KnowledgeIn) -> ToolOutput:
     input=ConnectIn,
     output=_Connected,
     idempotent=True,
+    profiles=(K, A),
+    example={
+        "from": "Test before merging",
+        "to": "Small commits",
+        "relationType": "refines",
+        "reasoning": "small commits keep the tests quick to read",
+        "weight": 0.5,
+        "source": "code review",
+    },
     description=(
         "Connect knowledge to knowledge (or to any entity) with a semantic edge: must_precede, requires_reading, "
         "refines, contradicts, reason_for, causes, implies, aligns_to, tends_to, observed_in; with reasoning "
@@ -156,6 +176,14 @@ async def connect_knowledge(rt: Runtime, edge: ConnectIn) -> ToolOutput:
     "update_knowledge",
     input=KnowledgeUpdate,
     output=KnowledgeItem,
+    profiles=(K, A),
+    example={
+        "name": "Small commits",
+        "content": "keep each commit small, focused and green",
+        "source": "code review",
+        "expertConfirmed": False,
+        "sessionId": "example-session",
+    },
     description=(
         "Change knowledge in place (its name, edges and history stay): content (re-embedded), type, category, "
         "quote, source, and trust (raising it needs expertConfirmed, and a quote for principle: trust never "
@@ -173,6 +201,8 @@ async def update_knowledge(rt: Runtime, change: KnowledgeUpdate) -> ToolOutput:
     output=_Forgotten,
     destructive=True,
     idempotent=False,
+    profiles=(K, A),
+    example={"names": ["Tabs over spaces"], "reason": "the team chose spaces"},
     description=(
         "Forget knowledge: it leaves every read, search and traversal, and its edges are closed; nothing is "
         "erased (list_knowledge with includeExpired shows it). All or nothing."
@@ -189,6 +219,14 @@ async def forget_knowledge(rt: Runtime, req: _ForgetIn) -> ToolOutput:
     output=_Listed,
     read_only=True,
     idempotent=True,
+    profiles=(K, A),
+    example={
+        "names": ["Test before merging"],
+        "trust": "pattern",
+        "includeExpired": False,
+        "sortBy": "time",
+        "limit": 10,
+    },
     description=(
         "List knowledge by trust, type, category or source, sorted by time (newest first), access (most used) "
         "or strength (retention now); with stability, memory level, access count and retention."
@@ -213,6 +251,16 @@ async def list_knowledge(rt: Runtime, req: _ListIn) -> ToolOutput:
     "record_experience",
     input=ExperienceIn,
     output=Experience,
+    profiles=(K, A),
+    example={
+        "name": "Release checklist",
+        "context": "preparing a release",
+        "steps": ["ran the tests", "tagged the commit"],
+        "decisions": ["released on a Tuesday"],
+        "outcome": "the release went out",
+        "success": True,
+        "sessionId": "example-session",
+    },
     description=(
         "Record a workflow trace: the context, the steps taken, the decisions made, the outcome and whether it "
         "succeeded, so a similar situation later can recall it."
@@ -228,6 +276,8 @@ async def record_experience(rt: Runtime, exp: ExperienceIn) -> ToolOutput:
     output=_Recalled,
     read_only=True,
     idempotent=True,
+    profiles=(K, A),
+    example={"context": "a test fails under load", "limit": 3},
     description=(
         "Find past experiences similar to the situation described in context (best first, with steps, "
         "decisions and outcome)."
@@ -243,6 +293,8 @@ async def recall_experience(rt: Runtime, req: _RecallIn) -> ToolOutput:
     output=_Stats,
     read_only=True,
     idempotent=True,
+    profiles=(K, A),
+    example={},
     description=(
         "Statistics of the knowledge memory: counts by trust, type, category and memory level, fading "
         "knowledge, expired knowledge by reason, semantic edges by type, experiences."

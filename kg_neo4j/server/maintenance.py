@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from kg_neo4j.models import StrictInput
 from kg_neo4j.server.declare import tool
+from kg_neo4j.server.profiles import A, K
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
 from kg_neo4j.store.maintenance import ACTIONS, MERGE_COSINE, SAMPLE, WEAK_EDGE_WEIGHT, MaintenanceStore
 
@@ -71,6 +72,8 @@ class MaintainGraphOut(BaseModel):
     destructive=True,
     idempotent=True,
     title="Maintain the knowledge graph",
+    profiles=(K, A),
+    example={"actions": ["orphans"], "dryRun": True, "minSimilarity": 0.9, "batchSize": 100},
     description=(
         "Memory maintenance (spec 004's Memory Enzyme). DRY RUN BY DEFAULT: with dryRun omitted or true it "
         "changes nothing and says exactly what it would change (counts and the first names). Actions: "

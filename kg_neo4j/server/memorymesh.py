@@ -29,8 +29,10 @@ from kg_neo4j.models import (
 )
 from kg_neo4j.schemas import NodeSchema, process_args
 from kg_neo4j.server.declare import M, TypedHandler, tool
+from kg_neo4j.server.examples import deleted_node_name, new_node_name, node_example, updated_node_name
 from kg_neo4j.server.mesh_errors import mesh_error_text
-from kg_neo4j.server.profiles import GENERATED_PROFILES, TOOL_PROFILES
+from kg_neo4j.server.profiles import GENERATED_PROFILES, A
+from kg_neo4j.server.profiles import M as MESH
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
 from kg_neo4j.store.memorymesh import EdgeIn, EdgeKey, EdgeUpdate, MeshGraph, MeshStore, NodeIn, NodeUpdate
 
@@ -281,6 +283,23 @@ _FLAGS: dict[str, dict[str, Any]] = {
     "open_nodes": {"read_only": True, "idempotent": True},
 }
 
+#: Each static tool's example call (against server/examples.py's seed).
+_EXAMPLES: dict[str, dict[str, Any]] = {
+    "add_nodes": {"nodes": [{"name": "Mira", "nodeType": "npc", "metadata": ["Role: blacksmith"]}]},
+    "update_nodes": {
+        "nodes": [{"name": "Elara", "metadata": ["Role: innkeeper", "Mood: wary"], "nodeType": "npc"}]
+    },
+    "delete_nodes": {"nodeNames": ["Old Hermit"]},
+    "add_edges": {"edges": [{"from": "Brom", "to": "Elara", "edgeType": "serves", "weight": 0.5}]},
+    "update_edges": {"edges": [{"from": "Elara", "to": "Brom", "edgeType": "trusts", "weight": 0.5}]},
+    "delete_edges": {"edges": [{"from": "Elara", "to": "Brom", "edgeType": "owes_money_to"}]},
+    "add_metadata": {"nodeName": "Brom", "metadata": ["Mood: cheerful"]},
+    "delete_metadata": {"nodeName": "Brom", "metadata": ["Rumour: hides a map"]},
+    "read_graph": {"limit": 10},
+    "search_nodes": {"query": "innkeeper"},
+    "open_nodes": {"names": ["Elara"]},
+}
+
 _OUTPUT = {
     "type": "object",
     "properties": {
@@ -293,10 +312,12 @@ _OUTPUT = {
 
 
 def _static(name: str, input: type[M]) -> Callable[[TypedHandler[M]], ToolSpec]:
-    """A static MemoryMesh tool: MemoryMesh's description, schema and error answers."""
+    """A static MemoryMesh tool: MemoryMesh's description, schema and error answers.  The writes are
+    listed by ``memorymesh`` and ``all``; the reads by ``memorymesh`` (``all`` lists them renamed)."""
     return tool(
         name,
-        key=f"mesh.{name}",
+        profiles=(MESH,) if name in RENAMED_IN_ALL else (MESH, A),
+        example=_EXAMPLES[name],
         description=_DESCRIPTIONS[name],
         input=input,
         schema=SCHEMAS[name],
@@ -312,7 +333,7 @@ def _renamed(spec: ToolSpec, name: str) -> ToolSpec:
         spec.description
         + f" (MemoryMesh's {spec.name}, renamed here because the reference's {spec.name} has that name.)"
     )
-    return dataclasses.replace(spec, name=name, description=desc, profiles=TOOL_PROFILES[f"mesh.{name}"])
+    return dataclasses.replace(spec, name=name, description=desc, profiles=(A,))
 
 
 @_static("add_nodes", AddNodesIn)
@@ -466,6 +487,7 @@ def _tools_for(schema: NodeSchema, profiles: tuple[str, ...]) -> list[ToolSpec]:
     @tool(
         add_name,
         description=schema.description + rel_note,
+        example={t: node_example(schema, new_node_name(schema))},
         input=AddIn,
         schema=schema.add_input_schema(),
         **common,
@@ -481,6 +503,7 @@ def _tools_for(schema: NodeSchema, profiles: tuple[str, ...]) -> list[ToolSpec]:
         description=f"Change an existing {t}: only name is required; each property given overwrites "
         f"its value (a changed relationship closes the old edge, kept as history, and "
         f"creates the new one; null removes a property).",
+        example={t: node_example(schema, updated_node_name(schema))},
         input=UpdateIn,
         schema=schema.update_input_schema(),
         destructive=True,
@@ -499,6 +522,7 @@ def _tools_for(schema: NodeSchema, profiles: tuple[str, ...]) -> list[ToolSpec]:
     @tool(
         delete_name,
         description=f"Delete a {t} by name, with its metadata and every edge touching it.",
+        example={t: {"name": deleted_node_name(schema)}},
         input=DeleteIn,
         schema=schema.delete_input_schema(),
         destructive=True,

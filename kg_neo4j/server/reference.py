@@ -29,6 +29,7 @@ from kg_neo4j.models import (
     reference_text,
 )
 from kg_neo4j.server.declare import M, TypedHandler, tool
+from kg_neo4j.server.profiles import A, D, R
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec
 from kg_neo4j.server.search import record_access
 
@@ -118,7 +119,7 @@ _AS_OF = {
 
 
 def _read_graph_extended() -> dict[str, Any]:
-    schema = copy.deepcopy(_SCHEMAS["read_graph"]["inputSchema"])
+    schema: dict[str, Any] = copy.deepcopy(_SCHEMAS["read_graph"]["inputSchema"])
     schema["properties"] = {
         "limit": {
             "type": "integer",
@@ -136,7 +137,7 @@ def _read_graph_extended() -> dict[str, Any]:
 
 
 def _create_relations_extended() -> dict[str, Any]:
-    schema = copy.deepcopy(_SCHEMAS["create_relations"]["inputSchema"])
+    schema: dict[str, Any] = copy.deepcopy(_SCHEMAS["create_relations"]["inputSchema"])
     props = schema["properties"]["relations"]["items"]["properties"]
     props["weight"] = {
         "type": "number",
@@ -160,7 +161,7 @@ def _create_relations_extended() -> dict[str, Any]:
 
 
 def _with_as_of(name: str) -> dict[str, Any]:
-    schema = copy.deepcopy(_SCHEMAS[name]["inputSchema"])
+    schema: dict[str, Any] = copy.deepcopy(_SCHEMAS[name]["inputSchema"])
     schema["properties"]["asOf"] = _AS_OF
     return schema
 
@@ -168,8 +169,9 @@ def _with_as_of(name: str) -> dict[str, Any]:
 def _reference(
     name: str, input: type[M], output: type[BaseModel], *, schema: dict[str, Any] | None = None, **flags: Any
 ) -> Callable[[TypedHandler[M]], ToolSpec]:
-    """A reference tool: the reference's description and exact schema (docs/reference-schemas.md) in ``reference``; elsewhere that schema
-    (or its extension), closed."""
+    """A reference tool: the reference's description and exact schema (docs/reference-schemas.md) in
+    ``reference``; elsewhere that schema (or its extension), closed.  Listed by ``reference``,
+    ``default`` and ``all``."""
     s = _SCHEMAS[name]
     return tool(
         name,
@@ -178,11 +180,20 @@ def _reference(
         output=output,
         schema=schema if schema is not None else s["inputSchema"],
         reference_schema=s["inputSchema"],
+        profiles=(R, D, A),
         **flags,
     )
 
 
-@_reference("create_entities", CreateEntitiesIn, _Created, idempotent=True)
+@_reference(
+    "create_entities",
+    CreateEntitiesIn,
+    _Created,
+    idempotent=True,
+    example={
+        "entities": [{"name": "Lord Byron", "entityType": "person", "observations": ["a poet, Ada's father"]}]
+    },
+)
 async def create_entities(rt: Runtime, req: CreateEntitiesIn) -> ToolOutput:
     created = await rt.store.create_entities(req.entities)
     data = [e.model_dump() for e in created]
@@ -195,6 +206,20 @@ async def create_entities(rt: Runtime, req: CreateEntitiesIn) -> ToolOutput:
     _CreatedRelations,
     idempotent=True,
     schema=_create_relations_extended(),
+    example={
+        "relations": [
+            {
+                "from": "Ada Lovelace",
+                "to": "Analytical Engine",
+                "relationType": "programmed",
+                "weight": 0.9,
+                "validFrom": "2020-01-01T00:00:00Z",
+                "validUntil": "2099-01-01T00:00:00Z",
+                "reasoning": "her notes hold a program for it",
+                "source": "Sketch of the Analytical Engine",
+            }
+        ]
+    },
 )
 async def create_relations(rt: Runtime, req: CreateRelationsIn) -> ToolOutput:
     created = await rt.store.create_relations(req.relations)
@@ -202,26 +227,55 @@ async def create_relations(rt: Runtime, req: CreateRelationsIn) -> ToolOutput:
     return reference_text(data), {"relations": data}
 
 
-@_reference("add_observations", AddObservationsIn, _Added, idempotent=True)
+@_reference(
+    "add_observations",
+    AddObservationsIn,
+    _Added,
+    idempotent=True,
+    example={"observations": [{"entityName": "Charles Babbage", "contents": ["invented the cowcatcher"]}]},
+)
 async def add_observations(rt: Runtime, req: AddObservationsIn) -> ToolOutput:
     results = await rt.store.add_observations(req.observations)
     data = [r.model_dump() for r in results]
     return reference_text(data), {"results": data}
 
 
-@_reference("delete_entities", DeleteEntitiesIn, _Done, destructive=True, idempotent=True)
+@_reference(
+    "delete_entities",
+    DeleteEntitiesIn,
+    _Done,
+    destructive=True,
+    idempotent=True,
+    example={"entityNames": ["Draft Notes"]},
+)
 async def delete_entities(rt: Runtime, req: DeleteEntitiesIn) -> ToolOutput:
     await rt.store.delete_entities(req.entityNames)
     return _done("Entities deleted successfully")
 
 
-@_reference("delete_observations", DeleteObservationsIn, _Done, destructive=True, idempotent=True)
+@_reference(
+    "delete_observations",
+    DeleteObservationsIn,
+    _Done,
+    destructive=True,
+    idempotent=True,
+    example={"deletions": [{"entityName": "Ada Lovelace", "observations": ["liked horses"]}]},
+)
 async def delete_observations(rt: Runtime, req: DeleteObservationsIn) -> ToolOutput:
     await rt.store.delete_observations(req.deletions)
     return _done("Observations deleted successfully")
 
 
-@_reference("delete_relations", DeleteRelationsIn, _Done, destructive=True, idempotent=True)
+@_reference(
+    "delete_relations",
+    DeleteRelationsIn,
+    _Done,
+    destructive=True,
+    idempotent=True,
+    example={
+        "relations": [{"from": "Ada Lovelace", "to": "Charles Babbage", "relationType": "corresponded_with"}]
+    },
+)
 async def delete_relations(rt: Runtime, req: DeleteRelationsIn) -> ToolOutput:
     # a RelationKey has the (from_, to, relationType) the store reads from a Relation
     await rt.store.delete_relations(cast(Sequence[Relation], req.relations))
@@ -232,7 +286,15 @@ def _done(message: str) -> ToolOutput:
     return message, {"success": True, "message": message}
 
 
-@_reference("read_graph", ReadGraphIn, _Graph, read_only=True, idempotent=True, schema=_read_graph_extended())
+@_reference(
+    "read_graph",
+    ReadGraphIn,
+    _Graph,
+    read_only=True,
+    idempotent=True,
+    schema=_read_graph_extended(),
+    example={"limit": 10},
+)
 async def read_graph(rt: Runtime, req: ReadGraphIn) -> ToolOutput:
     if req.limit is None and req.cursor is None:
         # the whole graph: its text is built once from flat rows (the answers stay byte-identical)
@@ -245,7 +307,13 @@ async def read_graph(rt: Runtime, req: ReadGraphIn) -> ToolOutput:
 
 
 @_reference(
-    "search_nodes", SearchNodesIn, _Graph, read_only=True, idempotent=True, schema=_with_as_of("search_nodes")
+    "search_nodes",
+    SearchNodesIn,
+    _Graph,
+    read_only=True,
+    idempotent=True,
+    schema=_with_as_of("search_nodes"),
+    example={"query": "Babbage"},
 )
 async def search_nodes(rt: Runtime, req: SearchNodesIn) -> ToolOutput:
     graph = await rt.store.search_nodes(req.query, as_of=req.asOf)
@@ -254,7 +322,13 @@ async def search_nodes(rt: Runtime, req: SearchNodesIn) -> ToolOutput:
 
 
 @_reference(
-    "open_nodes", OpenNodesIn, _Graph, read_only=True, idempotent=True, schema=_with_as_of("open_nodes")
+    "open_nodes",
+    OpenNodesIn,
+    _Graph,
+    read_only=True,
+    idempotent=True,
+    schema=_with_as_of("open_nodes"),
+    example={"names": ["Ada Lovelace"]},
 )
 async def open_nodes(rt: Runtime, req: OpenNodesIn) -> ToolOutput:
     graph = await rt.store.open_nodes(req.names, as_of=req.asOf)

@@ -15,6 +15,7 @@ import neo4j
 import pydantic
 
 from kg_neo4j.errors import KgError, TooLargeError
+from kg_neo4j.schemas import NodeSchema
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore
 
@@ -26,13 +27,17 @@ ToolOutput = tuple[str, dict[str, Any]]
 
 @dataclass
 class Runtime:
-    """Shared resources for every session (opened once by the server's lifespan)."""
+    """What the tools run on, shared by every session of a server (``server.app.open_runtime`` opens
+    it once per process): the store, the profile, the answer cap, the configuration and the node
+    schemas whose tools the server generates."""
 
     store: GraphStore
     profile: str
     max_answer_bytes: int
     #: the configuration the server started with (skills root, default session, hook budget)
     settings: Settings = field(default_factory=lambda: Settings())
+    #: the node schemas loaded at start (docs/memorymesh.md#generated-tools): their tools are listed too
+    schemas: list[NodeSchema] = field(default_factory=list)
 
     #: writes made after an answer (access recording), kept so they are not garbage-collected
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
@@ -83,11 +88,15 @@ class ToolSpec:
     #: Input schema to use outside the strict ``reference`` profile (adds e.g. paging).
     extended_schema: dict[str, Any] | None = None
     title: str | None = None
-    profiles: tuple[str, ...] = field(default=("reference", "default"))
+    profiles: tuple[str, ...] = ()
     #: the error's text in this tool's dialect (default: the plain message)
     error_text: ErrorText | None = None
-    #: the model that checks the arguments (``declare.tool``); None for the schema-generated tools
+    #: the model that checks the arguments (``declare.tool``)
     input_model: type[pydantic.BaseModel] | None = None
+    #: a call valid against the seed graph of ``server/examples.py`` (docs, tests/test_input_sweep.py)
+    example: dict[str, Any] | None = None
+    #: further valid calls, for what ``example`` leaves out (e.g. the other of two alternative fields)
+    more_examples: tuple[dict[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if self.output_schema is not None:

@@ -6,6 +6,7 @@ import asyncio
 
 from kg_neo4j.models import SearchMemoryIn, SearchResult
 from kg_neo4j.server.declare import tool
+from kg_neo4j.server.profiles import A, D, K
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, session_id
 from kg_neo4j.store.knowledge import KnowledgeStore
 
@@ -47,6 +48,8 @@ def mark_search(rt: Runtime) -> None:
     output=SearchResult,
     read_only=True,
     idempotent=True,
+    profiles=(D, K, A),
+    example={"query": "who wrote the first program", "limit": 5},
     description=(
         "Recall what the memory knows about a question asked in your own words. Combines semantic "
         "(embedding) similarity, keyword (BM25) matches and the graph (entities named in the question, "

@@ -12,6 +12,8 @@ from pydantic import AliasChoices, Field, StringConstraints
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.models import MAX_QUERY_CHARS, NotBlank, StrictInput
 from kg_neo4j.server.declare import tool
+from kg_neo4j.server.examples import SKILL_FILE
+from kg_neo4j.server.profiles import A, K
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
 from kg_neo4j.skills import (
     DEFAULT_CRYSTALLIZE_LIMIT,
@@ -56,6 +58,8 @@ class CrystallizeIn(StrictInput):
     read_only=True,
     idempotent=True,
     title="Crystallize knowledge into skill files",
+    profiles=(K, A),
+    example={"topic": "testing", "skill_paths": [SKILL_FILE], "limit": 5},
     description=(
         "Check KG-to-skill-file sync: find the knowledge relevant to `topic` (as search_memory would) and "
         "report which of it the given skill markdown files do not reflect yet (`unsynced`, most relevant "

@@ -14,6 +14,7 @@ from kg_neo4j.models import (
     TraverseIn,
 )
 from kg_neo4j.server.declare import tool
+from kg_neo4j.server.profiles import A, D, K
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
 from kg_neo4j.store.recall_facts import traverse_with_facts
 
@@ -44,6 +45,15 @@ class _UpdateArgs(StrictInput):
     output=Traversal,
     read_only=True,
     idempotent=True,
+    profiles=(D, K, A),
+    example={
+        "start": ["Ada Lovelace"],
+        "direction": "both",
+        "maxDepth": 2,
+        "minWeight": 0.0,
+        "limit": 10,
+        "fanout": 5,
+    },
     description=(
         "Walk the graph breadth-first from one or more entities and return the entities reached "
         "(with their depth), the relationships walked (with weight, validity, reasoning, source) and the "
@@ -64,6 +74,19 @@ async def traverse_graph(rt: Runtime, req: TraverseIn) -> ToolOutput:
     input=_UpdateArgs,
     output=_Changed,
     idempotent=False,
+    profiles=(D, A),
+    example={
+        "relations": [
+            {
+                "from": "Ada Lovelace",
+                "to": "Analytical Engine",
+                "relationType": "wrote_about",
+                "weight": 0.5,
+                "reasoning": "her notes on it are the longest part of the translation",
+                "source": "Sketch of the Analytical Engine",
+            }
+        ]
+    },
     description=(
         "Update currently valid relations: the new weight is the average of the current weight and the "
         "given one (evidence accumulates), and reasoning, source and validity can be changed. "
@@ -82,6 +105,8 @@ async def update_relations(rt: Runtime, req: _UpdateArgs) -> ToolOutput:
     output=_Changed,
     destructive=False,
     idempotent=False,
+    profiles=(D, A),
+    example={"relations": [{"from": "Charles Babbage", "to": "Analytical Engine", "relationType": "built"}]},
     description=(
         "Mark relations as no longer true (sets validUntil, default now) without deleting them: reads of now "
         "stop showing them, reads with asOf before that moment still do. Use delete_relations to erase."

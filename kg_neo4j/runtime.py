@@ -44,9 +44,10 @@ Bootstrap = Literal["full", "schema"] | None
 
 
 @dataclass
-class Opened:
-    """What :func:`open_runtime` opened: the driver, the model and its embedder (when asked), and
-    the stores built over them on first use."""
+class Resources:
+    """What :func:`open_resources` opened for a process: the Neo4j driver and connection, the
+    embedding model and its embedder (when asked), and the stores built over them on first use.
+    The MCP server's runtime (``server.registry.Runtime``) is built over these."""
 
     settings: Settings
     driver: AsyncDriver
@@ -96,9 +97,9 @@ class Opened:
 
 
 @contextlib.asynccontextmanager
-async def open_runtime(
+async def open_resources(
     settings: Settings, *, bootstrap: Bootstrap = "full", embedder: bool = False, clock: Clock | None = None
-) -> AsyncIterator[Opened]:
+) -> AsyncIterator[Resources]:
     """Connect to Neo4j (a clear error when it does not answer), bootstrap as asked, yield, close.
 
     With ``embedder``, the configured model (if not 'none') starts loading in the background
@@ -121,7 +122,7 @@ async def open_runtime(
             )
         elif bootstrap == "schema":
             await run_bootstrap(driver, conn.database, clock)
-        yield Opened(settings, driver, conn, clock, model, encoder)
+        yield Resources(settings, driver, conn, clock, model, encoder)
     finally:
         await driver.close()
 

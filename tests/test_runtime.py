@@ -11,7 +11,7 @@ import neo4j
 import pytest
 
 from conftest import Neo4jInfo
-from kg_neo4j.runtime import hook_driver, open_runtime
+from kg_neo4j.runtime import hook_driver, open_resources
 from kg_neo4j.settings import Settings
 
 
@@ -29,7 +29,7 @@ def settings_for(info: Neo4jInfo, embedding_model: str = "none") -> Settings:
 async def test_without_bootstrap_or_embedder_only_the_driver_is_opened_and_closed(
     neo4j_info: Neo4jInfo,
 ) -> None:
-    async with open_runtime(settings_for(neo4j_info, "all-MiniLM-L6-v2"), bootstrap=None) as rt:
+    async with open_resources(settings_for(neo4j_info, "all-MiniLM-L6-v2"), bootstrap=None) as rt:
         assert rt.model is None and rt.embedder is None  # not asked for: the model is not even resolved
         records, _, _ = await rt.driver.execute_query("RETURN 1 AS one", database_=rt.database)
         assert records[0]["one"] == 1
@@ -39,12 +39,12 @@ async def test_without_bootstrap_or_embedder_only_the_driver_is_opened_and_close
 
 
 async def test_embedder_follows_the_configured_model(neo4j_info: Neo4jInfo) -> None:
-    async with open_runtime(settings_for(neo4j_info, "none"), bootstrap="schema", embedder=True) as rt:
+    async with open_resources(settings_for(neo4j_info, "none"), bootstrap="schema", embedder=True) as rt:
         assert rt.model is None and rt.embedder is None  # 'none': nothing to load
         store = rt.graph_store()
         assert rt.graph_store() is store  # one GraphStore per runtime: its caches are shared
         assert store.namespace == rt.namespace
-    async with open_runtime(
+    async with open_resources(
         settings_for(neo4j_info, "all-MiniLM-L6-v2"), bootstrap="full", embedder=True
     ) as rt:
         assert rt.model is not None and rt.model.dimension == 384
@@ -55,12 +55,12 @@ def test_a_schema_only_runtime_imports_no_torch(neo4j_info: Neo4jInfo) -> None:
     """What maintain, export and rebuild-fulltext open: no encoder, so no torch in the process."""
     probe = (
         "import asyncio, json, sys\n"
-        "from kg_neo4j.runtime import open_runtime\n"
+        "from kg_neo4j.runtime import open_resources\n"
         "from kg_neo4j.settings import Settings\n"
         "s = Settings(neo4j_uri=sys.argv[1], neo4j_username=sys.argv[2], neo4j_password=sys.argv[3],\n"
         "             neo4j_database=sys.argv[4], embedding_model='all-MiniLM-L6-v2')\n"
         "async def main():\n"
-        "    async with open_runtime(s, bootstrap='schema') as rt:\n"
+        "    async with open_resources(s, bootstrap='schema') as rt:\n"
         "        rt.maintenance_store(); rt.transfer_store()\n"
         "asyncio.run(main())\n"
         "print(json.dumps(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)))\n"

@@ -1,6 +1,6 @@
 """What each ``kg-neo4j`` command does once its arguments are parsed and its settings checked
 (:mod:`kg_neo4j.cli` parses and reports errors).  One module per family; each opens Neo4j through
-:func:`kg_neo4j.runtime.open_runtime`, asking only for what it needs.  The modules are imported
+:func:`kg_neo4j.runtime.open_resources`, asking only for what it needs.  The modules are imported
 when their command runs, so ``kg-neo4j hook`` loads none of the others."""
 
 from __future__ import annotations

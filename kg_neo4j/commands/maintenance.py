@@ -16,7 +16,7 @@ from tqdm import tqdm
 from kg_neo4j.clock import Clock
 from kg_neo4j.commands import ACTIONS
 from kg_neo4j.errors import ConfigError
-from kg_neo4j.runtime import open_runtime
+from kg_neo4j.runtime import open_resources
 from kg_neo4j.settings import Settings
 
 
@@ -52,7 +52,7 @@ async def run_reembed(settings: Settings, *, batch_size: int = 256, progress: bo
         raise ConfigError(
             "reembed needs an embedding model (--embedding-model NAME or a local path), not 'none'"
         )
-    async with open_runtime(settings, bootstrap="schema", embedder=True) as rt:
+    async with open_resources(settings, bootstrap="schema", embedder=True) as rt:
         assert rt.embedder is not None
         with tqdm(total=0, unit="node", desc="reembed", file=sys.stderr, disable=not progress) as bar:
 
@@ -74,7 +74,7 @@ async def run_rebuild_fulltext(settings: Settings, *, progress: bool = True) -> 
     """``kg-neo4j rebuild-fulltext``: the fulltext index again, with ``settings.fulltext_analyzer``."""
     from kg_neo4j.store.fulltext import rebuild_fulltext
 
-    async with open_runtime(settings, bootstrap="schema") as rt:
+    async with open_resources(settings, bootstrap="schema") as rt:
         with tqdm(total=100, unit="%", desc="rebuild-fulltext", file=sys.stderr, disable=not progress) as bar:
 
             def shown(percent: float) -> None:
@@ -113,7 +113,7 @@ async def run_maintain(
         return total, b.update
 
     try:
-        async with open_runtime(settings, bootstrap="schema", clock=clock) as rt:
+        async with open_resources(settings, bootstrap="schema", clock=clock) as rt:
             return await rt.maintenance_store().maintain(
                 actions,
                 apply=apply,

@@ -13,7 +13,7 @@ from typing import Any
 
 from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.errors import ValidationError
-from kg_neo4j.runtime import open_runtime
+from kg_neo4j.runtime import open_resources
 from kg_neo4j.settings import Settings
 
 log = logging.getLogger("kg_neo4j.skills")
@@ -61,7 +61,7 @@ async def run_import_skills(
             f"batch size must be between 1 and {settings.max_batch_items}", field="batch_size"
         )
     skills_root(directory)
-    async with open_runtime(settings, bootstrap="full", embedder=True, clock=clock or SystemClock()) as rt:
+    async with open_resources(settings, bootstrap="full", embedder=True, clock=clock or SystemClock()) as rt:
         report = await import_skill_tree(
             KnowledgeStore(rt.graph_store()),
             Path(directory),

@@ -15,7 +15,7 @@ from typing import Any
 from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.formats import EXPORT_FORMATS, IMPORT_FORMATS
-from kg_neo4j.runtime import open_runtime
+from kg_neo4j.runtime import open_resources
 from kg_neo4j.settings import Settings
 from kg_neo4j.transfer.detect import detect_format
 
@@ -63,7 +63,7 @@ async def run_import(
         )
     detected = detect_format(p) if fmt == "auto" else fmt
     report = ImportReport(detected, settings.namespace, str(p))
-    async with open_runtime(settings, bootstrap="full", embedder=True, clock=clock or SystemClock()) as rt:
+    async with open_resources(settings, bootstrap="full", embedder=True, clock=clock or SystemClock()) as rt:
         await import_file(rt.transfer_store(), p, report, batch_size=batch_size, progress=progress)
         if rt.embedder is not None and detected == "full":
             # A full export carries no vectors: embed what is missing in this namespace (idempotent).
@@ -103,7 +103,7 @@ async def run_export(
         raise ValidationError(f"{target.parent}: no such directory", field="path")
     clock = clock or SystemClock()
     tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
-    async with open_runtime(settings, bootstrap="schema", clock=clock) as rt:
+    async with open_resources(settings, bootstrap="schema", clock=clock) as rt:
         try:
             with tmp.open("w", encoding="utf-8", newline="\n") as out:
                 counts = await EXPORTERS[fmt](rt.transfer_store(), out, progress, clock)

@@ -1,7 +1,8 @@
 """Builds the MCP server for a profile (``kg-neo4j serve`` runs it: kg_neo4j.commands.serve).
 
-Shared resources (the Neo4j driver and the store) are opened once per process by
-:func:`open_runtime` (over kg_neo4j.runtime) and handed to every MCP session.
+The runtime the tools run on (``registry.Runtime``: the store, the profile, the node schemas) is
+opened once per process by :func:`open_runtime` (over :func:`kg_neo4j.runtime.open_resources`) and
+handed to every MCP session.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from kg_neo4j import __version__
-from kg_neo4j import runtime as runtime_factory
+from kg_neo4j.runtime import open_resources
 from kg_neo4j.clock import Clock
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.schemas import NodeSchema, load_schemas
@@ -77,22 +78,22 @@ def profile_tools(profile: str, schemas: Sequence[NodeSchema] = ()) -> list[Tool
 
 @contextlib.asynccontextmanager
 async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncIterator[Runtime]:
-    """The server's runtime over :func:`kg_neo4j.runtime.open_runtime` (full bootstrap, the
+    """The server's runtime over :func:`kg_neo4j.runtime.open_resources` (full bootstrap, the
     configured embedder loading in the background, one GraphStore shared by every session)."""
     schemas = load_node_schemas(settings)  # before connecting: a bad schema file fails fast
-    async with runtime_factory.open_runtime(settings, bootstrap="full", embedder=True, clock=clock) as opened:
+    async with open_resources(settings, bootstrap="full", embedder=True, clock=clock) as resources:
         log.info(
             "kg-neo4j %s: Neo4j %s database %r namespace %r profile %r embedding model %s, %d node schemas",
             __version__,
-            opened.conn.uri,
-            opened.database,
+            resources.conn.uri,
+            resources.database,
             settings.namespace,
             settings.tools,
-            opened.model.name if opened.model else "none",
+            resources.model.name if resources.model else "none",
             len(schemas),
         )
         runtime = Runtime(
-            store=opened.graph_store(),
+            store=resources.graph_store(),
             profile=settings.tools,
             max_answer_bytes=settings.max_answer_bytes,
             settings=settings,

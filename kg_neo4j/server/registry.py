@@ -136,8 +136,8 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` with its local ``#/$defs/...`` references replaced by the definitions (same meaning).
 
     Every answer is checked by the MCP client against the tool's output schema; resolving a ``$ref``
-    per array item made that check about 30% slower on 1,000-item answers (and some clients do not
-    resolve ``$ref`` at all).  A recursive definition cannot be inlined: then the schema is kept as is.
+    per array item made that check slower on large answers (docs/performance.md), and some clients do
+    not resolve ``$ref`` at all.  A recursive definition cannot be inlined: then the schema is kept as is.
     """
     defs = schema.get("$defs") or {}
 

@@ -45,10 +45,10 @@ WITH row, CASE WHEN e:Entity THEN e ELSE null END AS e
 WITH collect({row: row, e: e}) AS pairs
 WITH pairs, [p IN pairs WHERE p.e IS NULL | p.row.entityName] AS missing
 CALL (pairs, missing) {
-  // The namespace's write order (README "search_memory", turn context): the call's $turns texts take the
-  // next numbers of its counter, each the base plus its place in the call as given (row.turns), so a
-  // dialogue written in one call keeps its order though the rows group it by speaker.  Taken only when
-  // the call writes, and before any entity's lock (the statements that take it cannot deadlock on it).
+  // The namespace's write order (docs/recall.md#recall-search_memory, turn context): the call's $turns texts
+  // take the next numbers of its counter, each the base plus its place in the call as given (row.turns), so a
+  // dialogue written in one call keeps its order though the rows group it by speaker.  Taken only when the
+  // call writes, and before any entity's lock (the statements that take it cannot deadlock on it).
   CALL (missing) {
     UNWIND CASE WHEN size(missing) = 0 AND $turns > 0 THEN [1] ELSE [] END AS _
     MERGE (m:KgMeta {key: 'turns:' + $ns})

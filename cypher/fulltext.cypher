@@ -1,5 +1,5 @@
-// The fulltext index's analyzer (README "Languages"): a setting, checked at start against what this Neo4j
-// offers and against the analyzer the index was built with; `kg-neo4j rebuild-fulltext` rebuilds it
+// The fulltext index's analyzer (docs/recall.md#languages): a setting, checked at start against what this
+// Neo4j offers and against the analyzer the index was built with; `kg-neo4j rebuild-fulltext` rebuilds it
 // (kg_neo4j/store/fulltext.py).  The index itself is created by schema_fulltext (schema.cypher).
 
 // name: fulltext_analyzers

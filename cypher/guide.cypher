@@ -1,7 +1,7 @@
-// The Neo4j Browser guide's queries (kg_neo4j/browser/, README "Neo4j Browser"): the questions a
-// person asks of an agent's memory.  The guide (`:play http://127.0.0.1:7478/guide.html` on the local
-// server) runs each on click; this file is the same queries as plain Cypher, for a Neo4j whose
-// query tool runs no custom guides (Aura).  Set the parameters first, e.g. in Browser or Aura:
+// The Neo4j Browser guide's queries (kg_neo4j/browser/, docs/neo4j-versions.md#the-guides-queries): the
+// questions a person asks of an agent's memory.  The guide (`:play http://127.0.0.1:7478/guide.html` on the
+// local server) runs each on click; this file is the same queries as plain Cypher, for a Neo4j whose query
+// tool runs no custom guides (Aura).  Set the parameters first, e.g. in Browser or Aura:
 //
 //   :param ns => 'default'                               // the namespace (kg-neo4j serve --namespace)
 //   :param name => 'Alice'                               // an entity
@@ -91,7 +91,8 @@ LIMIT 1000;
 
 // name: guide_fading
 // Fading knowledge (retention below 0.3) and what will expire (below 0.02 at level 1 or 2), weakest first.
-// R = 0.7 e^(-t ln2 / S) + 0.3 e^(-t ln2 / (10 S)), t in days since the last access (README, "Decay and growth").
+// R = 0.7 e^(-t ln2 / S) + 0.3 e^(-t ln2 / (10 S)), t in days since the last access
+// (docs/knowledge.md#decay-and-growth).
 MATCH (k:Knowledge)
 WHERE k.namespace = $ns AND k.category <> 'fundamental'
 WITH k, duration.inSeconds(coalesce(k.last_access, k.created_at), datetime()).seconds / 86400.0 AS t

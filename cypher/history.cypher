@@ -1,4 +1,4 @@
-// Exact history (README "Time and history"): retiring observations, the decay state of knowledge at a
+// Exact history (docs/history.md): retiring observations, the decay state of knowledge at a
 // past moment, and the timeline of an entity or a relation.
 // What history is kept where:
 // - a retired observation hangs off its entity by HAD_OBSERVATION (no longer HAS_OBSERVATION) and carries

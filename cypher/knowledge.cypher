@@ -114,7 +114,7 @@ RETURN k.name AS name, k.entityType AS type, k.content AS content, k.trust AS tr
 MATCH (k:KgNode {namespace: $ns, name: $knowledge})
 WHERE k:Knowledge
 // the state replaced is kept with the moment it ended (ds_*: decay state and trust; type_was/type_until),
-// so asOf reads and the asOf memory prior see it (README "Time and history")
+// so asOf reads and the asOf memory prior see it (docs/history.md)
 SET k.ds_until = coalesce(k.ds_until, []) + $now,
     k.ds_stability = coalesce(k.ds_stability, []) + k.stability,
     k.ds_level = coalesce(k.ds_level, []) + k.memory_level,

@@ -3,7 +3,7 @@
 // $at (now, or the asOf of the request): what was created after $at is hidden, and a
 // relation shows only while valid_from <= $at < valid_until.
 // Placeholders are never listed as entities; relations to them are.
-// Exact history (README "Time and history"): an entity shows the type it had at $at (type_was /
+// Exact history (docs/history.md): an entity shows the type it had at $at (type_was /
 // type_until keep the earlier types), observations retired since $at (HAD_OBSERVATION, valid_until)
 // still show, and knowledge forgotten or expired since $at (:ExpiredKnowledge, expired_at) is an entity.
 
@@ -58,8 +58,9 @@ RETURN entities, relations
 // name: read_graph_entities
 // read_graph's unpaged entities as flat lists [name, entityType, observations] (name order; at most $max_entities).
 // read_graph_entities and read_graph_relations are read_graph without the relation properties the reference
-// answer does not show, as lists (maps and temporal values cost the driver ~10x more to decode); the two run
-// concurrently (benchmarks/README.md, bench_peers).
+// answer does not show, as lists (maps and temporal values cost the driver far more to decode); the two run
+// concurrently (bench_peers:
+// docs/performance.md#bench_peerspy-kg-neo4j-and-its-peers-through-the-same-mcp-client).
 CALL () {
   MATCH (e:Entity)
   WHERE e.namespace = $ns AND e.name IS NOT NULL AND e.created_at <= $at
@@ -107,7 +108,7 @@ RETURN collect([a.name, b.name, type(r)]) AS relations
 // relation created, opened or closed later than $at (null: none).  It bounds how long a kept answer stays exact
 // (kg_neo4j/store/answer_cache.py).  Every part starts from the namespace's nodes through their indexes
 // (`name IS NOT NULL` lets the (namespace, name) key seek), so its cost is the namespace's size, not the
-// database's: a scan of every :Observation made it the slowest of read_graph's reads (benchmarks/README.md).
+// database's: a scan of every :Observation made it the slowest of read_graph's reads (docs/performance.md).
 CALL () {
   // knowledge forgotten later than $at still shows at $at; a type changed later shows its earlier type
   CALL () {

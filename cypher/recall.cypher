@@ -1,4 +1,4 @@
-// What a read shows about the knowledge it returns (README "Knowledge layer", "Trust at recall"):
+// What a read shows about the knowledge it returns (docs/knowledge.md#trust-at-recall):
 // traverse_graph adds, for each knowledge entity of its answer, its trust, level, quote and decay state
 // (search_memory reads the same in search_memory_around); retention and "fading" are computed from that
 // state at the read's moment (kg_neo4j/knowledge/recall.py, with kg_neo4j/knowledge/decay.py).  The same

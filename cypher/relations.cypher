@@ -88,8 +88,8 @@ CALL (pairs, missing, invalid) {
   UNWIND CASE WHEN size(missing) = 0 AND size(invalid) = 0 THEN pairs ELSE [] END AS p
   UNWIND p.current AS x
   WITH x, p.row AS row
-  // the values replaced are kept with the moment they ended, so asOf reads show them (README "Time and
-  // history"; lists cannot hold null: an unset reasoning or source is kept as '')
+  // the values replaced are kept with the moment they ended, so asOf reads show them (docs/history.md;
+  // lists cannot hold null: an unset reasoning or source is kept as '')
   SET x.v_until = coalesce(x.v_until, []) + $now,
       x.v_weight = coalesce(x.v_weight, []) + coalesce(x.weight, 1.0),
       x.v_reasoning = coalesce(x.v_reasoning, []) + coalesce(x.reasoning, ''),

@@ -16,12 +16,13 @@ CREATE INDEX kg_entity_ns_name_lower IF NOT EXISTS FOR (n:Entity) ON (n.namespac
 // The one text index behind search_nodes' case-insensitive substring match: every
 // entity and observation carries :KgText and its lowered text in text_lower (an observation's text; an
 // entity's name and type joined by a newline).  One Lucene index a write touches instead of three: each
-// costs its commit (README "How the graph looks in Neo4j").
+// costs its commit (docs/graph-model.md;
+// docs/performance.md#bench_write_floorpy-what-in-the-data-model-sets-create_entities-floor).
 CREATE TEXT INDEX kg_text_lower IF NOT EXISTS FOR (n:KgText) ON (n.text_lower)
 
 // name: schema_observation_ns_turn
 // Range index over each observation's place in its namespace's write order (search_memory_context finds the
-// turn written just before a candidate: README "search_memory", context re-rank).
+// turn written just before a candidate: docs/recall.md#recall-search_memory, the turn-context re-rank).
 CREATE INDEX kg_observation_ns_turn IF NOT EXISTS FOR (o:Observation) ON (o.namespace, o.turn)
 
 // name: schema_knowledge_ns
@@ -58,8 +59,9 @@ SET m.previous_version = CASE WHEN m.version <> $version THEN m.version ELSE m.p
 
 // name: schema_fulltext
 // Fulltext (BM25) over entity names and types and observation text, behind search_memory; $analyzer: the fulltext-analyzer setting.
-// Eventually consistent: a write's commit does not wait for Lucene, and every read of it first waits for
-// the writes committed before (db.index.fulltext.awaitEventuallyConsistentIndexRefresh()), so reads still see them (README "How the graph looks in Neo4j").
+// Eventually consistent: a write's commit does not wait for Lucene, and every read of it first waits for the
+// writes committed before (db.index.fulltext.awaitEventuallyConsistentIndexRefresh()), so reads still see
+// them (docs/graph-model.md).
 CREATE FULLTEXT INDEX kg_fulltext IF NOT EXISTS
 FOR (n:Entity|Observation) ON EACH [n.name, n.entityType, n.text]
 OPTIONS {indexConfig: {`fulltext.analyzer`: $analyzer, `fulltext.eventually_consistent`: true}}
@@ -85,7 +87,8 @@ WHERE name IN ['kg_observation_embedding', 'kg_entity_embedding',
                'kg_observation_embedding_filtered', 'kg_entity_embedding_filtered']
 RETURN name, options.indexConfig.`vector.dimensions` AS dimension
 
-// --- Neo4j 2026.x and later: vector indexes with filter properties (docs/cluster.md, README "Neo4j versions").
+// --- Neo4j 2026.x and later: vector indexes with filter properties (docs/cluster.md,
+// docs/neo4j-versions.md#neo4j-versions).
 // Cypher 25's SEARCH clause filters them by these properties inside the index, so one query returns the
 // top k of one namespace as of a moment.  They sit beside the unfiltered indexes above, which the other
 // vector reads (knowledge, maintenance) and search_memory's 5.26 path keep using.

@@ -48,7 +48,7 @@ WHERE n.namespace = $ns AND n.name > $after
 WITH n ORDER BY n.name
 LIMIT $limit
 CALL (n) {
-  // retired observations too (HAD_OBSERVATION: history, README "Time and history")
+  // retired observations too (HAD_OBSERVATION: history, docs/history.md)
   OPTIONAL MATCH (n)-[h:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
   WITH h, o ORDER BY o.seq, o.created_at, elementId(o)
   RETURN collect(CASE WHEN o IS NULL THEN null ELSE {

@@ -1,7 +1,7 @@
-// Type labels (kg_neo4j/store/type_labels.py, README "Neo4j Browser"): an entity's entityType, and a
-// knowledge node's trust, also as labels, so Neo4j Browser can style them.  The labels are computed in
-// Python and arrive ready-made; the node keeps them in `type_labels` so a change removes exactly those.
-// Here only the backfill of databases written before type labels existed.
+// Type labels (kg_neo4j/store/type_labels.py, docs/graph-model.md#types-are-labels): an entity's entityType,
+// and a knowledge node's trust, also as labels, so Neo4j Browser can style them.  The labels are computed in
+// Python and arrive ready-made; the node keeps them in `type_labels` so a change removes exactly those.  Here
+// only the backfill of databases written before type labels existed.
 
 // name: type_labels_meta
 // Whether the whole-database backfill has finished (null on a database that never ran it).

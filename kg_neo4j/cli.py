@@ -3,7 +3,7 @@
 Flags override the environment (``Settings``).  Logs and progress go to stderr;
 stdout carries only command output (and, under ``serve`` over stdio, the protocol).
 
-A failure is one line on stderr, never a traceback (README "Configuration"): exit 2 for a
+A failure is one line on stderr, never a traceback (docs/configuration.md): exit 2 for a
 bad flag or setting (it names the flag or variable, the value and what is allowed) and
 other errors the user can fix, 1 for runtime failures (Neo4j unreachable, port taken).
 ``kg-neo4j hook`` always exits 0: Claude Code blocks the prompt on exit 2.

@@ -9,29 +9,29 @@ Why not plain reciprocal-rank fusion?  RRF keeps only ranks, so a BM25 list whos
 match shares one common word with the question weighs as much as a near-paraphrase
 found by the embedding.  Relative-score fusion keeps how much better the best
 candidate is than the rest.  On the project's frozen evaluation set
-(benchmarks/recall_eval) RRF of vector and BM25 reached hit@10 0.78 and relative-score
-fusion 0.85 with the same inputs; see the README for the full table.
+(benchmarks/recall_eval) relative-score fusion of vector and BM25 ranked clearly better than RRF
+with the same inputs (the figures: docs/recall.md#recall-search_memory, #measured-recall).
 
 Graph signals on top:
 - mention: entities named in the question (found by the store, and removed from the
   text that is embedded and keyword-searched) lend a share of the top score to their
   own observations ("what did Alice say about ..." prefers Alice's observations).  0.3
   since issue 15 (was 0.1): in long conversations both speakers talk about the same
-  topics, and the question's person is the strongest clue (dev split of
-  benchmarks/recall_eval/v2: hit@10 0.708 -> 0.719, MRR 0.477 -> 0.519);
+  topics, and the question's person is the strongest clue (it raised hit@10 and MRR on the
+  dev split of benchmarks/recall_eval/v2: benchmarks/recall_eval/README.md);
 - context: an observation gets a share (0.2) of the score of the previous observation of
   its entity when both are candidates.  An answer often follows its setup and names
   nothing the question asks about ("Lena went to look at the flat on Mill Road" ...
-  "She said it was way too far"); with the mention change, dev hit@10 0.741, MRR 0.520.
+  "She said it was way too far"); it raised dev hit@10 again on top of the mention change.
   Candidates only: no extra read;
-- turn context (a re-rank, issue 15): the best ``rerank_depth`` (50) candidates get a share
-  (``turn_context``, 0.5 of the top score, times the min-max over those observations) of the
-  question's cosine with the candidate's vector averaged with the vector of the turn written just
-  before it in the namespace, whoever wrote it (``store/hybrid_search.py`` reads those cosines; the
-  order is the write order add_observations numbers, README "search_memory").  Where the ``context`` signal
-  above needs the setup among the candidates and by the same entity, this one reads the other
-  speaker's question the answer replies to.  Dev split of benchmarks/recall_eval/v2: hit@10
-  0.738 -> 0.795, MRR 0.513 -> 0.527 (benchmarks/results/recall_experiments_dev.md);
+- turn context (a re-rank, issue 15): the best ``rerank_depth`` (50) candidates get a share (``turn_context``,
+  0.5 of the top score, times the min-max over those observations) of the question's cosine with the
+  candidate's vector averaged with the vector of the turn written just before it in the namespace, whoever
+  wrote it (``store/hybrid_search.py`` reads those cosines; the order is the write order add_observations
+  numbers, docs/recall.md#recall-search_memory).  Where the ``context`` signal above needs the setup among the
+  candidates and by the same entity, this one reads the other speaker's question the answer replies to.  It
+  raised hit@10 and MRR on the dev split of benchmarks/recall_eval/v2
+  (benchmarks/results/recall_experiments_dev.md);
 - proximity: neighbours of the strongest entities get a share, times relation weight,
   and neighbours no channel found become entity hits;
 - prior: an optional per-entity score in [0, 1] (the knowledge layer's memory score,
@@ -154,7 +154,7 @@ def score_channels(
     if weights.context:
         # An observation just after a strong one of its entity shares a part of its score: an answer
         # often follows its setup ("Lena looked at the flat on Mill Road" ... "she said it was too far"),
-        # and the answer alone names nothing the question asks about (README "Measured recall").
+        # and the answer alone names nothing the question asks about (docs/recall.md#measured-recall).
         before = {key: hit.score for key, hit in hits.items()}
         for (name, seq), hit in hits.items():
             prev = before.get((name, seq - 1)) if seq is not None and hit.observation is not None else None

@@ -1,6 +1,6 @@
-"""The documented limits (README "Limits") and the rules every tool input follows (README "Input
-validation"): the scalar types with their limits, non-blank free text, null only where allowed, and
-the base of every input model.  ``kg_neo4j.models`` builds the tools' shapes from these."""
+"""The documented limits (docs/input-validation.md#limits) and the rules every tool input follows
+(docs/input-validation.md): the scalar types with their limits, non-blank free text, null only where allowed,
+and the base of every input model.  ``kg_neo4j.models`` builds the tools' shapes from these."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _no_blank(v: str, what: str = "the text") -> str:
     return v
 
 
-#: ``minLength: 1`` on free text means "not only whitespace" (README "Input validation").
+#: ``minLength: 1`` on free text means "not only whitespace" (docs/input-validation.md).
 NotBlank = AfterValidator(_no_blank)
 
 Name = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=MAX_NAME_CHARS), NotBlank]
@@ -54,9 +54,9 @@ def not_null(*fields: str) -> Any:
 
 
 class StrictInput(BaseModel):
-    """Tool input.  At the tool boundary (``server/declare.py``) it is validated strictly from JSON:
-    no coercion between JSON types, unknown fields an error outside ``reference`` (README "Input
-    validation").  Plain ``model_validate`` stays lenient on unknown keys: ``kg-neo4j import`` reads the
-    reference's files, whose lines carry ``"type": "entity"``."""
+    """Tool input.  At the tool boundary (``server/declare.py``) it is validated strictly from JSON: no
+    coercion between JSON types, unknown fields an error outside ``reference`` (docs/input-validation.md).
+    Plain ``model_validate`` stays lenient on unknown keys: ``kg-neo4j import`` reads the reference's files,
+    whose lines carry ``"type": "entity"``."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True, allow_inf_nan=False)

@@ -1,7 +1,7 @@
 """Typed shapes of what goes in and out of the store.
 
 Names follow the reference memory server (camelCase fields).  The limits and the input rules
-(README "Limits", "Input validation") are ``kg_neo4j.input_rules``'s, re-exported here; input
+(docs/input-validation.md) are ``kg_neo4j.input_rules``'s, re-exported here; input
 over a limit is rejected before anything is written.
 """
 
@@ -206,10 +206,10 @@ class KnowledgeGraph(BaseModel):
 def reference_text(obj: Any) -> str:
     """JSON text as the reference server writes it (``JSON.stringify(x, null, 2)``, which is what
     ``json.dumps(x, indent=2, ensure_ascii=False)`` writes) for JSON without floats: strings, integers,
-    booleans, null, lists and objects, as every reference answer is.  pydantic-core's encoder writes
-    the same bytes about 8x faster than ``json.dumps`` with ``indent``, which runs Python's
-    pure-Python encoder (tests/test_answer_text.py); floats are left out because the two write some
-    exponents differently."""
+    booleans, null, lists and objects, as every reference answer is.  pydantic-core's encoder writes the same
+    bytes much faster than ``json.dumps`` with ``indent``, which runs Python's pure-Python encoder
+    (tests/test_answer_text.py; the figure: docs/performance.md#speed-mechanisms); floats are left out because
+    the two write some exponents differently."""
     return pydantic_core.to_json(obj, indent=2).decode()
 
 

@@ -1,7 +1,7 @@
 """The one place that reads the environment.
 
-Every setting has an environment variable (shown in the README's configuration
-table); CLI flags override them.  Nothing else in the package calls ``os.getenv``.
+Every setting has an environment variable (shown in the table of docs/configuration.md);
+CLI flags override them.  Nothing else in the package calls ``os.getenv``.
 A bad value, from either, is a :class:`~kg_neo4j.errors.SettingError` naming the
 variable or flag, the value and what is allowed (see :func:`load`).
 """
@@ -134,13 +134,14 @@ class Settings(BaseSettings):
     #: sentence-transformers model: a packaged name, a local directory, a model already in the
     #: Hugging Face cache, or "none" (search_memory then uses fulltext and graph only).
     embedding_model: str = "all-MiniLM-L6-v2"
-    #: what computes the vectors: numpy for the models it runs exactly (no torch; README "Embeddings"),
+    #: what computes the vectors: numpy for the models it runs exactly (no torch; docs/recall.md#embeddings),
     #: else sentence-transformers ("auto"), or one of them forced
     embedding_runtime: Literal["auto", "numpy", "sentence-transformers"] = "auto"
-    #: analyzer of the fulltext index (one per database; README "Languages"); checked against Neo4j at start
+    #: analyzer of the fulltext index (one per database; docs/recall.md#languages); checked against Neo4j at
+    #: start
     fulltext_analyzer: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]{0,63}$")] = "english"
 
-    # --- limits (documented in the README) ---
+    # --- limits (documented in docs/input-validation.md#limits) ---
     max_answer_bytes: Positive = 8 * 1024 * 1024
     max_batch_items: Positive = 10_000
 
@@ -154,8 +155,8 @@ class Settings(BaseSettings):
     local_heap: str = "1g"
     local_pagecache: str = "1g"
     #: how much transaction log the local server keeps beyond what recovery needs
-    #: (Neo4j's ``db.tx_log.rotation.retention_policy``; its own default of 2 days grew to 31 GB
-    #: under our benchmarks and filled a disk)
+    #: (Neo4j's ``db.tx_log.rotation.retention_policy``; its own default of 2 days filled a disk
+    #: under our benchmarks)
     local_tx_log_retention: str = "256M size"
     #: Java used for the local server: ``JAVA_HOME`` (a JDK/JRE directory) and/or an explicit
     #: ``java`` binary (``KG_NEO4J_LOCAL_NEO4J_JAVA``); otherwise ``java`` on PATH, then /usr/lib/jvm/*.

@@ -1,4 +1,4 @@
-"""Neo4j Browser as the window onto an agent's memory (README, "Neo4j Browser").
+"""Neo4j Browser as the window onto an agent's memory (docs/neo4j-versions.md#neo4j-browser).
 
 - ``memory.grass``: the style sheet (built by :mod:`kg_neo4j.browser.style`);
 - the guide: HTML slides for ``:play URL``, rendered here from ``cypher/guide.cypher`` (the one copy

@@ -1,4 +1,5 @@
-"""The GraSS style sheet for Neo4j Browser (README, "Neo4j Browser"), built from our vocabularies.
+"""The GraSS style sheet for Neo4j Browser (docs/neo4j-versions.md#the-style-sheet), built from our
+vocabularies.
 
 ``memory.grass`` next to this module is this module's output, committed and shipped in the wheel;
 tests/test_browser_guide.py checks that it is up to date (regenerate with

@@ -1,6 +1,7 @@
-"""``kg-neo4j reembed``, ``rebuild-fulltext`` and ``maintain``: the long sweeps, committed per batch,
-with a progress bar on stderr (README "Maintenance").  Each opens Neo4j with the schema bootstrap
-only: a model or analyzer change is what reembed and rebuild-fulltext are there to fix."""
+"""``kg-neo4j reembed``, ``rebuild-fulltext`` and ``maintain``: the long sweeps, committed per batch, with a
+progress bar on stderr (docs/recall.md#embeddings, #languages;
+docs/knowledge.md#maintenance-maintain_graph-and-kg-neo4j-maintain).  Each opens Neo4j with the schema
+bootstrap only: a model or analyzer change is what reembed and rebuild-fulltext are there to fix."""
 
 from __future__ import annotations
 

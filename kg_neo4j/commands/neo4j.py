@@ -1,5 +1,6 @@
 """``kg-neo4j neo4j start|stop|status|env`` and ``kg-neo4j browser``: the local (no-Docker) Neo4j
-server and its Browser (README "Local Neo4j", "Neo4j Browser")."""
+server and its Browser (docs/install.md#a-local-neo4j-without-docker,
+docs/neo4j-versions.md#neo4j-browser)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``kg-neo4j serve``: the MCP server over stdio or streamable HTTP (README "Running")."""
+"""``kg-neo4j serve``: the MCP server over stdio or streamable HTTP (docs/connecting.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""``kg-neo4j import-skills DIR``: skill markdown stored as knowledge (README "Skills"; the rules:
-:mod:`kg_neo4j.skills`)."""
+"""``kg-neo4j import-skills DIR``: skill markdown stored as knowledge
+(docs/knowledge.md#skill-files-import-skills-and-crystallize_skill; the rules: :mod:`kg_neo4j.skills`)."""
 
 from __future__ import annotations
 

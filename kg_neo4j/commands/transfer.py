@@ -1,5 +1,5 @@
 """``kg-neo4j import`` and ``kg-neo4j export``: a memory file into or out of one namespace
-(README "Moving over"; the formats: :mod:`kg_neo4j.transfer`)."""
+(docs/moving-over.md; the formats: :mod:`kg_neo4j.transfer`)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
 """BERT's encoder (transformers' ``BertModel`` in eval mode) as numpy arithmetic.
 
-Why: importing torch and sentence-transformers takes 5-13 s, longer than a first write should
-wait; numpy is imported anyway (by the Neo4j driver), and the forward pass of a small BERT is a
-few matrix products that OpenBLAS does about as fast as torch does on a CPU (figures:
-benchmarks/README.md, "bench_first_write.py").  Only what a post-LN, absolute-position BERT with an exact-erf GELU computes is
-implemented; :mod:`kg_neo4j.embeddings.numpy_support` refuses every other configuration, so
-the caller falls back to sentence-transformers.
+Why: importing torch and sentence-transformers takes seconds, longer than a first write should wait; numpy is
+imported anyway (by the Neo4j driver), and the forward pass of a small BERT is a few matrix products that
+OpenBLAS does about as fast as torch does on a CPU (the figures:
+docs/performance.md#bench_first_writepy-the-first-write-and-the-numpy-embedding-runtime).  Only what a
+post-LN, absolute-position BERT with an exact-erf GELU computes is implemented;
+:mod:`kg_neo4j.embeddings.numpy_support` refuses every other configuration, so the caller falls back to
+sentence-transformers.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def gelu(x: F32) -> F32:
 
     numpy has no erf (scipy's would add its import time to the first write, and is slower than
     this); the tanh approximation would change the vectors.  Written branch-free, as
-    ``max(x, 0) - |x|/2 erfc(|x|/sqrt 2)`` (masked ufuncs are ~20x slower), and called on
+    ``max(x, 0) - |x|/2 erfc(|x|/sqrt 2)`` (masked ufuncs are much slower), and called on
     passes of at most 1,024 tokens (numpy_encoder.MAX_TOKENS) so that its ~20 passes stay in cache."""
     z = np.abs(x)
     half_abs = z * np.float32(0.5)

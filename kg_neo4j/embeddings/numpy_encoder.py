@@ -5,8 +5,8 @@ it runs: :mod:`kg_neo4j.embeddings.numpy_support`.
 Parallelism is coarse: numpy's BLAS is made single-threaded and whole forward passes run on a
 few worker threads (numpy releases the GIL in its matrix products and array loops).  A BLAS that
 splits every small product over threads waits for a second core on every product; on a busy
-machine (Neo4j shares it) that made one short text take 100-400 ms instead of 15 ms
-(benchmarks/README.md, "bench_first_write.py").
+machine (Neo4j shares it) that made one short text many times slower than on one thread
+(the figures: docs/performance.md#bench_first_writepy-the-first-write-and-the-numpy-embedding-runtime).
 """
 
 from __future__ import annotations

@@ -35,8 +35,9 @@ log = logging.getLogger(__name__)
 HOOKS = ("session-start", "recall", "correction-detector", "search-enforcer", "auto-capture", "post-compact")
 #: Hooks that answer without the graph (so without importing the Neo4j driver).
 NO_GRAPH = frozenset({"search-enforcer"})
-#: session-start's own budget (its imports and Python's start, about 0.6-1 s on a busy machine, come on top:
-#: the whole call stays under 2 s), and the decay sweep's share (it stops between chunks and resumes next time).
+#: session-start's own budget (its imports and Python's start come on top, and grow with the machine's load:
+#: docs/hooks.md#latency; the target is the whole call under 2 s), and the decay sweep's share (it stops
+#: between chunks and resumes next time).
 SESSION_START_BUDGET = 0.8
 SWEEP_BUDGET = 0.3
 #: Seconds the work after the answer (access writes) may take.

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-#: Seconds a hook may spend once started (Python's start and imports, about 0.5 s, come on top;
+#: Seconds a hook may spend once started (Python's start and imports come on top: docs/hooks.md#latency;
 #: past TIME_BUDGET + 0.2 s it gives up and prints nothing).
 TIME_BUDGET = 1.0
 #: Seconds to wait for Neo4j to accept the connection.

@@ -1,5 +1,5 @@
-"""Trust at recall (README "Knowledge layer", "Trust at recall"): what search_memory and traverse_graph
-show about a knowledge entity they return, from its stored state, at the read's moment (now or asOf).
+"""Trust at recall (docs/knowledge.md#trust-at-recall): what search_memory and traverse_graph show
+about a knowledge entity they return, from its stored state, at the read's moment (now or asOf).
 Pure: the reads pass the node's properties and the moment."""
 
 from __future__ import annotations

@@ -93,8 +93,9 @@ def conf_text(s: Settings, home: Path, bolt_port: int, http_port: int) -> str:
 
 
 def browser_settings(guide_port: int) -> list[str]:
-    """Browser applies our style and offers our guide on connect, both fetched from the loopback
-    endpoint ``neo4j start`` starts (kg_neo4j/browser/endpoint.py; README, "Neo4j Browser")."""
+    """Browser applies our style and offers our guide on connect, both fetched from the loopback endpoint
+    ``neo4j start`` starts (kg_neo4j/browser/endpoint.py;
+    docs/neo4j-versions.md#how-the-local-server-is-set-up)."""
     base = f"http://127.0.0.1:{guide_port}"
     return [
         f"browser.post_connect_cmd=style {base}/memory.grass; play {base}/guide.html",

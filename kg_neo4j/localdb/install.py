@@ -29,8 +29,8 @@ __all__ = [
     "reuse",
 ]
 
-#: The two Neo4j releases CI runs the suite against (README "Neo4j versions"): the LTS, which is the
-#: default (``KG_NEO4J_LOCAL_NEO4J_VERSION``), and the newest calendar release of the current line.
+#: The two Neo4j releases CI runs the suite against (docs/neo4j-versions.md#neo4j-versions): the LTS, which is
+#: the default (``KG_NEO4J_LOCAL_NEO4J_VERSION``), and the newest calendar release of the current line.
 LTS_VERSION = "5.26.30"
 CURRENT_VERSION = "2026.09.0"
 

@@ -1,7 +1,8 @@
 """Which Java runs which Neo4j, and where to find it.
 
 Neo4j 5.x runs on Java 17 or 21; 2025.x and later (the calendar-versioned line) need Java 21
-or later.  A JDK is looked for where users and installers put one (README "Local Neo4j"):
+or later.  A JDK is looked for where users and installers put one
+(docs/install.md#a-local-neo4j-without-docker):
 ``KG_NEO4J_LOCAL_NEO4J_JAVA`` (a ``java`` binary), ``JAVA_HOME``, ``PATH``, then the usual
 install directories.
 """

@@ -1,4 +1,5 @@
-"""The limits and thresholds of skill files, their import and crystallize_skill (README "Skills")."""
+"""The limits and thresholds of skill files, their import and crystallize_skill
+(docs/knowledge.md#skill-files-import-skills-and-crystallize_skill)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 A read that could be huge asks Neo4j for at most ``max_rows + 1`` rows (a cheap guard: no answer under
 the byte cap can hold more), then the answer's JSON size is checked; past either, the tool fails with
-a message that says how to page or narrow it (README "Large graphs")."""
+a message that says how to page or narrow it (docs/input-validation.md#limits)."""
 
 from __future__ import annotations
 

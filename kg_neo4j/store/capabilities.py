@@ -6,7 +6,7 @@ filters a vector index by properties declared on it (``WITH [o.namespace, ...]``
 returns the top k of a namespace.  The bootstrap (kg_neo4j/store/connection.py) detects which
 server it talks to, creates the filtered indexes where they exist and registers a
 :class:`SearchIndexes` per driver and database; the search path asks :func:`vector_statements`
-which statements to run (README "Neo4j versions").  Until the filtered indexes are ONLINE (an
+which statements to run (docs/neo4j-versions.md#neo4j-versions).  Until the filtered indexes are ONLINE (an
 upgraded store fills them in the background), the 5.26 statements are used.
 """
 

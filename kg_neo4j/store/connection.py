@@ -291,6 +291,7 @@ async def bootstrap(
     await _write_server_meta(driver, database, caps, declared if indexes.states else [], now)
     # a graph written before search_nodes' one text index moves to it (once, batched, resumable)
     await text_index.migrate(driver, database)
-    # entities written before type labels existed get them (once, batched, resumable; README "Neo4j Browser")
+    # entities written before type labels existed get them (once, batched, resumable;
+    # docs/graph-model.md#types-are-labels)
     await type_labels.backfill(driver, database)
     return indexes

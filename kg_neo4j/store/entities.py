@@ -37,7 +37,8 @@ class EntityWrites(StoreCore):
             return []
         # One encode call for the whole batch, then one statement.  Writing a chunk while the next was
         # encoded gained nothing on two cores (the encoder uses both) and split the encoder's passes
-        # unevenly: 67% of bare encode throughput against 87% (benchmarks/README.md, bench_peers).
+        # unevenly: it kept less of the bare encode throughput than one encode call for the batch
+        # (bench_peers; docs/performance.md).
         await self._attach_vectors(rows, "observations")
         records = await self.x.write("create_entities", rows=rows)
         created = set(records[0]["created"]) if records else set()
@@ -72,9 +73,10 @@ class EntityWrites(StoreCore):
 
     async def add_observations(self, additions: Sequence[ObservationAdd]) -> list[ObservationResult]:
         check_observation_total(sum(len(a.contents) for a in additions))
-        # One row per entity (the same entity may appear in several items of one call); each text keeps
-        # its place in the call as given, which is the namespace's write order (README "search_memory":
-        # a dialogue written A, B, A, B stays in that order though the rows group it by speaker).
+        # One row per entity (the same entity may appear in several items of one call); each text keeps its
+        # place in the call as given, which is the namespace's write order
+        # (docs/recall.md#recall-search_memory: a dialogue written A, B, A, B stays in that order though the
+        # rows group it by speaker).
         merged: dict[str, dict[str, int]] = {}
         turn = 0
         for a in additions:

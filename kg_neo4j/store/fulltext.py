@@ -1,6 +1,6 @@
 """The fulltext index's analyzer: a setting (``KG_NEO4J_FULLTEXT_ANALYZER`` / ``--fulltext-analyzer``,
 default ``english``), checked at start like the embedding model, rebuilt by ``kg-neo4j rebuild-fulltext``.
-README "Languages".
+docs/recall.md#languages.
 
 One index (``kg_fulltext``) serves every namespace of a database, so its analyzer is a property of the
 database, as the embedding model is.  At start the setting must name an analyzer this Neo4j offers
@@ -68,7 +68,7 @@ async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: st
             f"namespace of the database shares it), or start with --fulltext-analyzer {state['analyzer']}"
         )
     if state is not None and not state["eventually_consistent"]:
-        # An index made before it was eventually consistent (README "How the graph looks in Neo4j"): made
+        # An index made before it was eventually consistent (docs/graph-model.md): made
         # again with the same analyzer, once; bootstrap waits until Neo4j has indexed the stored text.
         log.info(
             "fulltext index %s: made again as eventually consistent (once); Neo4j is indexing the "

@@ -1,7 +1,7 @@
 """Exact history: retiring observations, the decay state of knowledge at a past moment, timelines.
 
-What the graph keeps for history and how reads use it is described in ``cypher/history.cypher`` and in
-the README section "Time and history"; the statements live there.
+What the graph keeps for history and how reads use it is described in docs/history.md and in
+``cypher/history.cypher``, where the statements live.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""search_memory: hybrid recall over three candidate channels fused with the graph (README "search_memory").
+"""search_memory: hybrid recall over three candidate channels fused with the graph
+(docs/recall.md#recall-search_memory).
 
 The steps, each its own function: ``mentioned`` (entities named in the question), ``candidates`` (the
 channel reads, with the starvation rounds), ``memory_prior`` (knowledge's memory score), then the
@@ -117,7 +118,7 @@ async def search_memory(
     found = cands.found
     merged_prior = memory_prior((*found["vector"], *found["entity"], *found["fulltext"]), read_at)
     if as_of is not None and merged_prior:
-        # as of a past moment: the decay state each had then, not today's (README "Time and history")
+        # as of a past moment: the decay state each had then, not today's (docs/history.md)
         merged_prior = await memory_prior_at(store, merged_prior, read_at)
     if prior:
         merged_prior.update(prior)
@@ -155,8 +156,8 @@ async def search_memory(
 def fetch_size(limit: int, weights: FusionWeights) -> int:
     """How many results the channels' first fetch is sized for.  The turn-context re-rank works on
     the best ``rerank_depth`` candidates, so the channels fetch as for that many (fusion's min-max then
-    sees the spread of scores the re-rank was chosen with: dev hit@10 0.773 with k for ``limit``, 0.785
-    with k for 50; benchmarks/recall_eval/README.md)."""
+    sees the spread of scores the re-rank was chosen with, which ranked better on the dev split than k
+    for ``limit``: benchmarks/recall_eval/README.md)."""
     return max(limit, weights.rerank_depth) if weights.turn_context else limit
 
 
@@ -200,7 +201,8 @@ async def candidates(
     and their own hits still grow (a channel that found some and then no more stops)."""
     ftq = fulltext_query(content)
     # On a server whose filtered vector indexes are ONLINE (2026.x) the vector channels find the top k
-    # of this namespace inside the index; elsewhere they over-fetch and filter (README "Neo4j versions").
+    # of this namespace inside the index; elsewhere they over-fetch and filter
+    # (docs/neo4j-versions.md#neo4j-versions).
     plan = await vector_statements(store.driver, store.database)
     statements = {
         "vector": plan.observation,

@@ -388,7 +388,7 @@ class KnowledgeStore:
         limit: int = 50,
     ) -> list[KnowledgeItem]:
         """``element``: a skill element, i.e. knowledge imported from ``.../elements/<element>/`` of a
-        skills directory (README "Skill files")."""
+        skills directory (docs/knowledge.md#skill-files-import-skills-and-crystallize_skill)."""
         if sort not in ("time", "access", "strength"):
             raise ValidationError("sortBy must be one of time, access, strength", field="sortBy")
         records = await self.x.read(

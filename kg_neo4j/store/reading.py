@@ -26,7 +26,7 @@ def _gc_paused() -> Iterator[None]:
 
     A whole-graph answer is tens of thousands of lists and dicts that all stay alive until it is sent:
     each collection pass walks them (and the whole heap) and frees nothing; at 10k entities those passes
-    cost about as much as building the answer (benchmarks/README.md, bench_peers).  Reference counting
+    cost about as much as building the answer (bench_peers, docs/performance.md).  Reference counting
     still frees everything as usual; the collector resumes when the last overlapping pause ends."""
     if _gc_pauses[0] == 0:
         _gc_pauses[1] = gc.isenabled()

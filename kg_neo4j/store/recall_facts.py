@@ -1,6 +1,6 @@
 """Trust at recall for traverse_graph: the knowledge facts (:func:`kg_neo4j.knowledge.recall.facts_of`)
 of the entities a walk reached, read in the walk's transaction.  search_memory reads them in its own
-``search_memory_around`` statement.  README "Knowledge layer", "Trust at recall".
+``search_memory_around`` statement.  docs/knowledge.md#trust-at-recall.
 
 Retention is computed with the decay rules of :mod:`kg_neo4j.knowledge.decay` at the read's moment:
 now, or ``asOf`` when the read has one, from the decay state and trust the node had at that moment

@@ -1,5 +1,5 @@
 """Relation writes and temporal updates: create_relations, delete_relations, invalidate_relations,
-update_relations (README "Time and history"); each one transaction (``cypher/relations.cypher``)."""
+update_relations (docs/history.md); each one transaction (``cypher/relations.cypher``)."""
 
 from __future__ import annotations
 

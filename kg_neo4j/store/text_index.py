@@ -1,11 +1,11 @@
-"""search_nodes' one text index: moving a graph written before it (README "How the graph looks in Neo4j").
+"""search_nodes' one text index: moving a graph written before it (docs/graph-model.md).
 
-search_nodes matches a lower-cased substring of names, types and observation texts.  It ran on three
-Lucene text indexes (entity names, entity types, observation texts); every write that made an entity
-with observations touched all three, and each Lucene index a transaction touches costs it a commit of
-its own (bench_peers' raw-driver floor: benchmarks/README.md).  Now every entity and observation carries
-``:KgText`` and one lowered text, ``text_lower`` (an observation's text; an entity's name and type on two
-lines), behind one text index, ``kg_text_lower``.
+search_nodes matches a lower-cased substring of names, types and observation texts.  It ran on three Lucene
+text indexes (entity names, entity types, observation texts); every write that made an entity with
+observations touched all three, and each Lucene index a transaction touches costs it a commit of its own
+(docs/performance.md#bench_write_floorpy-what-in-the-data-model-sets-create_entities-floor).  Now every entity
+and observation carries ``:KgText`` and one lowered text, ``text_lower`` (an observation's text; an entity's
+name and type on two lines), behind one text index, ``kg_text_lower``.
 
 :func:`migrate` moves a graph written before that, once, at bootstrap: ``:KgText`` (and an entity's
 ``text_lower``) on every entity and observation, ``batch`` per transaction in one scan of each label,

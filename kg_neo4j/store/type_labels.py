@@ -1,10 +1,10 @@
 """Type labels: an entity's ``entityType`` (and a knowledge node's trust) as Neo4j labels.
 
 Neo4j Browser styles nodes only by label, so every entity also carries its type as a label
-(README, "Neo4j Browser").  The rules live here and only here; the write statements receive the
-labels ready-made (``row.type_labels`` / ``$type_labels``) and apply them with the dynamic
-``SET n:$(...)`` / ``REMOVE n:$(...)`` forms.  A type label is never used to find a node (nodes
-are found by their (namespace, name) key); it is only ever written.
+(docs/graph-model.md#types-are-labels).  The rules live here and only here; the write statements receive the
+labels ready-made (``row.type_labels`` / ``$type_labels``) and apply them with the dynamic ``SET n:$(...)`` /
+``REMOVE n:$(...)`` forms.  A type label is never used to find a node (nodes are found by their (namespace,
+name) key); it is only ever written.
 
 - the type label is the type itself, unless the type equals one of :data:`INTERNAL_LABELS`: then it
   is ``Type_<type>`` (``Entity`` -> ``Type_Entity``), so no type can make a node look like one of
@@ -18,8 +18,9 @@ are found by their (namespace, name) key); it is only ever written.
 - knowledge that expires (forget, decay, merge) keeps only ``:ExpiredKnowledge``: its type labels go
   with ``:Entity``.
 
-Labels are database-wide: ``db.labels()`` lists the types of every namespace (README, "Namespaces").
-Databases written before type labels get them from :func:`backfill` at bootstrap.
+Labels are database-wide: ``db.labels()`` lists the types of every namespace
+(docs/configuration.md#namespaces).  Databases written before type labels get them from :func:`backfill` at
+bootstrap.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``kg-neo4j export``: one namespace out to a file, in four formats (README "Moving over").
+"""``kg-neo4j export``: one namespace out to a file, in four formats (docs/moving-over.md).
 
 ``jsonl``
     The reference memory server's file, byte for byte the way it writes one: entity lines

@@ -31,7 +31,7 @@ class _FullObservation(BaseModel):
     labels: list[str] = Field(default_factory=list)
     properties: dict[str, Any]
     link: dict[str, Any] = Field(default_factory=dict)
-    #: a retired observation (kept as history; README "Time and history")
+    #: a retired observation (kept as history; docs/history.md)
     retired: bool = False
 
 

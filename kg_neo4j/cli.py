@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     brw = sub.add_parser(
         "browser",
-        help='where Neo4j Browser is, who logs in, and its style and guide (README, "Neo4j Browser")',
+        help="where Neo4j Browser is, who logs in, and its style and guide (docs/neo4j-versions.md)",
     )
     brw.add_argument(
         "--export",

@@ -19,7 +19,7 @@ from kg_neo4j.schemas import load_schemas
 from kg_neo4j.server.app import ALL_TOOLS, profile_tools
 from kg_neo4j.server.declare import validate
 from kg_neo4j.server.memorymesh import generated_tools
-from kg_neo4j.server.profiles import ALL, built_in_tools
+from kg_neo4j.server.profiles import ALL
 from kg_neo4j.server.registry import ToolSpec, inline_refs, schema_of
 from kg_neo4j.settings import PROFILES
 
@@ -146,5 +146,5 @@ def test_a_profile_lists_what_its_declarations_say(profile: str) -> None:
     the schema-generated tools where they belong; no name twice."""
     listed = [s.name for s in profile_tools(profile, load_schemas())]
     generated = [s.name for s in GENERATED if profile in s.profiles]
-    assert listed == [*built_in_tools(profile), *generated]
+    assert listed == [*(s.name for s in ALL_TOOLS if profile in s.profiles), *generated]
     assert len(set(listed)) == len(listed)

@@ -242,6 +242,14 @@ def test_advertised_schema_says_what_it_means(tool: str) -> None:
 
 
 @pytest.mark.unit
+def test_every_tool_has_cases_each_with_its_own_id() -> None:
+    """The cases are built in process (no Neo4j): every tool of ``all`` has some, and no id repeats."""
+    cases = all_cases()
+    assert {c.tool for c in cases} == set(specs())
+    assert len({c.id for c in cases}) == len(cases)
+
+
+@pytest.mark.unit
 async def test_non_finite_numbers_reach_the_wire_as_json_text() -> None:
     """The markers become the bare JSON texts (the SDK alone would send null)."""
     assert all(not math.isfinite(float(lit)) for _, lit in NON_FINITE.values())

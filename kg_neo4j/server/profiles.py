@@ -1,6 +1,6 @@
 """The profile names.  Which profile shows which tool is said on each tool's declaration
 (``@tool(..., profiles=(D, A))``, server/declare.py); what a profile lists is derived from the
-declarations (:func:`built_in_tools`, ``server.app.profile_tools``).
+declarations (``server.app.profile_tools``).
 
 In ``all``, MemoryMesh's three reads that share a name with the reference's appear renamed
 ``*_nodes_graph`` (server/memorymesh.py).
@@ -14,11 +14,3 @@ R, D, M, K, A = REFERENCE, DEFAULT, MEMORYMESH, KNOWLEDGE, ALL
 
 #: The tools each node schema generates (``add_<type>``, ``update_<type>``, ``delete_<type>``).
 GENERATED_PROFILES: tuple[str, ...] = (M, A)
-
-
-def built_in_tools(profile: str) -> list[str]:
-    """The names of the built-in tools of ``profile`` (schema-generated tools come on top), from the
-    declarations."""
-    from kg_neo4j.server.app import ALL_TOOLS  # the declarations import this module
-
-    return [s.name for s in ALL_TOOLS if profile in s.profiles]

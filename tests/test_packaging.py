@@ -29,7 +29,8 @@ from kg_neo4j import __version__
 from kg_neo4j.cypher import queries
 
 ROOT = Path(__file__).resolve().parent.parent
-DIST = f"kg_neo4j-{__version__}"
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+DIST = f"kg_neo4j-{VERSION}"
 
 
 def checkout_files() -> dict[str, str]:
@@ -43,15 +44,23 @@ def checkout_files() -> dict[str, str]:
 
 
 @pytest.mark.unit
+def test_the_package_says_the_version_pyproject_builds() -> None:
+    """``kg_neo4j.__version__`` (what the server reports to clients) is the version of the wheel."""
+    assert __version__ == VERSION
+
+
+@pytest.mark.unit
 def test_pyproject_lists_every_package_of_the_checkout() -> None:
     """The packages are listed in pyproject.toml (the cypher/ mapping needs that): a new
-    subpackage must be added there, or the wheel would lack it."""
+    subpackage must be added there, or the wheel would lack it.  A directory without Python
+    modules (e.g. the shipped model's files) is package data of the package above it: the wheel
+    test below checks that it is carried."""
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     package = ROOT / "kg_neo4j"
     dirs = {
         p.relative_to(ROOT).as_posix().replace("/", ".")
         for p in [package, *package.rglob("*")]
-        if p.is_dir() and p.name != "__pycache__"
+        if p.is_dir() and p.name != "__pycache__" and any(p.glob("*.py"))
     }
     assert sorted(dirs - set(setuptools["packages"])) == [], "add these to [tool.setuptools] packages"
     assert setuptools["package-dir"] == {"kg_neo4j._cypher": "cypher"}

@@ -33,6 +33,22 @@ ROOT = Path(__file__).resolve().parent.parent
 KG = str(Path(sys.executable).with_name("kg-neo4j"))
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A test that needs torch (sentence-transformers) runs it in a child process: imported in pytest's own
+    process, torch's libraries print hundreds of ``nanobind: leaked`` lines after pytest's summary at exit
+    (issue 27).  Such an import fails the run, naming the modules."""
+    heavy = sorted(m for m in ("torch", "sentence_transformers", "triton") if m in sys.modules)
+    if heavy:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(
+                f"FAIL: {', '.join(heavy)} imported in the pytest process: import it in a child process",
+                red=True,
+            )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 @dataclass(frozen=True)
 class Neo4jInfo:
     uri: str

@@ -66,11 +66,70 @@ def packaged() -> Any:
     return info
 
 
+#: The sentence-transformers side, run in a child process so that pytest itself never imports torch (its
+#: exit then prints nothing after pytest's summary): reads jobs as JSON on stdin, writes answers on stdout.
+#: ``encode``: kg-neo4j's own sentence-transformers runtime, or ``auto`` for what auto picks and gives;
+#: ``tokens``: sentence-transformers' token ids (attention-masked) per text.
+TORCH_CHILD = """
+import json, sys
+from kg_neo4j.embeddings import SentenceEmbedder, resolve_model
+out = []
+for job in json.load(sys.stdin):
+    emb = SentenceEmbedder(resolve_model(job["model"]), runtime=job.get("runtime", "sentence-transformers"))
+    if job["op"] == "encode":
+        out.append({"runtime": emb.runtime, "vectors": [list(map(float, v)) for v in emb.encode(job["texts"])]})
+    else:
+        model = emb.model()
+        ids = []
+        for text in job["texts"]:
+            f = model.tokenize([text])
+            ids.append(f["input_ids"][0][f["attention_mask"][0].bool()].tolist())
+        out.append({"runtime": emb.runtime, "tokens": ids})
+json.dump(out, sys.stdout)
+"""
+
+
+def in_torch_child(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    done = subprocess.run(
+        [sys.executable, "-c", TORCH_CHILD],
+        input=json.dumps(jobs),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return list(json.loads(done.stdout))
+
+
 @pytest.fixture(scope="module")
-def torch_embedder(packaged: Any) -> SentenceEmbedder:
-    emb = SentenceEmbedder(packaged, runtime="sentence-transformers")
-    emb.model()
-    return emb
+def variants(tmp_path_factory: pytest.TempPathFactory, packaged: Any) -> dict[str, Path]:
+    """The packaged model's directory copied as is, and with CLS pooling (which numpy refuses)."""
+    into = tmp_path_factory.mktemp("variants")
+    return {
+        "copy": variant(packaged.path, into, {}),
+        "cls": variant(packaged.path, into, UNSUPPORTED["cls pooling"][0]),
+    }
+
+
+@pytest.fixture(scope="module")
+def torch_side(packaged: Any, variants: dict[str, Path]) -> dict[str, dict[str, Any]]:
+    """Everything this module compares against sentence-transformers, from one child process (torch
+    loads once): the packaged model's vectors and token ids, and what ``auto`` gives for CLS pooling."""
+    model = str(packaged.path)
+    jobs = {
+        "vectors 400": {"op": "encode", "model": model, "texts": real_texts(400)},
+        "vectors 40": {"op": "encode", "model": model, "texts": real_texts(40)},
+        "vectors 30": {"op": "encode", "model": model, "texts": real_texts(30)},
+        "tokens 120": {"op": "tokens", "model": model, "texts": real_texts(120)},
+        "cls auto 40": {
+            "op": "encode",
+            "model": str(variants["cls"]),
+            "runtime": "auto",
+            "texts": real_texts(40),
+        },
+    }
+    answers = in_torch_child(list(jobs.values()))
+    return dict(zip(jobs, answers, strict=True))
 
 
 def cosines(a: list[list[float]], b: list[list[float]]) -> Any:
@@ -78,11 +137,12 @@ def cosines(a: list[list[float]], b: list[list[float]]) -> Any:
     return (x * y).sum(axis=1) / (np.linalg.norm(x, axis=1) * np.linalg.norm(y, axis=1))
 
 
-def test_numpy_runtime_gives_the_same_vectors(packaged: Any, torch_embedder: SentenceEmbedder) -> None:
+def test_numpy_runtime_gives_the_same_vectors(packaged: Any, torch_side: dict[str, Any]) -> None:
     texts = real_texts(400)
     light = SentenceEmbedder(packaged, runtime="numpy")
-    assert light.runtime == "numpy" and torch_embedder.runtime == "sentence-transformers"
-    ours, theirs = light.encode(texts), torch_embedder.encode(texts)
+    reference = torch_side["vectors 400"]
+    assert light.runtime == "numpy" and reference["runtime"] == "sentence-transformers"
+    ours, theirs = light.encode(texts), reference["vectors"]
     assert len(ours) == len(texts) and all(len(v) == 384 for v in ours)
     cos = cosines(ours, theirs)
     worst = int(np.argmin(cos))
@@ -107,18 +167,13 @@ def test_numpy_runtime_concurrent_calls_get_their_own_vectors(packaged: Any) -> 
         assert len(a) == len(b) and cosines(a, b).min() >= 0.99999
 
 
-def test_numpy_runtime_tokenizes_as_sentence_transformers(
-    packaged: Any, torch_embedder: SentenceEmbedder
-) -> None:
+def test_numpy_runtime_tokenizes_as_sentence_transformers(packaged: Any, torch_side: dict[str, Any]) -> None:
     """Same token ids, truncation at max_seq_length (256) included."""
     from kg_neo4j.embeddings.numpy_encoder import NumpyEncoder
 
     texts = real_texts(120)
     ours = NumpyEncoder(check_model(packaged.path)).tokenizer.encode_batch(texts)
-    model = torch_embedder.model()
-    for text, enc in zip(texts, ours, strict=True):
-        features = model.tokenize([text])
-        theirs = features["input_ids"][0][features["attention_mask"][0].bool()].tolist()
+    for text, enc, theirs in zip(texts, ours, torch_side["tokens 120"]["tokens"], strict=True):
         assert enc.ids == theirs, text[:80]
     assert max(len(e.ids) for e in ours) == 256
 
@@ -212,28 +267,24 @@ def test_anything_else_is_refused_by_numpy(packaged: Any, tmp_path: Path, case: 
 
 
 def test_a_model_numpy_cannot_run_is_run_by_sentence_transformers(
-    packaged: Any, tmp_path: Path, torch_embedder: SentenceEmbedder
+    variants: dict[str, Path], torch_side: dict[str, Any]
 ) -> None:
     """CLS pooling: what mean pooling would give is another vector, so refusing it matters."""
-    edit, _ = UNSUPPORTED["cls pooling"]
-    model = resolve_model(str(variant(packaged.path, tmp_path, edit)))
-    assert model is not None
-    auto = SentenceEmbedder(model)
-    texts = real_texts(40)
-    cls_vectors = auto.encode(texts)
-    assert auto.runtime == "sentence-transformers"
-    assert cosines(cls_vectors, torch_embedder.encode(texts)).min() < 0.99
+    model = resolve_model(str(variants["cls"]))
+    assert model is not None and SentenceEmbedder(model).runtime == "sentence-transformers"
+    auto = torch_side["cls auto 40"]  # encoded by what auto picked, in the child
+    assert auto["runtime"] == "sentence-transformers"
+    assert cosines(auto["vectors"], torch_side["vectors 40"]["vectors"]).min() < 0.99
 
 
 def test_a_copy_of_the_packaged_model_runs_on_numpy(
-    packaged: Any, tmp_path: Path, torch_embedder: SentenceEmbedder
+    variants: dict[str, Path], torch_side: dict[str, Any]
 ) -> None:
     """A local BERT directory (not only the packaged name) gets the numpy runtime."""
-    path = variant(packaged.path, tmp_path, {})
-    model = resolve_model(str(path))
+    model = resolve_model(str(variants["copy"]))
     assert model is not None and SentenceEmbedder(model).runtime == "numpy"
     texts = real_texts(30)
-    assert cosines(SentenceEmbedder(model).encode(texts), torch_embedder.encode(texts)).min() >= 0.9999
+    assert cosines(SentenceEmbedder(model).encode(texts), torch_side["vectors 30"]["vectors"]).min() >= 0.9999
 
 
 def test_unknown_runtime_is_an_error_naming_the_choices(packaged: Any) -> None:

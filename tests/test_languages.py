@@ -237,11 +237,14 @@ async def test_local_directory_and_installed_package_models(private: Neo4jInfo, 
     assert proc.returncode == 2 and "carries no sentence-transformers model" in proc.stderr
 
 
-def test_readme_languages_section_matches_the_tests() -> None:
+def test_docs_languages_section_matches_the_tests() -> None:
     from conftest import ROOT
 
     section = (
-        (ROOT / "README.md").read_text(encoding="utf-8").split("### Languages", 1)[1].split("\n### ", 1)[0]
+        (ROOT / "docs" / "recall.md")
+        .read_text(encoding="utf-8")
+        .split("\n## Languages", 1)[1]
+        .split("\n## ", 1)[0]
     )
     for needle in (
         "KG_NEO4J_FULLTEXT_ANALYZER",

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import KG, Neo4jInfo, server_env, wipe_neo4j
-from kg_neo4j.embeddings import load_embedder, resolve_model
+from kg_neo4j.embeddings import load_embedder
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.models import EntityIn
 from kg_neo4j.server.app import open_runtime
@@ -38,20 +39,60 @@ def private_neo4j(private_neo4j_server: Neo4jInfo) -> Neo4jInfo:
     return private_neo4j_server
 
 
+#: Makes the 128-d model in a child process: pytest itself never imports torch (issue 27).
+MAKE_SMALL_MODEL = """
+import sys, torch
+from sentence_transformers import SentenceTransformer, models
+from kg_neo4j.embeddings import resolve_model
+model = SentenceTransformer(str(resolve_model("all-MiniLM-L6-v2").path), device="cpu")
+torch.manual_seed(0)
+model.append(models.Dense(384, 128, activation_function=torch.nn.Identity()))
+model.save(sys.argv[1])
+"""
+
+#: The server's own runtime opened with a model only sentence-transformers runs (the 128-d one), in a child
+#: process for the same reason (the model starts loading while Neo4j is reached); settings from the
+#: environment (server_env).  Prints the ConfigError that refused it, or a search's mode and observations.
+SEARCH_IN_CHILD = """
+import asyncio, json, sys
+from kg_neo4j.errors import ConfigError
+from kg_neo4j.server.app import open_runtime
+from kg_neo4j.settings import Settings
+
+async def main():
+    try:
+        async with open_runtime(Settings()) as rt:
+            result = await rt.store.search_memory(sys.argv[1], limit=3)
+    except ConfigError as exc:
+        print(json.dumps({"refused": str(exc)}))
+        return
+    print(json.dumps({"mode": result.mode, "observations": [h.observation for h in result.hits]}))
+
+asyncio.run(main())
+"""
+
+
+def search_in_child(env: dict[str, str], query: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-c", SEARCH_IN_CHILD, query],
+        env={**env, "KG_NEO4J_NAMESPACE": "reembed"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return dict(json.loads(proc.stdout))
+
+
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """all-MiniLM-L6-v2 with a 384 -> 128 Dense layer on top: another model, another dimension,
     made locally (nothing downloaded)."""
-    import torch
-    from sentence_transformers import SentenceTransformer, models
-
-    base = resolve_model("all-MiniLM-L6-v2")
-    assert base is not None
-    model = SentenceTransformer(str(base.path), device="cpu")
-    torch.manual_seed(0)
-    model.append(models.Dense(384, 128, activation_function=torch.nn.Identity()))
     out = tmp_path_factory.mktemp("model128") / "minilm-128"
-    model.save(str(out))
+    done = subprocess.run(
+        [sys.executable, "-c", MAKE_SMALL_MODEL, str(out)], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
     return out
 
 
@@ -88,7 +129,7 @@ def test_model_files_give_dimension_without_torch(small_model: Path) -> None:
     assert out == ["128", "False"]
 
 
-async def test_model_change_is_refused_and_reembed_fixes_it(
+async def test_model_change_is_refused_reembed_fixes_it_and_resumes_when_interrupted(
     private_neo4j: Neo4jInfo, small_model: Path
 ) -> None:
     # 1. a graph embedded with MiniLM (384)
@@ -97,13 +138,9 @@ async def test_model_change_is_refused_and_reembed_fixes_it(
     assert (await vector_dims(private_neo4j))["kg_observation_embedding"] == (384, "ONLINE")
 
     # 2. the server refuses another model, naming `kg-neo4j reembed`
-    with pytest.raises(ConfigError) as info:
-        async with open_runtime(settings_for(private_neo4j, str(small_model))):
-            pass
-    message = str(info.value)
-    assert "kg-neo4j reembed" in message and "all-MiniLM-L6-v2" in message and "128" in message
-
     env = server_env(private_neo4j, KG_NEO4J_EMBEDDING_MODEL=str(small_model))
+    message = search_in_child(env, "P7")["refused"]
+    assert "kg-neo4j reembed" in message and "all-MiniLM-L6-v2" in message and "128" in message
     proc = subprocess.run(
         [KG, "serve", "--namespace", "reembed"],
         env=env,
@@ -129,14 +166,16 @@ async def test_model_change_is_refused_and_reembed_fixes_it(
     assert report["reembedded"] == len(PEOPLE) * 3  # 60 observations + 30 entities
     assert (await vector_dims(private_neo4j))["kg_observation_embedding"] == (128, "ONLINE")
 
-    async with open_runtime(settings_for(private_neo4j, str(small_model))) as rt:
-        result = await rt.store.search_memory("P7 likes topic number 7", limit=3)
-        assert result.mode == "hybrid" and result.hits
-        assert "P7 likes topic number 7" in {h.observation for h in result.hits}
+    result = search_in_child(env, "P7 likes topic number 7")
+    assert result["mode"] == "hybrid" and result["observations"]
+    assert "P7 likes topic number 7" in result["observations"]
+
+    # 4. back to MiniLM, interrupted (the tests run in random order: one story, one test)
+    await interrupted_reembed_is_reported_and_resumes(private_neo4j)
 
 
-async def test_interrupted_reembed_is_reported_and_resumes(private_neo4j: Neo4jInfo) -> None:
-    """Runs after the test above: the database is on the 128-d model; go back to MiniLM, interrupted."""
+async def interrupted_reembed_is_reported_and_resumes(private_neo4j: Neo4jInfo) -> None:
+    """The database is on the 128-d model; go back to MiniLM, interrupted."""
     minilm = load_embedder("all-MiniLM-L6-v2", background=False)
     assert minilm is not None
     settings = settings_for(private_neo4j, "all-MiniLM-L6-v2")

@@ -1,4 +1,4 @@
-"""The layer order of ``kg_neo4j`` (README "Layout", "Layers"): a module imports its own layer or a
+"""The layer order of ``kg_neo4j`` (docs/development.md, "Layout", "Layers"): a module imports its own layer or a
 lower one, never a higher one, whether at the top of the file or inside a function (a lazy import
 is still a dependency).  Read from the source with ``ast``: nothing is imported to check it."""
 
@@ -181,9 +181,9 @@ def test_hooks_stay_out_of_the_server_and_the_embedder() -> None:
     assert bad == []
 
 
-def test_readme_states_the_same_order() -> None:
-    """The README's "Layers" list names the layers of LAYERS, top to bottom, with their modules."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_docs_state_the_same_order() -> None:
+    """docs/development.md's "Layers" list names the layers of LAYERS, top to bottom, with their modules."""
+    readme = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
     block = readme.split("Layers, top to bottom", 1)[1].split("\n\n", 2)[1]
     stated = [re.findall(r"`([\w./]+)`", line) for line in block.splitlines() if re.match(r"\s*\d+\.", line)]
     expected = [

@@ -7,7 +7,8 @@ Over a real MCP stdio session with the installed ``kg-neo4j serve --tools all``:
 tools the installed package's declarations give for ``all``), create_entities and create_relations (embedded with the default, packaged model),
 search_memory finds them by meaning, traverse_graph walks them.  Then the installed
 ``kg-neo4j export`` and ``kg-neo4j import`` (into another namespace) round-trip that data,
-checked through a second session on the imported namespace.  Both namespaces are deleted at the
+checked through a second session on the imported namespace.  torch and sentence-transformers must not be
+installed (the default install runs the packaged model on numpy).  Both namespaces are deleted at the
 end.  Any failure is an AssertionError (exit 1).  Neo4j: the environment's NEO4J_* or the local
 server of ``kg-neo4j neo4j start``, as for the tests.
 """
@@ -76,6 +77,12 @@ def check_installed(clone: Path) -> None:
     for pth in pkg.parent.parent.glob("*.pth"):
         assert str(clone.resolve()) not in pth.read_text(), f"{pth} points into the clone"
     assert KG.is_file(), f"no {KG}"
+    # The default install carries no torch (README "What it weighs"): the packaged model runs on numpy.
+    import importlib.util
+
+    for heavy in ("torch", "sentence_transformers"):
+        assert importlib.util.find_spec(heavy) is None, f"{heavy} is installed by the default install"
+    say("torch and sentence-transformers: not installed (the default model runs on numpy)")
     say(
         f"kg_neo4j {kg_neo4j.__version__} from {pkg.parent}; {len(queries().names())} statements "
         f"from {cypher}; cwd {Path.cwd()}"

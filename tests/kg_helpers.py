@@ -10,7 +10,10 @@ import json
 import select
 import subprocess
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DELETE_MESSAGES = {
     "delete_entities": "Entities deleted successfully",
@@ -194,3 +197,16 @@ def retention_apart(got: Any, expected: Any, where: str) -> tuple[Any, Any]:
         f"{where}: retention {a} asOf, {b} then"
     )
     return got, expected
+
+
+def user_docs() -> list[Path]:
+    """The user documentation: README.md and the docs site's pages (docs/), README first."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def doc_after(marker: str) -> str:
+    """The text after ``marker`` in the one user-docs page that holds it (which page a section lives on
+    is the docs' business; what it states is the tests')."""
+    pages = [p for p in user_docs() if marker in p.read_text(encoding="utf-8")]
+    assert pages, f"no page of README.md or docs/ holds {marker!r}"
+    return pages[0].read_text(encoding="utf-8").split(marker, 1)[1]

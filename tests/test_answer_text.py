@@ -12,6 +12,9 @@ import pytest
 
 from kg_neo4j.models import reference_text
 
+#: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
+pytestmark = pytest.mark.unit
+
 #: every control character, the characters JSON escapes, and a spread of non-ASCII ones
 ALPHABET = [chr(c) for c in range(0x80)] + [
     chr(c) for c in (0x85, 0xA0, 0xE9, 0x2028, 0x2029, 0xFEFF, 0x1F600, 0x10FFFF, 0xFFFD, 0x7FF, 0x800)

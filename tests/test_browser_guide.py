@@ -248,6 +248,7 @@ async def test_hubs_and_orphans(known: GraphStore, namespace: str, sync_driver: 
     assert [x["name"] for x in rows] == ["Dave", "Lonely"]
 
 
+@pytest.mark.unit
 def test_the_guide_shows_every_query_and_the_cypher_file_holds_them() -> None:
     names = [n for n in queries().names() if n.startswith("guide_")]
     on_slides = [n for _, _, ns in SLIDES for n in ns]
@@ -259,6 +260,7 @@ def test_the_guide_shows_every_query_and_the_cypher_file_holds_them() -> None:
     assert ":style http://127.0.0.1:7478/memory.grass" in page
 
 
+@pytest.mark.unit
 def test_the_shipped_style_is_current() -> None:
     assert style_text() == grass(), (
         "regenerate: python -m kg_neo4j.browser.style > kg_neo4j/browser/memory.grass"
@@ -309,6 +311,7 @@ def test_the_endpoint_serves_with_cors_for_loopback_only() -> None:
         proc.wait(10)
 
 
+@pytest.mark.unit
 def test_the_browser_command(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "KG_NEO4J_"))}
     env.update(KG_NEO4J_HOME=str(tmp_path / "home"), KG_NEO4J_LOCAL_HTTP_PORT="17999")

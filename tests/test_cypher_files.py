@@ -16,6 +16,7 @@ from kg_neo4j.errors import CypherFileError
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.unit
 def test_every_statement_has_a_name_and_a_comment() -> None:
     q = queries()
     assert len(q.names()) >= 15
@@ -159,6 +160,7 @@ def _computed_names(tree: ast.AST, *, store: bool) -> list[int]:
     return lines
 
 
+@pytest.mark.unit
 def test_every_statement_the_code_calls_exists() -> None:
     called: set[str] = set()
     for path in (ROOT / "kg_neo4j").rglob("*.py"):
@@ -179,6 +181,7 @@ def test_every_statement_the_code_calls_exists() -> None:
         assert name in called, name
 
 
+@pytest.mark.unit
 def test_statement_names_are_never_built_with_f_strings() -> None:
     """A name built at run time would escape the test above: dispatch tables instead.  In store/ (which
     runs the statements) no f-string may make an identifier at all; elsewhere (tool names are built so)
@@ -191,6 +194,7 @@ def test_statement_names_are_never_built_with_f_strings() -> None:
     assert offenders == []
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("text", "line", "fragment"),
     [
@@ -209,6 +213,7 @@ def test_malformed_file_reports_file_and_line(tmp_path: Path, text: str, line: i
     assert fragment in str(info.value)
 
 
+@pytest.mark.unit
 def test_duplicate_names_across_files(tmp_path: Path) -> None:
     (tmp_path / "a.cypher").write_text("// name: same\n// first\nRETURN 1\n")
     (tmp_path / "b.cypher").write_text("\n// name: same\n// second\nRETURN 2\n")
@@ -218,6 +223,7 @@ def test_duplicate_names_across_files(tmp_path: Path) -> None:
     assert "already defined" in str(info.value)
 
 
+@pytest.mark.unit
 def test_statements_are_parameterised_not_formatted() -> None:
     """No Python code builds Cypher text: statements come only from cypher/ by name."""
     offenders = []

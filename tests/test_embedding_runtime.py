@@ -178,6 +178,7 @@ def test_numpy_runtime_tokenizes_as_sentence_transformers(packaged: Any, torch_s
     assert max(len(e.ids) for e in ours) == 256
 
 
+@pytest.mark.unit
 def test_auto_runs_the_packaged_model_on_numpy_without_torch(packaged: Any) -> None:
     code = (
         "import sys; from kg_neo4j.embeddings import load_embedder; "
@@ -250,6 +251,7 @@ UNSUPPORTED: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("case", list(UNSUPPORTED))
 def test_anything_else_is_refused_by_numpy(packaged: Any, tmp_path: Path, case: str) -> None:
     edit, named = UNSUPPORTED[case]
@@ -287,6 +289,7 @@ def test_a_copy_of_the_packaged_model_runs_on_numpy(
     assert cosines(SentenceEmbedder(model).encode(texts), torch_side["vectors 30"]["vectors"]).min() >= 0.9999
 
 
+@pytest.mark.unit
 def test_unknown_runtime_is_an_error_naming_the_choices(packaged: Any) -> None:
     with pytest.raises(ConfigError) as info:
         SentenceEmbedder(packaged, runtime="onnx")

@@ -5,8 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pytest
+
 from kg_neo4j.fusion import FusionWeights, Hit, finish, pool, score_channels, strong_entities
 from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
+
+#: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
+pytestmark = pytest.mark.unit
 
 DEFAULT = FusionWeights()
 

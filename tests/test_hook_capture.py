@@ -29,6 +29,7 @@ def json_blocks() -> list[dict[str, Any]]:
     return [json.loads(b) for b in re.findall(r"```json\n(.*?)```", DOCS.read_text(), re.S)]
 
 
+@pytest.mark.unit
 def test_settings_snippets_parse_and_name_our_hooks_and_tools() -> None:
     command_type, agent_type = json_blocks()
     commands = [h["command"] for groups in command_type["hooks"].values() for g in groups for h in g["hooks"]]

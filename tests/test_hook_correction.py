@@ -27,6 +27,7 @@ def confusion(split: str | None = None) -> tuple[int, int, int, int]:
     return tp, fp, fn, len(rows)
 
 
+@pytest.mark.unit
 def test_precision_and_recall_on_labelled_prompts() -> None:
     tp, fp, fn, n = confusion()
     assert n >= 50 and tp + fn >= 20 and n - tp - fn >= 20  # positives and negatives both well represented
@@ -37,6 +38,7 @@ def test_precision_and_recall_on_labelled_prompts() -> None:
     assert hn >= 30 and htp / (htp + hfp) >= 0.9 and htp / (htp + hfn) >= 0.75
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("prompt", "expected"),
     [

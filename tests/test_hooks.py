@@ -310,6 +310,7 @@ async def test_post_compact(
     assert short.splitlines() == lines[:2] and len(short) <= budget
 
 
+@pytest.mark.unit
 def test_fit_and_payload() -> None:
     assert fit("h", ["a", "bb"], 100) == "h\na\nbb"
     assert fit("h", ["a", "bb"], 4) == "h\na"
@@ -519,6 +520,7 @@ async def test_recall_records_an_access_and_what_it_showed(
     assert [t["names"] for t in state["turns"]] == [["Deploy checklist"]] and state["searched_at"]
 
 
+@pytest.mark.unit
 def test_search_marks_from_many_threads_of_one_process_never_collide(tmp_path: Path) -> None:
     """The server marks each search_memory from a worker thread: writers of one process share a pid,
     and each still replaces the marker with a file of its own (no lost temporary file, no error)."""

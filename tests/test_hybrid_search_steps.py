@@ -14,6 +14,9 @@ from kg_neo4j.knowledge.recall import facts_of
 from kg_neo4j.knowledge.vocabulary import Category
 from kg_neo4j.store.hybrid_search import answer, memory_prior
 
+#: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
+pytestmark = pytest.mark.unit
+
 AT = datetime(2026, 6, 1, tzinfo=UTC)
 
 

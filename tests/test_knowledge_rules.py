@@ -54,6 +54,9 @@ from kg_neo4j.knowledge.vocabulary import (
     parse,
 )
 
+#: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
+pytestmark = pytest.mark.unit
+
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CREATIVE = Category.CREATIVE
 FUNDAMENTAL = Category.FUNDAMENTAL

@@ -237,6 +237,7 @@ async def test_local_directory_and_installed_package_models(private: Neo4jInfo, 
     assert proc.returncode == 2 and "carries no sentence-transformers model" in proc.stderr
 
 
+@pytest.mark.unit
 def test_docs_languages_section_matches_the_tests() -> None:
     from conftest import ROOT
 

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+#: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "kg_neo4j"
 

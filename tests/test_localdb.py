@@ -37,6 +37,7 @@ from kg_neo4j.settings import Settings
 # --------------------------------------------------------------------------- pure
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("version", "java"),
     [
@@ -52,12 +53,14 @@ def test_java_requirement(version: str, java: int) -> None:
     assert java_requirement(version) == java
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("version", ["3.5.0", "latest", ""])
 def test_java_requirement_rejects_unknown_versions(version: str) -> None:
     with pytest.raises(ConfigError):
         java_requirement(version)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("output", "major"),
     [
@@ -74,6 +77,7 @@ def test_parse_java_major(output: str, major: int | None) -> None:
     assert parse_java_major(output) == major
 
 
+@pytest.mark.unit
 def test_bad_settings_are_config_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="KG_NEO4J_LOCAL_HEAP"):
         LocalNeo4j(Settings(home=tmp_path, local_heap="lots"))
@@ -85,6 +89,7 @@ def test_bad_settings_are_config_errors(tmp_path: Path) -> None:
         LocalNeo4j(Settings(home=tmp_path, local_bolt_port=7000, local_http_port=7000))
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "policy",
     ["256M size", "2 files", "1 days", "2 days 1G", "12 hours 500M", "100k txs", "keep_none", "true"],
@@ -94,12 +99,14 @@ def test_tx_log_retention_accepts_neo4j_policies(tmp_path: Path, policy: str) ->
     assert f"db.tx_log.rotation.retention_policy={policy}\n" in db._conf_text()
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("policy", ["forever", "256M size\n", "2 files 1G", "0 files", "", "1 weeks"])
 def test_tx_log_retention_rejects_the_rest(tmp_path: Path, policy: str) -> None:
     with pytest.raises(ConfigError, match="KG_NEO4J_LOCAL_TX_LOG_RETENTION"):
         LocalNeo4j(Settings(home=tmp_path, local_tx_log_retention=policy))
 
 
+@pytest.mark.unit
 def test_too_old_explicit_java_is_a_config_error(tmp_path: Path) -> None:
     fake = tmp_path / "java"
     fake.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")
@@ -112,6 +119,7 @@ def test_too_old_explicit_java_is_a_config_error(tmp_path: Path) -> None:
     assert "openjdk-17-jre-headless" in message
 
 
+@pytest.mark.unit
 def test_default_java_is_new_enough(tmp_path: Path) -> None:
     db = LocalNeo4j(Settings(home=tmp_path))  # the configured version (KG_NEO4J_LOCAL_NEO4J_VERSION or 5.26)
     java = db.find_java()
@@ -120,6 +128,7 @@ def test_default_java_is_new_enough(tmp_path: Path) -> None:
     assert major is not None and major >= java_requirement(db.version)
 
 
+@pytest.mark.unit
 def test_never_started_home(tmp_path: Path) -> None:
     db = LocalNeo4j(Settings(home=tmp_path, local_bolt_port=free_port(), local_http_port=free_port()))
     with pytest.raises(Neo4jUnavailableError, match="never been started"):
@@ -131,6 +140,7 @@ def test_never_started_home(tmp_path: Path) -> None:
     assert db.stop() is False
 
 
+@pytest.mark.unit
 def test_stale_pid_file_is_ignored_and_removed(tmp_path: Path) -> None:
     db = LocalNeo4j(Settings(home=tmp_path, local_bolt_port=free_port(), local_http_port=free_port()))
     db.home.mkdir(parents=True)
@@ -173,6 +183,7 @@ def jdks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     return {"root": tmp_path, "java": found, "locations": locations}
 
 
+@pytest.mark.unit
 def test_usual_locations_cover_this_machines_jdks() -> None:
     import glob as glob_
 
@@ -186,6 +197,7 @@ def test_usual_locations_cover_this_machines_jdks() -> None:
     assert {17, 25} <= majors  # OpenJDK 17 (Debian) and Temurin 25 in /usr/lib/jvm
 
 
+@pytest.mark.unit
 def test_oldest_good_jdk_is_chosen_from_the_usual_locations(jdks: dict[str, Any]) -> None:
     path_java = str(jdks["java"]["17"])
     lts = choose_java(
@@ -201,6 +213,7 @@ def test_oldest_good_jdk_is_chosen_from_the_usual_locations(jdks: dict[str, Any]
     )  # PATH's 17 is too old; 21 is the oldest good
 
 
+@pytest.mark.unit
 def test_sdkman_and_opt_java_are_looked_at(jdks: dict[str, Any]) -> None:
     for gone in ("21", "25"):
         jdks["java"][gone].unlink()
@@ -215,6 +228,7 @@ def test_sdkman_and_opt_java_are_looked_at(jdks: dict[str, Any]) -> None:
     assert chosen.major == 23 and chosen.path == jdks["java"]["docker"]  # /opt/java/*
 
 
+@pytest.mark.unit
 def test_java_home_wins_when_good_enough(jdks: dict[str, Any]) -> None:
     home25 = jdks["java"]["25"].parent.parent
     chosen = choose_java(
@@ -232,6 +246,7 @@ def test_java_home_wins_when_good_enough(jdks: dict[str, Any]) -> None:
     assert chosen.major == 21  # a JAVA_HOME too old for this version is passed over, not used
 
 
+@pytest.mark.unit
 def test_explicit_java_must_do(jdks: dict[str, Any]) -> None:
     chosen = choose_java(
         LTS_VERSION, explicit=jdks["java"]["25"], java_home=None, path_java=False, locations=[]
@@ -247,6 +262,7 @@ def test_explicit_java_must_do(jdks: dict[str, Any]) -> None:
         )
 
 
+@pytest.mark.unit
 def test_no_good_jdk_names_what_was_found_and_how_to_get_one(jdks: dict[str, Any]) -> None:
     for gone in ("21", "25", "sdk", "docker"):
         jdks["java"][gone].unlink()
@@ -265,6 +281,7 @@ def test_no_good_jdk_names_what_was_found_and_how_to_get_one(jdks: dict[str, Any
     )
 
 
+@pytest.mark.unit
 def test_the_real_jdk_for_each_line(tmp_path: Path) -> None:
     for version, required in ((LTS_VERSION, 17), (CURRENT_VERSION, 21)):
         chosen = LocalNeo4j(Settings(home=tmp_path, local_neo4j_version=version)).choose_java()
@@ -316,6 +333,7 @@ def test_another_home_reuses_the_default_homes_jars(
     assert (db.lib_dir / jar).read_bytes() == (source / jar).read_bytes()
 
 
+@pytest.mark.unit
 def test_data_of_a_newer_line_is_refused_and_an_upgrade_is_announced(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -199,6 +199,7 @@ async def test_weight_averaging_on_update(mesh: MeshStore, store: GraphStore) ->
     assert rels == {("A", "B"): pytest.approx(0.7), ("B", "A"): pytest.approx(0.8)}
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("bad", [1.5, -0.1])
 def test_weight_out_of_range_rejected(bad: float) -> None:
     with pytest.raises(Exception, match="weight"):
@@ -439,6 +440,7 @@ async def test_before_listener_can_veto_and_after_listener_cannot_fail_the_call(
     assert edge_keys(await mesh.read_graph()) == [("A", "B", "knows")]
 
 
+@pytest.mark.unit
 def test_bus_api(bus: EventBus) -> None:
     calls: list[str] = []
     bus.once("afterCommit", lambda d: calls.append("once"))

@@ -6,8 +6,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+from kg_helpers import doc_after, user_docs
+
 from kg_neo4j.localdb import CURRENT_VERSION, LTS_VERSION
 from kg_neo4j.settings import Settings
+
+#: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
+pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,13 +39,14 @@ def test_ci_runs_the_suite_on_the_current_line_from_the_code_constant() -> None:
     stop = ci.index(".venv/bin/kg-neo4j neo4j stop\n")
     start = ci.index('"${current_env[@]}" .venv/bin/kg-neo4j neo4j start')
     assert stop < start
-    assert ci.count("\n.venv/bin/python -m pytest -q\n") == 1  # the 5.26 pass
-    assert ci.count('"${current_env[@]}" .venv/bin/python -m pytest -q\n') == 1  # the current line's
+    # both passes in the same random order (.ci/run prints the seed)
+    assert ci.count('\n.venv/bin/python -m pytest -q --randomly-seed="$seed"\n') == 1  # the 5.26 pass
+    assert ci.count('"${current_env[@]}" .venv/bin/python -m pytest -q --randomly-seed="$seed"\n') == 1
 
 
-def test_readme_names_the_pinned_versions() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Neo4j versions", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_name_the_pinned_versions() -> None:
+    section = doc_after("## Neo4j versions\n").split("\n## ", 1)[0]
     assert f"KG_NEO4J_LOCAL_NEO4J_VERSION={CURRENT_VERSION}" in section
-    assert f"neo4j:{CURRENT_VERSION}-community" in readme and f"neo4j:{LTS_VERSION}-community" in readme
-    assert f"| `{LTS_VERSION}` |" in readme  # the settings table's default
+    docs = "\n".join(p.read_text(encoding="utf-8") for p in user_docs())
+    assert f"neo4j:{CURRENT_VERSION}-community" in docs and f"neo4j:{LTS_VERSION}-community" in docs
+    assert f"| `{LTS_VERSION}` |" in docs  # the settings table's default

@@ -204,6 +204,7 @@ def test_http_healthz_needs_no_token_and_shows_no_data(neo4j_info: Neo4jInfo) ->
         assert client.post("/mcp", content=json.dumps(INIT)).status_code == 401
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "raw",
     [

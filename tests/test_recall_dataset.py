@@ -9,6 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+#: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
+pytestmark = pytest.mark.unit
+
 EVAL = Path(__file__).resolve().parent.parent / "benchmarks" / "recall_eval"
 V2 = EVAL / "v2"
 

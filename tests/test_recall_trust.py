@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import jsonschema
-from kg_helpers import ok
+import pytest
+from kg_helpers import doc_after, ok, user_docs
 
 from conftest import Neo4jInfo, mcp_session
 from kg_neo4j.knowledge import decay
@@ -189,11 +190,15 @@ async def test_a_plain_graph_answers_as_before(neo4j_info: Neo4jInfo, namespace:
         assert [set(e) for e in walked["entities"]] == [{"name", "entityType", "observations", "depth"}] * 2
 
 
-def test_readme_describes_the_knowledge_key() -> None:
-    from conftest import ROOT
-
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("**Trust at recall.**", 1)[1].split("\n\n", 1)[0]
+@pytest.mark.unit
+def test_the_docs_describe_the_knowledge_key() -> None:
+    # a paragraph headed **Trust at recall.** (README) or a section "## Trust at recall" (docs/)
+    marker = next(
+        m
+        for m in ("**Trust at recall.**", "## Trust at recall\n")
+        if any(m in p.read_text() for p in user_docs())
+    )
+    section = doc_after(marker).strip().split("\n\n", 1)[0]
     for key in (
         "trust",
         "level",

@@ -84,6 +84,7 @@ def variant(**changes: Any) -> dict[str, Any]:
 # --- 14.1 loading ------------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_load_valid_schema(tmp_path: Path) -> None:
     schema = load_schema(write(tmp_path, "npc.schema.json", NPC))
     assert schema.node_type == "npc"
@@ -103,6 +104,7 @@ def test_load_valid_schema(tmp_path: Path) -> None:
     assert schema.additional_properties is True
 
 
+@pytest.mark.unit
 def test_load_all_schemas_from_a_directory(tmp_path: Path) -> None:
     write(tmp_path, "npc.schema.json", NPC)
     write(
@@ -124,6 +126,7 @@ def test_load_all_schemas_from_a_directory(tmp_path: Path) -> None:
     assert schemas[0].properties["name"].required
 
 
+@pytest.mark.unit
 def test_the_shipped_examples_are_memorymeshs_eleven_schemas(tmp_path: Path) -> None:
     schemas = {s.node_type: s for s in load_schemas(default_schemas_dir(), reserved=BUILTIN_TOOL_NAMES)}
     assert sorted(schemas) == sorted(
@@ -171,6 +174,7 @@ def test_the_shipped_examples_are_memorymeshs_eleven_schemas(tmp_path: Path) -> 
         assert set(props) <= set(schemas[t].properties), t
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("data", "field", "fragment"),
     [
@@ -220,6 +224,7 @@ def test_bad_schema_names_file_and_field(
     assert fragment in str(info.value)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("text", ["{not json", "[1, 2]", ""])
 def test_unreadable_schema_names_the_file(tmp_path: Path, text: str) -> None:
     path = write(tmp_path, "x.schema.json", text)
@@ -228,6 +233,7 @@ def test_unreadable_schema_names_the_file(tmp_path: Path, text: str) -> None:
     assert str(info.value).startswith(f"{path}: ")
 
 
+@pytest.mark.unit
 def test_schema_generating_a_builtin_tool_is_refused(tmp_path: Path) -> None:
     path = write(
         tmp_path, "entities.schema.json", {"name": "add_entities", "description": "x", "properties": {}}
@@ -242,6 +248,7 @@ def test_schema_generating_a_builtin_tool_is_refused(tmp_path: Path) -> None:
             load_schemas(tmp_path, reserved=BUILTIN_TOOL_NAMES)
 
 
+@pytest.mark.unit
 def test_two_schemas_generating_the_same_tool(tmp_path: Path) -> None:
     write(tmp_path, "a.schema.json", NPC)
     second = write(tmp_path, "b.schema.json", NPC)
@@ -251,6 +258,7 @@ def test_two_schemas_generating_the_same_tool(tmp_path: Path) -> None:
     assert "a.schema.json" in str(info.value)
 
 
+@pytest.mark.unit
 def test_missing_directory_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="does not exist"):
         load_schemas(tmp_path / "nope")
@@ -259,6 +267,7 @@ def test_missing_directory_is_a_config_error(tmp_path: Path) -> None:
 # --- 5.2 generated input schemas --------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_generated_input_schemas_wrap_the_properties_in_an_object_named_for_the_type(tmp_path: Path) -> None:
     schema = load_schema(write(tmp_path, "npc.schema.json", NPC))
     add = schema.add_input_schema()
@@ -306,6 +315,7 @@ def test_generated_input_schemas_wrap_the_properties_in_an_object_named_for_the_
 # --- 3.7 processing --------------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_display_names() -> None:
     assert display_name("currentLocation") == "Current Location"
     assert display_name("role") == "Role"
@@ -313,6 +323,7 @@ def test_display_names() -> None:
     assert display_name("hitPointsMax") == "Hit Points Max"
 
 
+@pytest.mark.unit
 def test_process_args_metadata_edges_and_checks(tmp_path: Path) -> None:
     schema = load_schema(write(tmp_path, "npc.schema.json", NPC))
     p = process_args(
@@ -359,6 +370,7 @@ def test_process_args_metadata_edges_and_checks(tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.unit
 def test_replace_entries_in_place() -> None:
     meta = ["Role: Wizard", "free text", "Current Location: Rivendell", "Status: Active", "Role: again"]
     assert replace_entries(meta, {"Current Location": "Mordor", "Role": "Noble", "Mood": "grim"}) == [

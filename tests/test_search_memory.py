@@ -171,6 +171,7 @@ async def test_lucene_syntax_in_questions_is_safe(semantic_store: GraphStore, qu
     assert all(t.isalnum() or "_" in t for t in fulltext_query(query).split())
 
 
+@pytest.mark.unit
 def test_fulltext_query_keeps_words_only() -> None:
     assert (
         fulltext_query('What did "Alice" say: (job) AND pay/hours*?')

@@ -10,6 +10,9 @@ import pytest
 from kg_neo4j.cli import _settings, build_parser
 from kg_neo4j.settings import Settings
 
+#: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
+pytestmark = pytest.mark.unit
+
 
 def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NEO4J_URI", "neo4j+s://example.databases.neo4j.io")

@@ -99,6 +99,7 @@ class OpenSpy:
 # --------------------------------------------------------------------------- safe paths
 
 
+@pytest.mark.unit
 def test_resolve_accepts_files_inside_the_root(tree: Path) -> None:
     assert resolve_skill_path(tree, "coding/principles.md") == (tree / "coding/principles.md").resolve()
     assert resolve_skill_path(tree, "./coding//principles.md") == (tree / "coding/principles.md").resolve()
@@ -113,6 +114,7 @@ def test_resolve_accepts_files_inside_the_root(tree: Path) -> None:
     assert "staging database" in text
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "rel, message",
     [
@@ -162,6 +164,7 @@ def test_resolve_rejects_and_reads_nothing(
     assert spy.paths == []  # nothing was opened, inside or outside the root
 
 
+@pytest.mark.unit
 def test_read_refuses_binary_and_non_utf8(tree: Path) -> None:
     (tree / "bin.md").write_bytes(b"# x\n\x00\x01")
     (tree / "latin1.md").write_bytes("# caf\xe9\n".encode("latin-1"))
@@ -171,6 +174,7 @@ def test_read_refuses_binary_and_non_utf8(tree: Path) -> None:
         read_skill_file(tree, "latin1.md")
 
 
+@pytest.mark.unit
 def test_missing_root_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="does not exist"):
         resolve_skill_path(tmp_path / "nope", "a.md")
@@ -179,6 +183,7 @@ def test_missing_root_is_a_clear_error(tmp_path: Path) -> None:
         resolve_skill_path(tmp_path / "file", "a.md")
 
 
+@pytest.mark.unit
 def test_listing_is_sorted_md_only_and_stays_inside(tree: Path) -> None:
     (tree / "link-out.md").symlink_to(tree.parent / "secret.md")
     (tree / "linked-dir").symlink_to(tree.parent / "outside", target_is_directory=True)
@@ -193,6 +198,7 @@ def test_listing_is_sorted_md_only_and_stays_inside(tree: Path) -> None:
 # --------------------------------------------------------------------------- markdown to knowledge
 
 
+@pytest.mark.unit
 def test_sections_by_heading_levels_code_and_front_matter() -> None:
     text = (
         "---\ntitle: t\n---\nintro\n"
@@ -222,6 +228,7 @@ def test_sections_by_heading_levels_code_and_front_matter() -> None:
     assert by[("E",)] == "body e\n#hashtag is no heading"
 
 
+@pytest.mark.unit
 def test_items_names_types_sources() -> None:
     text = "# Guide\n\n## Steps\n1. do\n\n## Steps\n2. again\n\n## Empty\n\n## Pitfalls\nnever x\n"
     items = skill_knowledge("team/guide.md", text)
@@ -237,6 +244,7 @@ def test_items_names_types_sources() -> None:
     assert [i.name for i in skill_knowledge("team/guide.md", text)] == [i.name for i in items]
 
 
+@pytest.mark.unit
 def test_long_sections_are_split_into_parts_without_loss() -> None:
     paragraph = ("word " * 199 + "end.").strip()
     body = "\n\n".join(f"{n} {paragraph}" for n in range(30))  # ~30 KB
@@ -248,6 +256,7 @@ def test_long_sections_are_split_into_parts_without_loss() -> None:
     assert "\n\n".join(i.content for i in items) == body  # cut at paragraph breaks, nothing lost
 
 
+@pytest.mark.unit
 def test_long_names_are_cut_uniquely() -> None:
     a = knowledge_name("d/" * 300 + "f.md", "H" * 600 + " one")
     b = knowledge_name("d/" * 300 + "f.md", "H" * 600 + " two")
@@ -255,6 +264,7 @@ def test_long_names_are_cut_uniquely() -> None:
     assert a == knowledge_name("d/" * 300 + "f.md", "H" * 600 + " one")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "rel, headings, default, expected",
     [
@@ -275,6 +285,7 @@ def test_type_inference(rel: str, headings: list[str], default: str | None, expe
     assert infer_type(rel, headings, default) == KnowledgeType(expected)
 
 
+@pytest.mark.unit
 def test_content_words_and_coverage() -> None:
     item = content_words("Rotate the JWT signing keys every 90 days.")
     assert item == content_words("rotated jwt sign KEY every 90 day")

@@ -791,6 +791,7 @@ async def test_mcp_reference_profile_hides_temporal_tools(transport, neo4j_info,
         assert names(graph) == ["A", "B"] and rel_keys(graph) == [("A", "B", "knows")]
 
 
+@pytest.mark.unit
 def test_traverse_model_rejects_depth_over_cap() -> None:
     with pytest.raises(pydantic.ValidationError):
         TraverseIn.model_validate({"start": ["A"], "maxDepth": 5})

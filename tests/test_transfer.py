@@ -150,6 +150,7 @@ async def dump(driver: AsyncDriver, namespace: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- detection (pure)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("name", "text", "expected"),
     [
@@ -180,6 +181,7 @@ def test_detect_format(tmp_path: Path, name: str, text: str, expected: str) -> N
     assert detect_format(path) == expected
 
 
+@pytest.mark.unit
 def test_detect_format_refuses_unknown_content(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
     path.write_text(jsonl({"hello": 1}, "not json"))
@@ -187,6 +189,7 @@ def test_detect_format_refuses_unknown_content(tmp_path: Path) -> None:
         detect_format(path)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "value",
     [
@@ -210,6 +213,7 @@ def test_value_codec_round_trips(value: Any) -> None:
     assert decode_value(encoded) == value
 
 
+@pytest.mark.unit
 def test_value_codec_rejects_garbage() -> None:
     for bad in (
         {"$datetime": "yesterday"},
@@ -759,6 +763,7 @@ async def test_cli_import_export_end_to_end(
     assert done.returncode == 2 and "--format" in done.stderr and done.stdout == ""
 
 
+@pytest.mark.unit
 def test_decode_property_checks_what_neo4j_can_store() -> None:
     assert decode_property([1, 2.5]) == [1, 2.5]
     assert decode_property([{"$date": "2026-01-01"}]) == [neo4j.time.Date(2026, 1, 1)]

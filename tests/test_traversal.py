@@ -447,6 +447,7 @@ async def test_hub_fanout_parameter(hub_store, fanout):
     assert tr.truncated is True and tr.cappedAt == [HUB]
 
 
+@pytest.mark.unit
 async def test_hub_fanout_bounds_rejected():
     for bad in (0, MAX_TRAVERSE_FANOUT + 1):
         with pytest.raises(pydantic.ValidationError):

@@ -133,6 +133,7 @@ async def test_concurrent_writers_never_share_a_turn(store: GraphStore, sync_dri
         assert mine == list(range(mine[0], mine[0] + 5))
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("own", "prev", "pair", "want"),
     [
@@ -148,6 +149,7 @@ def test_turn_context_is_the_cosine_of_the_averaged_vector(
     assert turn_context(own, prev, pair) == pytest.approx(want)
 
 
+@pytest.mark.unit
 def test_turn_context_against_vectors() -> None:
     import numpy as np
 
@@ -174,6 +176,7 @@ def fused(*scores: tuple[str, int | None, float]) -> dict:  # type: ignore[type-
     }
 
 
+@pytest.mark.unit
 def test_the_head_is_the_best_observations_only() -> None:
     from kg_neo4j.fusion import rerank_head
 
@@ -183,6 +186,7 @@ def test_the_head_is_the_best_observations_only() -> None:
     assert rerank_head(hits, FusionWeights(turn_context=0)) == []
 
 
+@pytest.mark.unit
 def test_the_re_rank_adds_a_share_of_the_top_score() -> None:
     from kg_neo4j.fusion import rerank_by_context, rerank_head
 
@@ -199,6 +203,7 @@ def test_the_re_rank_adds_a_share_of_the_top_score() -> None:
     assert hits[("B", 0)].channels["turn"] == 1.0
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("context", [{}, {"id-A0": 0.5}, {"id-A0": 0.5, "elsewhere": 0.9}])
 def test_too_little_context_changes_nothing(context: dict[str, float]) -> None:
     from kg_neo4j.fusion import rerank_by_context, rerank_head

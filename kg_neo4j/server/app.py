@@ -8,7 +8,6 @@ handed to every MCP session.
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -20,9 +19,9 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from kg_neo4j import __version__
-from kg_neo4j.runtime import open_resources
 from kg_neo4j.clock import Clock
 from kg_neo4j.errors import ConfigError
+from kg_neo4j.runtime import open_resources
 from kg_neo4j.schemas import NodeSchema, load_schemas
 from kg_neo4j.server import prompts
 from kg_neo4j.server.history import HISTORY_TOOLS
@@ -99,19 +98,10 @@ async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncI
             settings=settings,
             schemas=schemas,
         )
-        _freeze_startup_heap()
         try:
             yield runtime
         finally:
             await runtime.drain()  # access records still being written
-
-
-def _freeze_startup_heap() -> None:
-    """Move what start-up made (modules, models, schemas) out of the cyclic garbage collector's
-    sight: they live as long as the process, and every full collection walked them again each time
-    a whole-graph answer had just been built (docs/performance.md)."""
-    gc.collect()
-    gc.freeze()
 
 
 def build_server(runtime: Runtime) -> Server[Any]:

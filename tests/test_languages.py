@@ -30,8 +30,10 @@ DE_DOG = "Der Hund schläft im Garten"
 TEXTS = {"zh-1": ZH_DB, "zh-2": ZH_DECOY, "de-1": DE_DB, "de-2": DE_DOG}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def private(private_neo4j_server: Neo4jInfo) -> Neo4jInfo:
+    """The private Neo4j, emptied before each test: each of them starts from a fresh database (the analyzer
+    and the vector dimensions are set by the first server on it), whatever ran before it."""
     wipe_neo4j(private_neo4j_server)
     return private_neo4j_server
 

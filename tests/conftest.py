@@ -33,20 +33,14 @@ ROOT = Path(__file__).resolve().parent.parent
 KG = str(Path(sys.executable).with_name("kg-neo4j"))
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+@pytest.fixture(scope="session", autouse=True)
+def no_torch_in_pytest() -> Iterator[None]:
     """A test that needs torch (sentence-transformers) runs it in a child process: imported in pytest's own
     process, torch's libraries print hundreds of ``nanobind: leaked`` lines after pytest's summary at exit
-    (issue 27).  Such an import fails the run, naming the modules."""
+    (issue 27).  Such an import is an error at the end of the session (of each worker under xdist)."""
+    yield
     heavy = sorted(m for m in ("torch", "sentence_transformers", "triton") if m in sys.modules)
-    if heavy:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.ensure_newline()
-            reporter.write_line(
-                f"FAIL: {', '.join(heavy)} imported in the pytest process: import it in a child process",
-                red=True,
-            )
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    assert not heavy, f"{', '.join(heavy)} imported in the pytest process: import it in a child process"
 
 
 @dataclass(frozen=True)

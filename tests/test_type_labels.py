@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from kg_helpers import ent, rel, session
+from kg_helpers import doc_after, ent, rel, session
 from test_knowledge_tools import call as kcall
 from test_memorymesh_tools import mm
 from test_transfer import kg
@@ -231,12 +231,11 @@ async def test_backfill_is_batched_and_resumable(
 
 
 async def test_labels_are_database_wide(neo4j_info: Neo4jInfo, sync_driver: Any) -> None:
-    """What the README's namespaces section says: db.labels() shows the types of every namespace."""
+    """What the docs' namespaces section says: db.labels() shows the types of every namespace."""
     kind = f"kind{uuid.uuid4().hex[:8]}"
     ns = f"test-labels-wide-{uuid.uuid4().hex[:8]}"
     async with session("stdio", neo4j_info, ns) as s:
         await s.call_tool("create_entities", {"entities": [ent("X", kind)]})
     records, _, _ = sync_driver.execute_query("CALL db.labels() YIELD label RETURN collect(label) AS all")
     assert kind in records[0]["all"]
-    readme = (ROOT / "README.md").read_text()
-    assert "db.labels()" in readme[readme.index("### Namespaces") : readme.index("### Limits")]
+    assert "db.labels()" in doc_after("## Namespaces").split("\n## ", 1)[0]

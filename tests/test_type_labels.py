@@ -238,4 +238,4 @@ async def test_labels_are_database_wide(neo4j_info: Neo4jInfo, sync_driver: Any)
         await s.call_tool("create_entities", {"entities": [ent("X", kind)]})
     records, _, _ = sync_driver.execute_query("CALL db.labels() YIELD label RETURN collect(label) AS all")
     assert kind in records[0]["all"]
-    assert "db.labels()" in doc_after("## Namespaces").split("\n## ", 1)[0]
+    assert "db.labels()" in doc_after("\n## Namespaces\n").split("\n## ", 1)[0]

@@ -123,12 +123,6 @@ def namespace(request: pytest.FixtureRequest) -> str:
     return f"test-{request.node.name[:60]}-{uuid.uuid4().hex[:8]}"
 
 
-def searchable(labels: list[str]) -> list[str]:
-    """``labels`` with :KgPending read as :KgText, sorted: pending, held or moved, search_nodes finds the node the
-    same (store/text_catch_up.py); which of the three a node is in depends on when the catch-up ran."""
-    return sorted({"KgText" if x == "KgPending" else x for x in labels})
-
-
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock()

@@ -15,6 +15,10 @@ import pytest
 from kg_helpers import RawStdio
 
 from conftest import KG, ROOT, Neo4jInfo, http_server, server_env
+from kg_neo4j.server.app import profile_tools
+
+#: what ``serve`` lists by default (the ``default`` profile's declarations)
+DEFAULT_TOOLS = len(profile_tools("default"))
 
 #: The last 1.x release of the MCP SDK, in a venv of its own (cached between runs).
 MCP1 = "mcp==1.26.0"
@@ -55,7 +59,7 @@ def test_sdk1_client_over_stdio(mcp1_python: Path, neo4j_info: Neo4jInfo, namesp
         timeout=180,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    _check(json.loads(done.stdout.strip().splitlines()[-1]), 15)  # the default profile (README "Profiles")
+    _check(json.loads(done.stdout.strip().splitlines()[-1]), DEFAULT_TOOLS)
 
 
 def test_sdk1_client_over_http(mcp1_python: Path, neo4j_info: Neo4jInfo, namespace: str) -> None:
@@ -106,7 +110,7 @@ def _lines(version: str) -> list[dict[str, Any]]:
 def _check_answers(version: str, answers: dict[int, dict[str, Any]]) -> None:
     assert answers[1]["result"]["protocolVersion"] == version
     assert answers[1]["result"]["serverInfo"]["name"] == "kg-neo4j"
-    assert len(answers[2]["result"]["tools"]) == 15  # the default profile (README "Profiles")
+    assert len(answers[2]["result"]["tools"]) == DEFAULT_TOOLS
     bo = [{"name": "Bo", "entityType": "dog", "observations": ["barks"]}]
     assert json.loads(answers[3]["result"]["content"][0]["text"]) == bo
     assert answers[3]["result"].get("isError") in (None, False)

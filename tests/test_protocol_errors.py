@@ -13,7 +13,11 @@ import pytest
 from kg_helpers import RawStdio
 
 from conftest import Neo4jInfo, http_server
+from kg_neo4j.server.app import profile_tools
 from kg_neo4j.server.wire import MAX_JSON_DEPTH, check_message
+
+#: what ``serve`` lists by default (the ``default`` profile's declarations)
+DEFAULT_TOOLS = len(profile_tools("default"))
 
 INIT = {
     "jsonrpc": "2.0",
@@ -122,7 +126,7 @@ def test_stdio_answers_and_stays_up(
     _assert_error(raw_stdio.receive(), code, rid, words)
     raw_stdio.send(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"}))
     after = raw_stdio.receive()
-    assert after["id"] == 99 and len(after["result"]["tools"]) == 15
+    assert after["id"] == 99 and len(after["result"]["tools"]) == DEFAULT_TOOLS
 
 
 def test_stdio_invalid_utf8_is_a_parse_error(raw_stdio: RawStdio) -> None:
@@ -194,7 +198,7 @@ def test_http_answers_and_stays_up(
         ok = client.post(
             "/mcp", headers=headers, content=json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/list"})
         )
-        assert ok.status_code == 200 and len(_sse_or_json(ok)["result"]["tools"]) == 15
+        assert ok.status_code == 200 and len(_sse_or_json(ok)["result"]["tools"]) == DEFAULT_TOOLS
 
 
 def test_http_healthz_needs_no_token_and_shows_no_data(neo4j_info: Neo4jInfo) -> None:

@@ -4,22 +4,45 @@ A kept answer is reused only when no transaction has been applied since it was r
 this store, another store or process, another namespace) and the clock has not passed a moment at
 which the namespace's answer changes by itself (a relation closed or opened later, an item created
 with a later timestamp).  Every test checks the answer against a fresh build, never only a counter.
+
+A commit anywhere in the database ends a kept answer, so these tests run on the run's private Neo4j
+(conftest ``private_neo4j_server``: one per test process, used by one test at a time), where nothing else
+writes between two reads: ``neo4j_info`` and ``driver`` are overridden for this module.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
+import pytest_asyncio
 from kg_helpers import ok, session, text_of
-from neo4j import AsyncGraphDatabase
+from neo4j import AsyncDriver, AsyncGraphDatabase
 
+from conftest import Neo4jInfo
 from kg_neo4j.models import EntityIn, ObservationAdd, RelationIn
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.answer_cache import AnswerCache, cache_applies
+from kg_neo4j.store.connection import bootstrap
 
 pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture
+def neo4j_info(private_neo4j_server: Neo4jInfo) -> Neo4jInfo:
+    return private_neo4j_server
+
+
+@pytest_asyncio.fixture
+async def driver(neo4j_info: Neo4jInfo) -> AsyncIterator[AsyncDriver]:
+    drv = AsyncGraphDatabase.driver(
+        neo4j_info.uri, auth=(neo4j_info.username, neo4j_info.password), notifications_min_severity="OFF"
+    )
+    await bootstrap(drv, neo4j_info.database)  # another module may have wiped it
+    yield drv
+    await drv.close()
 
 
 def _ent(name: str, *obs: str) -> EntityIn:
@@ -31,13 +54,10 @@ def _rel(a: str, b: str, t: str, **kw: object) -> RelationIn:
 
 
 async def _kept(store: GraphStore) -> tuple[str, dict]:
-    """Two reads in a row answer the same kept object.  Another writer on the same database (tests of
-    other processes) moves the position between them now and then: tried up to 5 times."""
-    for _ in range(5):
-        first = await store.read_graph_answer()
-        if await store.read_graph_answer() is first:
-            return first
-    raise AssertionError("read_graph's answer was never kept across two reads in a row")
+    """Two reads in a row answer the same kept object (nothing else writes to this database)."""
+    first = await store.read_graph_answer()
+    assert await store.read_graph_answer() is first, "read_graph's answer was not kept across two reads"
+    return first
 
 
 async def _fresh(store: GraphStore) -> tuple[str, dict]:

@@ -17,7 +17,7 @@ import neo4j.time
 import pytest
 from neo4j import AsyncDriver
 
-from conftest import KG, Neo4jInfo, searchable, server_env
+from conftest import KG, Neo4jInfo, server_env
 from kg_neo4j.clock import ManualClock, SystemClock
 from kg_neo4j.commands.transfer import run_export, run_import
 from kg_neo4j.errors import ValidationError
@@ -73,7 +73,7 @@ async def labels_of(driver: AsyncDriver, namespace: str) -> dict[str, list[str]]
     records, _, _ = await driver.execute_query(
         "MATCH (n:KgNode) WHERE n.namespace = $ns RETURN n.name AS name, labels(n) AS labels", ns=namespace
     )
-    return {r["name"]: searchable(r["labels"]) for r in records}
+    return {r["name"]: sorted(r["labels"]) for r in records}
 
 
 def rel_set(graph: Any) -> list[tuple[str, str, str]]:
@@ -116,12 +116,12 @@ async def dump(driver: AsyncDriver, namespace: str) -> dict[str, Any]:
         "nodes": [
             {
                 "name": r["name"],
-                "labels": searchable(r["labels"]),
+                "labels": sorted(r["labels"]),
                 "props": _clean(r["props"]),
                 "zoned": sorted(r["zoned"]),
                 "observations": [
                     {
-                        "labels": searchable(o["labels"]),
+                        "labels": sorted(o["labels"]),
                         "props": _clean(o["props"]),
                         "link": o["link"],
                         "zoned": sorted(o["zoned"]),

@@ -18,7 +18,7 @@ import pytest
 from kg_neo4j.schemas import load_schemas
 from kg_neo4j.server.app import ALL_TOOLS, profile_tools
 from kg_neo4j.server.declare import validate
-from kg_neo4j.server.memorymesh import generated_tools
+from kg_neo4j.server.mesh_generated import generated_tools
 from kg_neo4j.server.profiles import ALL
 from kg_neo4j.server.registry import ToolSpec, inline_refs, schema_of
 from kg_neo4j.settings import PROFILES

@@ -27,7 +27,8 @@ from kg_neo4j.server import prompts
 from kg_neo4j.server.history import HISTORY_TOOLS
 from kg_neo4j.server.knowledge import KNOWLEDGE_TOOLS
 from kg_neo4j.server.maintenance import MAINTENANCE_TOOLS
-from kg_neo4j.server.memorymesh import MESH_TOOLS, generated_tools
+from kg_neo4j.server.memorymesh import MESH_TOOLS
+from kg_neo4j.server.mesh_generated import generated_tools
 from kg_neo4j.server.reference import REFERENCE_TOOLS
 from kg_neo4j.server.registry import Runtime, ToolSpec, call, current_session, tools_for
 from kg_neo4j.server.resource import GraphResource

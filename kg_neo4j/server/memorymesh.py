@@ -1,5 +1,6 @@
 """MemoryMesh's tools (docs/memorymesh.md) over the graph the reference tools use: the 11 static tools
-and the three tools each schema file generates (``add_<type>``, ``update_<type>``, ``delete_<type>``).
+(the three tools each schema file generates, ``add_<type>``, ``update_<type>``, ``delete_<type>``, are
+built in ``server/mesh_generated.py`` and answer the same way).
 
 Answers follow docs/memorymesh.md#answers-and-errors: one text block holding
 ``{"data": ..., "actionTaken": "...", "timestamp": "..."}`` (also the structured output);
@@ -15,7 +16,6 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import pydantic
 from pydantic import Field
 
 from kg_neo4j.input_rules import Batch, LookupName
@@ -27,11 +27,9 @@ from kg_neo4j.models import (
     StrictInput,
     not_null,
 )
-from kg_neo4j.schemas import NodeSchema, process_args
 from kg_neo4j.server.declare import M, TypedHandler, tool
-from kg_neo4j.server.examples import deleted_node_name, new_node_name, node_example, updated_node_name
 from kg_neo4j.server.mesh_errors import mesh_error_text
-from kg_neo4j.server.profiles import GENERATED_PROFILES, A
+from kg_neo4j.server.profiles import A
 from kg_neo4j.server.profiles import M as MESH
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
 from kg_neo4j.store.memorymesh import EdgeIn, EdgeKey, EdgeUpdate, MeshGraph, MeshStore, NodeIn, NodeUpdate
@@ -48,7 +46,7 @@ def mesh(rt: Runtime) -> MeshStore:
     return MeshStore(rt.store)
 
 
-def _answer(rt: Runtime, data: Any, action: str) -> ToolOutput:
+def answer(rt: Runtime, data: Any, action: str) -> ToolOutput:
     out = {"data": data, "actionTaken": action, "timestamp": rt.store.clock.now().isoformat()}
     return dump(out), out
 
@@ -300,7 +298,7 @@ _EXAMPLES: dict[str, dict[str, Any]] = {
     "open_nodes": {"names": ["Elara"]},
 }
 
-_OUTPUT = {
+MESH_OUTPUT = {
     "type": "object",
     "properties": {
         "data": {"type": "object"},
@@ -321,7 +319,7 @@ def _static(name: str, input: type[M]) -> Callable[[TypedHandler[M]], ToolSpec]:
         description=_DESCRIPTIONS[name],
         input=input,
         schema=SCHEMAS[name],
-        output_schema=_OUTPUT,
+        output_schema=MESH_OUTPUT,
         error_text=mesh_error_text,
         **_FLAGS.get(name, {}),
     )
@@ -339,20 +337,20 @@ def _renamed(spec: ToolSpec, name: str) -> ToolSpec:
 @_static("add_nodes", AddNodesIn)
 async def add_nodes(rt: Runtime, req: AddNodesIn) -> ToolOutput:
     added = await mesh(rt).add_nodes(req.nodes)
-    return _answer(rt, {"nodes": [n.model_dump() for n in added]}, f"Added nodes: {_names(added)}")
+    return answer(rt, {"nodes": [n.model_dump() for n in added]}, f"Added nodes: {_names(added)}")
 
 
 @_static("update_nodes", UpdateNodesIn)
 async def update_nodes(rt: Runtime, req: UpdateNodesIn) -> ToolOutput:
     updated = await mesh(rt).update_nodes(req.nodes)
-    return _answer(rt, {"nodes": [n.model_dump() for n in updated]}, f"Updated nodes: {_names(updated)}")
+    return answer(rt, {"nodes": [n.model_dump() for n in updated]}, f"Updated nodes: {_names(updated)}")
 
 
 @_static("delete_nodes", DeleteNodesIn)
 async def delete_nodes(rt: Runtime, req: DeleteNodesIn) -> ToolOutput:
     names = req.nodeNames
     await mesh(rt).delete_nodes(names)
-    return _answer(
+    return answer(
         rt,
         {"nodeNames": names},
         f"Deleted nodes: {', '.join(names[:10])}"
@@ -363,13 +361,13 @@ async def delete_nodes(rt: Runtime, req: DeleteNodesIn) -> ToolOutput:
 @_static("add_edges", AddEdgesIn)
 async def add_edges(rt: Runtime, req: AddEdgesIn) -> ToolOutput:
     added = await mesh(rt).add_edges(req.edges)
-    return _answer(rt, {"edges": [e.dump() for e in added]}, f"Added {len(added)} edge(s)")
+    return answer(rt, {"edges": [e.dump() for e in added]}, f"Added {len(added)} edge(s)")
 
 
 @_static("update_edges", UpdateEdgesIn)
 async def update_edges(rt: Runtime, req: UpdateEdgesIn) -> ToolOutput:
     updated = await mesh(rt).update_edges(req.edges)
-    return _answer(rt, {"edges": [e.dump() for e in updated]}, f"Updated {len(updated)} edge(s)")
+    return answer(rt, {"edges": [e.dump() for e in updated]}, f"Updated {len(updated)} edge(s)")
 
 
 @_static("delete_edges", DeleteEdgesIn)
@@ -377,13 +375,13 @@ async def delete_edges(rt: Runtime, req: DeleteEdgesIn) -> ToolOutput:
     keys = req.edges
     await mesh(rt).delete_edges(keys)
     data = {"edges": [{"from": k.from_, "to": k.to, "edgeType": k.edgeType} for k in keys]}
-    return _answer(rt, data, f"Deleted {len(keys)} edge(s)")
+    return answer(rt, data, f"Deleted {len(keys)} edge(s)")
 
 
 @_static("add_metadata", MetadataIn)
 async def add_metadata(rt: Runtime, req: MetadataIn) -> ToolOutput:
     added = await mesh(rt).add_metadata(req.nodeName, req.metadata)
-    return _answer(
+    return answer(
         rt, {"nodeName": req.nodeName, "metadata": added}, f"Added metadata to node: {req.nodeName}"
     )
 
@@ -391,33 +389,33 @@ async def add_metadata(rt: Runtime, req: MetadataIn) -> ToolOutput:
 @_static("delete_metadata", MetadataIn)
 async def delete_metadata(rt: Runtime, req: MetadataIn) -> ToolOutput:
     await mesh(rt).delete_metadata(req.nodeName, req.metadata)
-    return _answer(
+    return answer(
         rt,
         {"nodeName": req.nodeName, "metadata": req.metadata},
         f"Deleted metadata from node: {req.nodeName}",
     )
 
 
-def _graph_answer(rt: Runtime, graph: MeshGraph, action: str) -> ToolOutput:
-    return _answer(rt, graph.dump(), action)
+def _graphanswer(rt: Runtime, graph: MeshGraph, action: str) -> ToolOutput:
+    return answer(rt, graph.dump(), action)
 
 
 @_static("read_graph", MeshReadIn)
 async def read_graph(rt: Runtime, req: MeshReadIn) -> ToolOutput:
     graph = await mesh(rt).read_graph(limit=req.limit, cursor=req.cursor)
-    return _graph_answer(rt, graph, "Read graph")
+    return _graphanswer(rt, graph, "Read graph")
 
 
 @_static("search_nodes", MeshSearchIn)
 async def search_nodes(rt: Runtime, req: MeshSearchIn) -> ToolOutput:
     graph = await mesh(rt).search_nodes(req.query)
-    return _graph_answer(rt, graph, f"Searched nodes for: {req.query}")
+    return _graphanswer(rt, graph, f"Searched nodes for: {req.query}")
 
 
 @_static("open_nodes", MeshOpenIn)
 async def open_nodes(rt: Runtime, req: MeshOpenIn) -> ToolOutput:
     graph = await mesh(rt).open_nodes(req.names)
-    return _graph_answer(rt, graph, f"Opened nodes: {', '.join(req.names[:10])}")
+    return _graphanswer(rt, graph, f"Opened nodes: {', '.join(req.names[:10])}")
 
 
 _STATIC = [
@@ -442,96 +440,3 @@ MESH_TOOLS: list[ToolSpec] = [
 
 #: Tool names a schema may not generate (every static MemoryMesh tool name, renamed ones included).
 MESH_TOOL_NAMES = frozenset(s.name for s in MESH_TOOLS)
-
-
-# --- generated tools ---------------------------------------------------------------------------
-
-
-def generated_tools(
-    schemas: Sequence[NodeSchema], profiles: tuple[str, ...] = GENERATED_PROFILES
-) -> list[ToolSpec]:
-    """``add_<type>``, ``update_<type>``, ``delete_<type>`` for each schema
-    (docs/memorymesh.md#generated-tools)."""
-    specs: list[ToolSpec] = []
-    for schema in schemas:
-        specs.extend(_tools_for(schema, profiles))
-    return specs
-
-
-class _Named(StrictInput):
-    name: Name
-
-
-def _wrapper(tool_name: str, node_type: str, inner: Any) -> type[StrictInput]:
-    """The input model of a generated tool: ``{<type>: {...}}`` and nothing else beside it.  The inside is
-    checked by ``schemas.process_args`` against the same node schema that builds the advertised one."""
-    model: type[StrictInput] = pydantic.create_model(
-        f"{tool_name}_input", __base__=StrictInput, value=(inner, Field(alias=node_type))
-    )
-    return model
-
-
-def _tools_for(schema: NodeSchema, profiles: tuple[str, ...]) -> list[ToolSpec]:
-    t = schema.node_type
-    add_name, update_name, delete_name = schema.tool_names
-    AddIn, UpdateIn = _wrapper(add_name, t, dict[str, Any]), _wrapper(update_name, t, dict[str, Any])
-    DeleteIn = _wrapper(delete_name, t, _Named)
-    common: dict[str, Any] = {"output_schema": _OUTPUT, "profiles": profiles, "error_text": mesh_error_text}
-    rel_note = "".join(
-        f" Setting {prop} links it by a {r.edge_type} edge"
-        + (f" to a {r.node_type}" if r.node_type else "")
-        + "."
-        for prop, r in schema.relationships.items()
-    )
-
-    @tool(
-        add_name,
-        description=schema.description + rel_note,
-        example={t: node_example(schema, new_node_name(schema))},
-        input=AddIn,
-        schema=schema.add_input_schema(),
-        **common,
-    )
-    async def add(rt: Runtime, req: Any) -> ToolOutput:
-        p = process_args(schema, req.value, partial=False)
-        result = await mesh(rt).add_typed(schema, p)
-        data = {"nodes": [result.node.model_dump()], "edges": [e.dump() for e in result.edges]}
-        return _answer(rt, data, f"Created {t}: {p.name}")
-
-    @tool(
-        update_name,
-        description=f"Change an existing {t}: only name is required; each property given overwrites "
-        f"its value (a changed relationship closes the old edge, kept as history, and "
-        f"creates the new one; null removes a property).",
-        example={t: node_example(schema, updated_node_name(schema))},
-        input=UpdateIn,
-        schema=schema.update_input_schema(),
-        destructive=True,
-        **common,
-    )
-    async def update(rt: Runtime, req: Any) -> ToolOutput:
-        p = process_args(schema, req.value, partial=True)
-        result = await mesh(rt).update_typed(schema, p)
-        data = {
-            "nodes": [result.node.model_dump()],
-            "edges": [e.dump() for e in result.edges],
-            "closedEdges": [e.dump() for e in result.closed],
-        }
-        return _answer(rt, data, f"Updated {t}: {p.name}")
-
-    @tool(
-        delete_name,
-        description=f"Delete a {t} by name, with its metadata and every edge touching it.",
-        example={t: {"name": deleted_node_name(schema)}},
-        input=DeleteIn,
-        schema=schema.delete_input_schema(),
-        destructive=True,
-        idempotent=False,
-        **common,
-    )
-    async def delete(rt: Runtime, req: Any) -> ToolOutput:
-        name = req.value.name
-        await mesh(rt).delete_typed(schema, name)
-        return _answer(rt, {"name": name, "nodeType": t}, f"Deleted {t}: {name}")
-
-    return [add, update, delete]

@@ -24,7 +24,7 @@ from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import EntityIn, ObservationAdd, ObservationDelete, RelationIn, RelationInvalidate
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore
-from kg_neo4j.store.transfer import ValueCodecError, decode_property, decode_value, encode_value
+from kg_neo4j.store.value_codec import ValueCodecError, decode_property, decode_value, encode_value
 from kg_neo4j.transfer import detect_format, export
 
 # --------------------------------------------------------------------------- helpers

@@ -11,7 +11,6 @@ Cypher as parameters (``decay.cypher_params()``), never a second copy of the num
 from __future__ import annotations
 
 import builtins
-import uuid
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -24,8 +23,6 @@ from kg_neo4j.knowledge import decay, trust
 from kg_neo4j.knowledge.vocabulary import AccessGrade, Category, EdgeType, KnowledgeType, Trust, parse
 from kg_neo4j.models import (
     ConnectIn,
-    Experience,
-    ExperienceIn,
     KnowledgeIn,
     KnowledgeItem,
     KnowledgeUpdate,
@@ -34,9 +31,10 @@ from kg_neo4j.models import (
     StoredKnowledge,
 )
 from kg_neo4j.store.executor import Executor
+from kg_neo4j.store.experiences import Experiences
 from kg_neo4j.store.graph import GraphStore
-from kg_neo4j.store.records import entity_text, iso, relation
-from kg_neo4j.store.type_labels import knowledge_labels, type_labels
+from kg_neo4j.store.records import entity_text, knowledge_item, relation
+from kg_neo4j.store.type_labels import knowledge_labels
 from kg_neo4j.text import fulltext_query
 
 __all__ = ["KnowledgeIn", "KnowledgeStore", "StoredKnowledge"]
@@ -52,13 +50,11 @@ SIMILAR_MIN_SCORE = 0.8
 SIMILAR_LIMIT = 3
 #: sessions kept on a node (level 2 needs 3 distinct ones; the list must not grow forever)
 MAX_SESSIONS = 50
-#: the entityType of recorded experiences
-EXPERIENCE_TYPE = "experience"
 
 Sort = Literal["time", "access", "strength"]
 
 
-class KnowledgeStore:
+class KnowledgeStore(Experiences):
     """The knowledge of one namespace (the namespace, clock and embedder of ``graph``)."""
 
     def __init__(self, graph: GraphStore) -> None:
@@ -315,7 +311,7 @@ class KnowledgeStore:
         for r in records:
             since = (r["last_access"] or r["created_at"]).to_native()
             out.append(
-                _item(
+                knowledge_item(
                     {
                         **dict(r),
                         "sessions": len(r["sessions"] or []),
@@ -403,7 +399,7 @@ class KnowledgeStore:
             names=names,
             element=f"/elements/{element}/" if element is not None else None,
         )
-        return [_item(dict(r)) for r in records]
+        return [knowledge_item(dict(r)) for r in records]
 
     async def stats(self) -> dict[str, Any]:
         """Counts of the namespace's knowledge (memory_stats)."""
@@ -435,108 +431,3 @@ class KnowledgeStore:
             "edgesByType": {e["type"]: int(e["n"]) for e in sorted(rec["edges"], key=lambda e: e["type"])},
             "experiences": int(rec["experiences"]),
         }
-
-    # -- experiences ---------------------------------------------------------------------------
-    async def record_experience(self, exp: ExperienceIn, *, session: str | None = None) -> Experience:
-        """Store one workflow trace as an :Experience entity (one transaction); its
-        observations are embedded, so ``recall_experience`` finds it by a similar context."""
-        now = self.now
-        name = exp.name or _experience_name(now)
-        observations = [f"Context: {exp.context}"]
-        observations += [f"Step {i}: {s}" for i, s in enumerate(exp.steps, 1)]
-        observations += [f"Decision: {d}" for d in exp.decisions]
-        observations.append(f"Outcome: {exp.outcome}")
-        observations = list(dict.fromkeys(observations))
-        sess = exp.sessionId or session
-        row: dict[str, Any] = {
-            "name": name,
-            "entityType": EXPERIENCE_TYPE,
-            "name_lower": name.lower(),
-            "type_lower": EXPERIENCE_TYPE,
-            "observations": observations,
-            "observations_lower": [o.lower() for o in observations],
-            "context": exp.context,
-            "steps": list(exp.steps),
-            "decisions": list(exp.decisions),
-            "outcome": exp.outcome,
-            "success": exp.success,
-            "session": sess,
-            "vectors": None,
-            "entity_vector": None,
-            "type_labels": type_labels(EXPERIENCE_TYPE),
-        }
-        vectors = await self.graph.embed(observations + [entity_text(name, EXPERIENCE_TYPE)])
-        if vectors:
-            row["vectors"], row["entity_vector"] = vectors[:-1], vectors[-1]
-        records = await self.x.write("experience_record", rows=[row])
-        if records[0]["taken"]:
-            raise ValidationError(
-                f"an entity named {name!r} already exists; choose another name; nothing was written",
-                field="name",
-            )
-        return Experience(
-            name=name,
-            context=exp.context,
-            steps=list(exp.steps),
-            decisions=list(exp.decisions),
-            outcome=exp.outcome,
-            success=exp.success,
-            session=sess,
-            createdAt=now.isoformat(),
-        )
-
-    async def recall_experience(self, context: str, *, limit: int = 5) -> builtins.list[Experience]:
-        """Past experiences whose trace is most like ``context``: search_memory restricted to
-        experiences (vector + fulltext + graph), best first, each with its best hit's score."""
-        result = await self.graph.search_memory(
-            context, limit=min(100, limit * 5), entity_types=[EXPERIENCE_TYPE]
-        )
-        scores: dict[str, float] = {}
-        for hit in result.hits:
-            scores.setdefault(hit.name, hit.score)
-        names = list(scores)
-        if not names:
-            return []
-        records = await self.x.read("experience_get", names=names)
-        out = [
-            Experience(
-                name=r["name"],
-                context=r["context"],
-                steps=list(r["steps"] or []),
-                decisions=list(r["decisions"] or []),
-                outcome=r["outcome"],
-                success=r["success"],
-                session=r["session"],
-                createdAt=iso(r["created_at"]),
-                score=scores[r["name"]],
-            )
-            for r in records
-        ]
-        return out[:limit]
-
-
-def _item(r: dict[str, Any]) -> KnowledgeItem:
-    return KnowledgeItem(
-        name=r["name"],
-        type=r["type"],
-        content=r["content"],
-        trust=r["trust"],
-        category=r["category"],
-        quote=r.get("quote"),
-        source=r.get("source"),
-        stability=round(float(r["stability"]), 6),
-        memoryLevel=int(r["memory_level"]),
-        accessCount=int(r["access_count"] or 0),
-        sessions=int(r["sessions"]),
-        retention=round(float(r["retention"]), 6),
-        lastAccess=iso(r.get("last_access")),
-        createdAt=iso(r.get("created_at")),
-        updatedAt=iso(r.get("updated_at")),
-        expired=bool(r.get("expired")),
-        expiredAt=iso(r.get("expired_at")),
-        expiredReason=r.get("expired_reason"),
-    )
-
-
-def _experience_name(now: datetime) -> str:
-    return f"experience {now.strftime('%Y-%m-%dT%H:%M:%S')} {uuid.uuid4().hex[:8]}"

@@ -17,6 +17,7 @@ from kg_neo4j.models import (
     MAX_OBSERVATIONS_PER_CALL,
     Entity,
     KnowledgeGraph,
+    KnowledgeItem,
     Relation,
     RelationFull,
     RelationIn,
@@ -100,3 +101,27 @@ def decode_cursor(cursor: str) -> str:
         raise ValidationError(
             "cursor is not one this server returned; omit it to start from the beginning", field="cursor"
         ) from exc
+
+
+def knowledge_item(r: dict[str, Any]) -> KnowledgeItem:
+    """A knowledge entity's row as the answer's item."""
+    return KnowledgeItem(
+        name=r["name"],
+        type=r["type"],
+        content=r["content"],
+        trust=r["trust"],
+        category=r["category"],
+        quote=r.get("quote"),
+        source=r.get("source"),
+        stability=round(float(r["stability"]), 6),
+        memoryLevel=int(r["memory_level"]),
+        accessCount=int(r["access_count"] or 0),
+        sessions=int(r["sessions"]),
+        retention=round(float(r["retention"]), 6),
+        lastAccess=iso(r.get("last_access")),
+        createdAt=iso(r.get("created_at")),
+        updatedAt=iso(r.get("updated_at")),
+        expired=bool(r.get("expired")),
+        expiredAt=iso(r.get("expired_at")),
+        expiredReason=r.get("expired_reason"),
+    )

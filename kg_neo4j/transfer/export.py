@@ -40,8 +40,8 @@ from kg_neo4j.store.transfer import (
     DERIVED_OBSERVATION_PROPERTIES,
     SKIPPED_PROPERTIES,
     TransferStore,
-    encode_value,
 )
+from kg_neo4j.store.value_codec import encode_value
 
 log = logging.getLogger(__name__)
 

@@ -13,12 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.formats import FULL_FORMAT, FULL_VERSION
 from kg_neo4j.models import MAX_NAME_CHARS, MAX_OBSERVATION_CHARS, MAX_RELATION_TYPE_CHARS
-from kg_neo4j.store.transfer import (
-    DERIVED_NODE_PROPERTIES,
-    DERIVED_OBSERVATION_PROPERTIES,
-    ValueCodecError,
-    decode_property,
-)
+from kg_neo4j.store.transfer import DERIVED_NODE_PROPERTIES, DERIVED_OBSERVATION_PROPERTIES
+from kg_neo4j.store.value_codec import ValueCodecError, decode_property
 from kg_neo4j.transfer.readers import Item, json_lines, pydantic_error
 
 _LABEL = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,254}$")

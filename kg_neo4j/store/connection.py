@@ -169,7 +169,7 @@ async def ensure_vector_indexes(
     filters also the filtered ones, replacing any of another dimension (they are only read once ONLINE)."""
     x = Executor(driver, database)
     for name in ("schema_observation_vector", "schema_entity_vector"):
-        await x.write(name, dimension=dimension)
+        await x.create_schema(name, dimension=dimension)
     caps = capabilities or await detect_capabilities(driver, database)
     if not caps.vector_search_filters:
         return
@@ -195,7 +195,7 @@ async def ensure_vector_indexes(
                 index,
                 ", ".join(FILTERED_VECTOR_INDEXES[index]),
             )
-        await x.write(create, dimension=dimension)
+        await x.create_schema(create, dimension=dimension)
 
 
 async def _await_indexes(driver: AsyncDriver, database: str, skip: list[str], seconds: int = 300) -> None:
@@ -251,7 +251,7 @@ async def bootstrap(
         caps.fulltext_search,
     )
     for name in _SCHEMA_STATEMENTS:
-        await x.write(name)
+        await x.create_schema(name)
     await ensure_fulltext_index(driver, database, fulltext_analyzer)
     now = (clock or SystemClock()).now()
     # A store written by an older Neo4j moves to the server's format on its first write transaction

@@ -36,6 +36,9 @@ RACE_CODES = frozenset(
 )
 RACE_RETRIES = 3
 T = TypeVar("T")
+
+#: The refusal of a schema rule that another transaction has just created (see Executor.create_schema).
+EQUIVALENT_SCHEMA_EXISTS = "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists"
 Records = list[neo4j.Record]
 
 
@@ -139,6 +142,16 @@ class Executor:
     async def write(self, name: str, /, **params: Any) -> Records:
         """Run a write statement (one transaction of its own, or inside the bound transaction)."""
         return await self._run(name, params, RoutingControl.WRITE)
+
+    async def create_schema(self, name: str, /, **params: Any) -> None:
+        """Run a ``CREATE ... IF NOT EXISTS`` statement.  Two processes bootstrapping one new database at
+        once (replicas, test workers) can both find the index missing: the second commit is then refused
+        as an equivalent of the first, which is what ``IF NOT EXISTS`` asked for."""
+        try:
+            await self.write(name, **params)
+        except neo4j.exceptions.ClientError as exc:
+            if exc.code != EQUIVALENT_SCHEMA_EXISTS:
+                raise
 
     async def _run(self, name: str, params: dict[str, Any], routing: RoutingControl) -> Records:
         text = self.q[name]

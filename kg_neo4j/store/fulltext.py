@@ -57,7 +57,7 @@ async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: st
     (commands that only need the schema).  Else check the setting and the existing index, and create
     the index with ``analyzer`` if it is missing."""
     if analyzer is None:
-        await Executor(driver, database).write("schema_fulltext", analyzer=DEFAULT_ANALYZER)
+        await Executor(driver, database).create_schema("schema_fulltext", analyzer=DEFAULT_ANALYZER)
         return
     await check_analyzer(driver, database, analyzer)
     state = await index_state(driver, database)
@@ -76,7 +76,7 @@ async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: st
             INDEX,
         )
         await Executor(driver, database).write("fulltext_drop")
-    await Executor(driver, database).write("schema_fulltext", analyzer=analyzer)
+    await Executor(driver, database).create_schema("schema_fulltext", analyzer=analyzer)
 
 
 async def rebuild_fulltext(
@@ -97,7 +97,7 @@ async def rebuild_fulltext(
     rebuild = previous != analyzer or (before is not None and not before["eventually_consistent"])
     if rebuild:
         await Executor(driver, database).write("fulltext_drop")
-        await Executor(driver, database).write("schema_fulltext", analyzer=analyzer)
+        await Executor(driver, database).create_schema("schema_fulltext", analyzer=analyzer)
         log.info(
             "fulltext index %s: analyzer %s -> %s; Neo4j is indexing the existing text",
             INDEX,

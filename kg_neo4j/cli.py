@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from kg_neo4j import __version__
+from kg_neo4j import __version__, cli_parsers
 from kg_neo4j.commands import ACTIONS
 from kg_neo4j.errors import CypherFileError, KgError, Neo4jUnavailableError, SettingError, ValidationError
 from kg_neo4j.formats import EXPORT_FORMATS, IMPORT_FORMATS
@@ -46,6 +46,10 @@ FLAGS = {
     "schemas_dir": "--schemas",
     "skills_dir": "--skills-dir",
     "session_id": "--session-id",
+    "grants_file": "--grants",
+    "http_stateless": "--stateless",
+    "public_url": "--public-url",
+    "actor": "--actor",
 }
 #: ``maintain --min-similarity``: the same range as ``maintain_graph``'s ``minSimilarity``.
 MIN_SIMILARITY = (0.5, 1.0)
@@ -132,6 +136,19 @@ def build_parser() -> argparse.ArgumentParser:
         dest="session_id",
         help="session recorded on knowledge when a call names none (default: the MCP session)",
     )
+    serve.add_argument(
+        "--grants", dest="grants_file", type=Path, help="grants file (TOML) of principals over HTTP"
+    )
+    serve.add_argument(
+        "--stateless",
+        dest="http_stateless",
+        action="store_const",
+        const=True,
+        help="no server-side MCP sessions over HTTP (replicas behind a load balancer)",
+    )
+    serve.add_argument("--public-url", dest="public_url", help="this server's public base URL (OAuth)")
+    serve.add_argument("--actor", help="who stdio writes are recorded as (default: the OS user)")
+    cli_parsers.add_team_and_entity_commands(sub, _common)
 
     reembed = sub.add_parser(
         "reembed",
@@ -173,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         "MemoryMesh JSONL, kg-neo4j full export)",
     )
     _common(imp)
-    imp.add_argument("path")
+    imp.add_argument("path", nargs="?", help="the file to import (not with --from)")
     imp.add_argument("--format", dest="fmt", default="auto", choices=["auto", *IMPORT_FORMATS])
     imp.add_argument(
         "--batch-size",
@@ -186,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--embedding-model", dest="embedding_model")
     _embedding_runtime(imp)
     _fulltext_analyzer(imp)
+    cli_parsers.add_peer_import_flags(imp)
 
     mnt = sub.add_parser(
         "maintain",

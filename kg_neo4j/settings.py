@@ -73,6 +73,11 @@ ALLOWED: dict[str, str] = {
     "fulltext_analyzer": "the name of a Neo4j fulltext analyzer (e.g. english, standard-no-stop-words, cjk, german; "
     "the server checks it against db.index.fulltext.listAvailableAnalyzers())",
     "log_level": "one of DEBUG, INFO, WARNING, ERROR, CRITICAL (any case)",
+    "public_url": "an http(s) URL with a host and no query, e.g. https://memory.example.com",
+    "oauth_issuer": "an http(s) URL with a host, e.g. https://login.example.com/realms/team",
+    "oauth_jwks": "an http(s) URL or the path of a local JWKS file",
+    "http_stateless": "true or false",
+    "resolve_writes": "true or false",
 }
 #: Never echoed in an error.
 _SECRETS = {"neo4j_password", "auth_token"}
@@ -112,6 +117,30 @@ class Settings(BaseSettings):
     allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
     #: directory of MemoryMesh ``*.schema.json`` files (None: the 11 examples shipped with the package)
     schemas_dir: Path | None = None
+
+    # --- one service for a team (docs/team.md) ---
+    #: the grants file (TOML): principals, the SHA-256 of their tokens, their grants; re-read when it changes
+    grants_file: Path | None = None
+    #: serve HTTP without server-side MCP sessions, so replicas can sit behind any load balancer
+    http_stateless: bool = False
+    #: this server's public base URL (the OAuth resource and audience; default http://<host>:<port>)
+    public_url: str | None = None
+    #: OAuth 2.1 resource server: the issuer whose JWT access tokens are accepted (None: OAuth off)
+    oauth_issuer: str | None = None
+    #: the issuer's signing keys: a JWKS URL or a local JWKS file (required with oauth_issuer)
+    oauth_jwks: str | None = None
+    #: the audience the tokens must carry (default: the public URL)
+    oauth_audience: str | None = None
+    #: the claim naming the principal
+    oauth_subject_claim: str = "sub"
+    #: the claim listing the principal's groups (grants may name a group)
+    oauth_groups_claim: str = "groups"
+    #: who writes over stdio are recorded as (None: the OS user)
+    actor: str | None = None
+
+    # --- entity resolution (docs/entities.md) ---
+    #: create_entities / add_observations outside the reference profile attach to the entity an alias names
+    resolve_writes: bool = False
 
     # --- the knowledge layer (docs/knowledge-model.md) ---
     #: the only directory crystallize_skill and import-skills read skill markdown from (None: crystallize_skill
@@ -240,6 +269,16 @@ class Settings(BaseSettings):
             return None
         parts = urlsplit(v)
         if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("not an http(s) URL")
+        return v
+
+    @field_validator("public_url", "oauth_issuer")
+    @classmethod
+    def _check_http_url(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        parts = urlsplit(v)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
             raise ValueError("not an http(s) URL")
         return v
 

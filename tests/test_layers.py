@@ -19,11 +19,11 @@ PACKAGE = ROOT / "kg_neo4j"
 
 #: Top to bottom; each layer lists module prefixes (the longest matching prefix places a module).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("entry points", ("kg_neo4j.__main__", "kg_neo4j.cli", "kg_neo4j.commands")),
+    ("entry points", ("kg_neo4j.__main__", "kg_neo4j.cli", "kg_neo4j.cli_parsers", "kg_neo4j.commands")),
     ("MCP server", ("kg_neo4j.server",)),
     ("hooks and browser", ("kg_neo4j.hooks", "kg_neo4j.browser")),
     ("runtime", ("kg_neo4j.runtime",)),
-    ("workflows", ("kg_neo4j.skills", "kg_neo4j.transfer")),
+    ("workflows", ("kg_neo4j.skills", "kg_neo4j.transfer", "kg_neo4j.peers")),
     ("store", ("kg_neo4j.store",)),
     (
         "statements, models, embeddings, local server",
@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kg_neo4j.input_rules",
             "kg_neo4j.localdb",
             "kg_neo4j.knowledge.recall",
+            "kg_neo4j.auth",
         ),
     ),
     (
@@ -43,6 +44,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "kg_neo4j",
             "kg_neo4j.knowledge",
             "kg_neo4j.fusion",
+            "kg_neo4j.resolution",
             "kg_neo4j.text",
             "kg_neo4j.clock",
             "kg_neo4j.errors",

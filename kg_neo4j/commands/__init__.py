@@ -24,6 +24,8 @@ MODULES = {
     "import": "transfer",
     "export": "transfer",
     "import-skills": "skills",
+    "token": "token",
+    "dedupe": "dedupe",
 }
 
 

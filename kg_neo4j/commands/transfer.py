@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kg_neo4j.clock import Clock, SystemClock
-from kg_neo4j.errors import ValidationError
+from kg_neo4j.errors import ConfigError, ValidationError
 from kg_neo4j.formats import EXPORT_FORMATS, IMPORT_FORMATS
 from kg_neo4j.runtime import open_resources
 from kg_neo4j.settings import Settings
@@ -27,6 +27,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         report = asyncio.run(run_export(settings, args.path, fmt=args.fmt, progress=args.progress))
         print(json.dumps(report, indent=2))
         return 0
+    if args.source_system is not None or args.path is None:
+        from kg_neo4j.commands import peers  # docs/moving-over.md: a peer's graph in Neo4j
+
+        return peers.run(args, settings)
+    if args.dry_run or args.source_uri or args.source_database:
+        raise ConfigError("--dry-run, --source-uri and --source-database go with --from")
     report = asyncio.run(
         run_import(settings, args.path, fmt=args.fmt, batch_size=args.batch_size, progress=args.progress)
     )

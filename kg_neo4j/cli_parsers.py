@@ -23,11 +23,28 @@ def add_team_and_entity_commands(sub: Any, common: Callable[[argparse.ArgumentPa
         dest="grants",
         action="append",
         required=True,
+        type=_grant,
         help="NS:SCOPE, SCOPE one of read, write, admin; NS a namespace or a prefix ending in /* (repeatable)",
+    )
+    kind = add.add_mutually_exclusive_group()
+    kind.add_argument(
+        "--rotate",
+        action="store_true",
+        help="give an existing principal a new token (the old one stops working)",
+    )
+    kind.add_argument(
+        "--no-token",
+        dest="no_token",
+        action="store_true",
+        help="no token: a principal known only by its OAuth subject",
+    )
+    kind.add_argument(
+        "--group", action="store_true", help="NAME is an OAuth group (the groups claim), not a principal"
     )
     lst = tsub.add_parser("list", help="list the principals and their grants (never a token)")
     rev = tsub.add_parser("revoke", help="remove a principal: its token stops working")
     rev.add_argument("name")
+    rev.add_argument("--group", action="store_true", help="NAME is an OAuth group, not a principal")
     for p in (add, lst, rev):
         p.add_argument(
             "--grants",
@@ -52,6 +69,16 @@ def add_team_and_entity_commands(sub: Any, common: Callable[[argparse.ArgumentPa
     dedupe.add_argument("--threshold", type=float, default=None, help="the score a group needs (0 to 1)")
     dedupe.add_argument("--no-progress", dest="progress", action="store_false")
     dedupe.add_argument("--embedding-model", dest="embedding_model")
+
+
+def _grant(text: str) -> Any:
+    """``--grant``'s check: argparse names the flag in the one-line error (exit 2)."""
+    from kg_neo4j.auth.grants import parse_grant  # only when the flag is given: `hook` stays light
+
+    try:
+        return parse_grant(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_peer_import_flags(imp: argparse.ArgumentParser) -> None:

@@ -24,6 +24,7 @@ from kg_neo4j.errors import ConfigError
 from kg_neo4j.runtime import open_resources
 from kg_neo4j.schemas import NodeSchema, load_schemas
 from kg_neo4j.server import prompts
+from kg_neo4j.server.duplicates import DUPLICATE_TOOLS
 from kg_neo4j.server.history import HISTORY_TOOLS
 from kg_neo4j.server.knowledge import KNOWLEDGE_TOOLS
 from kg_neo4j.server.maintenance import MAINTENANCE_TOOLS
@@ -49,6 +50,7 @@ ALL_TOOLS: list[ToolSpec] = [
     *SEARCH_TOOLS,
     *TEMPORAL_TOOLS,
     *HISTORY_TOOLS,
+    *DUPLICATE_TOOLS,
     *MESH_TOOLS,
     *KNOWLEDGE_TOOLS,
     *MAINTENANCE_TOOLS,

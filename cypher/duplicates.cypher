@@ -1,0 +1,53 @@
+// find_duplicates and kg-neo4j dedupe (kg_neo4j/store/duplicates.py, docs/entities.md#finding-duplicates):
+// the namespace's entities are streamed by name (blocking is done in Python), the entity vector index is
+// asked for each entity's nearest, and only the candidate pairs' entities are read in full.
+
+// name: duplicates_count
+// How many entities the namespace has (the progress bar's total).
+MATCH (e:Entity)
+WHERE e.namespace = $ns AND e.created_at <= $at
+RETURN count(e) AS entities
+
+// name: duplicates_entities
+// One page of the namespace's entities after the name $after, in name order: [name, type, has a vector of this model].
+MATCH (e:Entity)
+WHERE e.namespace = $ns AND e.name > $after AND e.created_at <= $at
+// ordered like the (namespace, name) index, so the planner reads only one page of it
+WITH e ORDER BY e.namespace, e.name
+LIMIT $limit
+RETURN collect([e.name, e.entityType, e.embedding_model IS NOT NULL AND e.embedding_model = $model]) AS rows
+
+// name: duplicates_nearest
+// For the entities $names: the $k nearest entity vectors in the whole index, kept when in this namespace and at least $min_score (Neo4j's cosine score, (1 + cos) / 2).
+// Neo4j 5.26's vector index cannot filter by namespace inside the index: $k over-fetches (the store's choice).
+UNWIND $names AS name
+MATCH (e:KgNode {namespace: $ns, name: name})
+WHERE e:Entity AND e.embedding IS NOT NULL AND e.embedding_model = $model
+CALL (e) {
+  CALL db.index.vector.queryNodes('kg_entity_embedding', $k, e.embedding) YIELD node, score
+  WITH node, score
+  WHERE score >= $min_score AND node.namespace = $ns AND node <> e AND node.created_at <= $at
+  RETURN collect([node.name, score]) AS near
+}
+WITH e, near WHERE size(near) > 0
+RETURN collect([e.name, near]) AS rows
+
+// name: duplicates_context
+// For the candidate entities $names: type, neighbours (current relations either way), relation and observation counts, the first $max_obs current observations, and the vector when $vectors.
+UNWIND $names AS name
+MATCH (e:KgNode {namespace: $ns, name: name})
+WHERE e:Entity
+CALL (e) {
+  OPTIONAL MATCH (e)-[r]-(x:KgNode)
+  WHERE r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
+  RETURN collect(DISTINCT x.name) AS neighbours, count(r) AS relations
+}
+CALL (e) {
+  OPTIONAL MATCH (e)-[:HAS_OBSERVATION]->(o:Observation)
+  WHERE o.created_at <= $at AND coalesce(o.valid_until > $at, true)
+  WITH o ORDER BY o.seq
+  RETURN collect(o.text) AS observations
+}
+RETURN collect({name: e.name, type: e.entityType, neighbours: neighbours, relations: relations,
+                observation_count: size(observations), observations: observations[0..$max_obs],
+                embedding: CASE WHEN $vectors AND e.embedding_model = $model THEN e.embedding END}) AS rows

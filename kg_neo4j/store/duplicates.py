@@ -1,0 +1,341 @@
+"""find_duplicates and ``kg-neo4j dedupe --dry-run``: groups of entities of one namespace that are
+probably one (docs/entities.md#finding-duplicates; the rules are kg_neo4j/resolution.py's).
+
+No all-pairs comparison.  Candidate pairs come from two places only:
+
+1. blocking: the namespace's entities are streamed (name and type, pages of ``PAGE`` in name order,
+   ``cypher/duplicates.cypher``), each is filed under its blocking keys (``resolution.blocking_keys``)
+   and names are compared only within a key, and only when a name rule relates them;
+2. with the embedding model on, the entity vector index: each entity's ``NEAREST_K`` nearest
+   name-and-type vectors (batched with UNWIND), kept at cosine ``VECTOR_MIN_COSINE`` or more.
+
+Then the candidates' context (neighbours, observations, counts, vectors) is read for those entities
+only, every pair scored, and pairs at or above ``min_score`` grouped by the star rule
+(:func:`star_groups`): a group is a kept entity and the members that score with *it* at or above
+``min_score``, so "A~B~C" never becomes one group when A and C are different things.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from kg_neo4j.errors import ValidationError
+from kg_neo4j.resolution import (
+    DEFAULT_MIN_SCORE,
+    HUB,
+    PEER,
+    SPOKE,
+    Reason,
+    Scored,
+    Side,
+    blocking_keys,
+    name_rule,
+    parse_name,
+    score_pair,
+)
+from kg_neo4j.store.core import StoreCore
+
+#: Entities per streamed page, names per vector or context batch.
+PAGE = 10_000
+BATCH = 500
+#: Nearest vectors asked per entity (over-fetched: the 5.26 index holds every namespace) and the cosine a
+#: vector candidate needs.
+NEAREST_K = 12
+VECTOR_MIN_COSINE = 0.9
+#: A peer block larger than this is compared only when its key is an exact one (same canonical name or
+#: same words): a block of 500 "J. ... Smith" names would be 125k comparisons for few rules.
+MAX_BLOCK = 200
+#: A hub key with more hub-spoke pairs than this is skipped ("Dr Smith" beside 10,000 Smiths says nothing).
+MAX_HUB_PAIRS = 20_000
+#: Observations read per entity for the score.
+MAX_OBS = 50
+#: find_duplicates' page size: default and most.
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 1000
+
+#: A progress reporter: a step's name -> (set its total, advance by n).
+Progress = Callable[[str], tuple[Callable[[int], None], Callable[[int], None]]]
+
+
+class DuplicateReason(BaseModel):
+    code: str
+    detail: str
+    names: list[str]
+
+
+class DuplicateGroup(BaseModel):
+    keep: str
+    names: list[str]
+    score: float
+    reasons: list[DuplicateReason]
+
+
+class Duplicates(BaseModel):
+    groups: list[DuplicateGroup]
+    nextCursor: str | None = None
+
+
+@dataclass
+class _Entity:
+    name: str
+    type: str
+    neighbours: set[str] = field(default_factory=set)
+    observations: list[str] = field(default_factory=list)
+    weight: int = 0  # observations + relations: the suggested survivor has the most
+    vector: np.ndarray[Any, np.dtype[np.float32]] | None = None
+
+    def side(self) -> Side:
+        return Side(self.name, self.type, self.neighbours, self.observations)
+
+
+def encode_offset(offset: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"offset": offset}).encode()).decode().rstrip("=")
+
+
+def decode_offset(cursor: str) -> int:
+    try:
+        data = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
+        offset = data["offset"]
+        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+            raise TypeError
+        return offset
+    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+        raise ValidationError(
+            "cursor is not one this server returned; omit it to start from the beginning", field="cursor"
+        ) from exc
+
+
+def _no_progress(_step: str) -> tuple[Callable[[int], None], Callable[[int], None]]:
+    return (lambda _n: None), (lambda _n: None)
+
+
+async def find_duplicates(
+    store: StoreCore,
+    *,
+    names: Sequence[str] | None = None,
+    min_score: float = DEFAULT_MIN_SCORE,
+    limit: int = DEFAULT_LIMIT,
+    cursor: str | None = None,
+) -> Duplicates:
+    """One page of the namespace's groups (score, then kept name, order), those holding one of ``names``
+    when given; the whole namespace is examined each call (one read transaction per statement)."""
+    offset = decode_offset(cursor) if cursor else 0
+    groups = await duplicate_groups(store, min_score=min_score)
+    if names:
+        wanted = set(names)
+        groups = [g for g in groups if wanted & set(g.names)]
+    page = groups[offset : offset + limit]
+    more = offset + limit < len(groups)
+    return Duplicates(groups=page, nextCursor=encode_offset(offset + limit) if more else None)
+
+
+async def duplicate_groups(
+    store: StoreCore, *, min_score: float = DEFAULT_MIN_SCORE, progress: Progress | None = None
+) -> list[DuplicateGroup]:
+    """Every group of the namespace at or above ``min_score``, best first."""
+    progress = progress or _no_progress
+    entities, with_vectors = await _stream(store, progress)
+    pairs = _blocked_pairs(entities)
+    cosines: dict[tuple[str, str], float] = {}
+    use_vectors = store.embedder is not None and bool(with_vectors)
+    if use_vectors:
+        cosines = await _nearest(store, with_vectors, progress)
+        pairs |= set(cosines)
+    involved = sorted({n for p in pairs for n in p})
+    context = await _context(store, involved, use_vectors, progress)
+    scorer = _Scorer(context, cosines)
+    edges = {p: s for p in pairs if (s := scorer.score(*p)).score >= min_score}
+    return star_groups(edges, scorer, min_score)
+
+
+async def _stream(store: StoreCore, progress: Progress) -> tuple[dict[str, str], list[str]]:
+    """name -> type of every entity, and the names with a vector of the configured model."""
+    set_total, advance = progress("entities")
+    total = (await store.x.read("duplicates_count"))[0]["entities"]
+    set_total(int(total))
+    entities: dict[str, str] = {}
+    with_vectors: list[str] = []
+    after = ""
+    while True:
+        rows = (await store.x.read("duplicates_entities", after=after, limit=PAGE))[0]["rows"]
+        for name, etype, has_vector in rows:
+            entities[name] = etype or ""
+            if has_vector:
+                with_vectors.append(name)
+        advance(len(rows))
+        if len(rows) < PAGE:
+            return entities, with_vectors
+        after = rows[-1][0]
+
+
+def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
+    """Pairs sharing a blocking key that a name rule relates."""
+    blocks: dict[str, dict[str, list[str]]] = defaultdict(lambda: {PEER: [], HUB: [], SPOKE: []})
+    for name in entities:
+        for key, role in blocking_keys(name).items():
+            blocks[key][role].append(name)
+    seen: set[tuple[str, str]] = set()
+    out: set[tuple[str, str]] = set()
+
+    def consider(a: str, b: str) -> None:
+        p = (a, b) if a < b else (b, a)
+        if a == b or p in seen:
+            return
+        seen.add(p)
+        if name_rule(a, b) is not None:
+            out.add(p)
+
+    for key, roles in blocks.items():
+        peers, hubs, spokes = roles[PEER], roles[HUB], roles[SPOKE]
+        exact = key.startswith(("n:", "s:"))
+        if len(peers) > 1 and (exact or len(peers) <= MAX_BLOCK):
+            for i, a in enumerate(peers):
+                for b in peers[i + 1 :]:
+                    consider(a, b)
+        if hubs and len(hubs) * (len(spokes) + len(hubs)) <= MAX_HUB_PAIRS:
+            for h in hubs:
+                for other in (*spokes, *hubs):
+                    consider(h, other)
+    return out
+
+
+async def _nearest(store: StoreCore, names: list[str], progress: Progress) -> dict[tuple[str, str], float]:
+    """Pairs of near name-and-type vectors (the entity vector index), with their cosine."""
+    set_total, advance = progress("nearest")
+    set_total(len(names))
+    out: dict[tuple[str, str], float] = {}
+    min_score = (1.0 + VECTOR_MIN_COSINE) / 2.0  # Neo4j's cosine score is (1 + cos) / 2
+    for i in range(0, len(names), BATCH):
+        chunk = names[i : i + BATCH]
+        rows = (await store.x.read("duplicates_nearest", names=chunk, k=NEAREST_K, min_score=min_score))[0][
+            "rows"
+        ]
+        for name, near in rows:
+            for other, score in near:
+                p = (name, other) if name < other else (other, name)
+                out[p] = 2.0 * float(score) - 1.0
+        advance(len(chunk))
+    return out
+
+
+async def _context(
+    store: StoreCore, names: list[str], vectors: bool, progress: Progress
+) -> dict[str, _Entity]:
+    set_total, advance = progress("candidates")
+    set_total(len(names))
+    out: dict[str, _Entity] = {}
+    for i in range(0, len(names), BATCH):
+        chunk = names[i : i + BATCH]
+        rows = (await store.x.read("duplicates_context", names=chunk, max_obs=MAX_OBS, vectors=vectors))[0][
+            "rows"
+        ]
+        for r in rows:
+            vec = np.asarray(r["embedding"], dtype=np.float32) if r["embedding"] is not None else None
+            out[r["name"]] = _Entity(
+                r["name"],
+                r["type"] or "",
+                set(r["neighbours"]),
+                list(r["observations"]),
+                int(r["observation_count"]) + int(r["relations"]),
+                vec,
+            )
+        advance(len(chunk))
+    return out
+
+
+class _Scorer:
+    """Scores pairs of the candidates' entities, each pair once."""
+
+    def __init__(self, context: dict[str, _Entity], cosines: dict[tuple[str, str], float]) -> None:
+        self.context = context
+        self.cosines = cosines
+        self.cache: dict[tuple[str, str], Scored] = {}
+
+    def score(self, a: str, b: str) -> Scored:
+        p = (a, b) if a < b else (b, a)
+        if p not in self.cache:
+            ea, eb = self.context.get(p[0]), self.context.get(p[1])
+            if ea is None or eb is None:  # deleted between the reads
+                self.cache[p] = Scored(0.0, ())
+            else:
+                cos = self.cosines.get(p)
+                if cos is None and ea.vector is not None and eb.vector is not None:
+                    na, nb = float(np.linalg.norm(ea.vector)), float(np.linalg.norm(eb.vector))
+                    cos = float(ea.vector @ eb.vector) / (na * nb) if na and nb else None
+                self.cache[p] = score_pair(ea.side(), eb.side(), cos=cos)
+        return self.cache[p]
+
+    def rank(self, name: str) -> tuple[int, int, str]:
+        """The suggested survivor first: most observations and relations, then the fuller name."""
+        e = self.context.get(name)
+        return (-(e.weight if e else 0), -len(parse_name(name).canonical), name)
+
+
+def star_groups(
+    edges: dict[tuple[str, str], Scored], scorer: _Scorer, min_score: float
+) -> list[DuplicateGroup]:
+    """Groups of the pairs at or above ``min_score`` (``edges``), by the star rule.
+
+    Connected components first; in each, the member with the most observations and relations that
+    has an edge is kept, and the group is it and every member scoring with it at ``min_score`` or more
+    (scored now when the pair was not a candidate); the rest of the component is grouped again the same
+    way.  A group's score is its weakest member's score with the kept one."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in edges:
+        parent[find(a)] = find(b)
+    components: dict[str, list[str]] = defaultdict(list)
+    for n in parent:
+        components[find(n)].append(n)
+    linked: dict[str, set[str]] = defaultdict(set)
+    for a, b in edges:
+        linked[a].add(b)
+        linked[b].add(a)
+    groups: list[DuplicateGroup] = []
+    for members in components.values():
+        remaining = set(members)
+        while len(remaining) > 1:
+            candidates = [n for n in remaining if linked[n] & remaining]
+            if not candidates:
+                break
+            keep = min(candidates, key=scorer.rank)
+            scored = [(m, scorer.score(keep, m)) for m in sorted(remaining - {keep}, key=scorer.rank)]
+            joined = [(m, s) for m, s in scored if s.score >= min_score]
+            if not joined:
+                linked[keep] = set()
+                remaining.discard(keep)
+                continue
+            groups.append(_group(keep, joined))
+            remaining -= {keep, *(m for m, _ in joined)}
+    groups.sort(key=lambda g: (-g.score, g.keep))
+    return groups
+
+
+def _group(keep: str, joined: Iterable[tuple[str, Scored]]) -> DuplicateGroup:
+    names = [keep]
+    reasons: list[DuplicateReason] = []
+    worst = 1.0
+    for m, s in joined:
+        names.append(m)
+        worst = min(worst, s.score)
+        reasons.extend(_reason(keep, m, r) for r in s.reasons)
+    return DuplicateGroup(keep=keep, names=names, score=worst, reasons=reasons)
+
+
+def _reason(keep: str, member: str, r: Reason) -> DuplicateReason:
+    return DuplicateReason(code=r.code, detail=r.detail, names=[keep, member])

@@ -1,0 +1,160 @@
+"""Issue 31: entity resolution's rules (kg_neo4j/resolution.py): normalisation, the name rules, blocking
+keys and the score's signals.  Pure: no Neo4j."""
+
+from __future__ import annotations
+
+import pytest
+
+from kg_neo4j.resolution import (
+    AUTO_MERGE_THRESHOLD,
+    HUB,
+    PEER,
+    SPOKE,
+    Side,
+    blocking_keys,
+    name_rule,
+    normalise,
+    parse_name,
+    score_pair,
+)
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("raw", "normalised"),
+    [
+        ("  Alice   SMITH ", "alice smith"),
+        ("Zoë O'Brien-Smith", "zoe obrien smith"),
+        ("José Álvarez", "jose alvarez"),
+        ("Ｆｕｌｌｗｉｄｔｈ", "fullwidth"),
+        ("A.  Smith", "a smith"),
+        ("Straße", "strasse"),
+    ],
+)
+def test_normalise(raw: str, normalised: str) -> None:
+    assert normalise(raw) == normalised
+
+
+@pytest.mark.parametrize(
+    ("raw", "tokens"),
+    [
+        ("Dr. Alice Smith", ("alice", "smith")),
+        ("Smith, Alice", ("alice", "smith")),
+        ("Prof Sir Alan Turing PhD", ("alan", "turing")),
+        ("John Smith Jr.", ("john", "smith")),
+        ("Acme, Inc.", ("acme",)),
+        ("Dr", ("dr",)),  # the word is the name
+        ("Mrs Smith", ("smith",)),
+    ],
+)
+def test_parse_name(raw: str, tokens: tuple[str, ...]) -> None:
+    assert parse_name(raw).tokens == tokens
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "code"),
+    [
+        ("Alice Smith", "alice smith", "same_normalised_name"),
+        ("Alice Smith", "Dr. Alice Smith", "same_normalised_name"),
+        ("Zoë Durand", "Zoe Durand", "same_normalised_name"),
+        ("Smith, Alice", "Alice Smith", "same_normalised_name"),
+        ("Alice Mary Smith", "Smith Alice Mary", "reordered_tokens"),
+        ("A. Smith", "Alice Smith", "initials"),
+        ("J. R. Tolkien", "John Ronald Tolkien", "initials"),
+        ("Alice B. Smith", "Alice Smith", "initials"),
+        ("Bob Smith", "Robert Smith", "nickname"),
+        ("Liz Taylor", "Elizabeth Taylor", "nickname"),
+        ("IBM", "International Business Machines", "acronym"),
+        ("Dr Smith", "Alice Smith", "surname_only"),
+        ("Alison Smythe", "Alice Smith", None),
+        ("John Smith", "John Smyth", None),
+        ("Jane Smith", "John Smith", None),
+        ("B. Smith", "Alice Smith", None),
+        ("ibm", "International Business Machines", None),  # only a written acronym is one
+    ],
+)
+def test_name_rule(a: str, b: str, code: str | None) -> None:
+    for x, y in ((a, b), (b, a)):
+        rule = name_rule(x, y)
+        assert (rule.code if rule else None) == code, (x, y, rule)
+        if rule:
+            assert x in rule.detail or y in rule.detail
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Alice Smith", "alice smith"),
+        ("A. Smith", "Alice Smith"),
+        ("Bob Smith", "Robert Smith"),
+        ("Dr Smith", "Alice Smith"),
+        ("IBM", "International Business Machines"),
+        ("Smith, Alice", "Alice Smith"),
+    ],
+)
+def test_related_names_share_a_key_as_pairable_roles(a: str, b: str) -> None:
+    ka, kb = blocking_keys(a), blocking_keys(b)
+    shared = set(ka) & set(kb)
+    assert any(ka[k] == kb[k] == PEER or HUB in (ka[k], kb[k]) for k in shared), (
+        f"{a!r} and {b!r} are never compared: {ka} {kb}"
+    )
+
+
+def test_spokes_are_not_paired_through_a_surname() -> None:
+    """ "Alice Smith" and "Bob Smith" share the surname key only as spokes: not compared through it."""
+    ka, kb = blocking_keys("Alice Smith"), blocking_keys("Bob Smith")
+    for k in set(ka) & set(kb):
+        assert ka[k] == kb[k] == SPOKE
+
+
+def test_mercury_planet_and_element_are_not_one() -> None:
+    planet = Side("Mercury", "planet", {"Solar System"}, ["the closest planet to the Sun"])
+    element = Side("mercury", "element", {"Periodic Table"}, ["a metal, liquid at room temperature"])
+    scored = score_pair(planet, element)
+    codes = [r.code for r in scored.reasons]
+    assert "same_normalised_name" in codes and "different_types" in codes
+    assert scored.score < 0.05
+
+
+def test_alison_smythe_is_not_alice_smith() -> None:
+    a = Side("Alice Smith", "person", {"Acme"}, ["works at Acme"])
+    b = Side("Alison Smythe", "person", {"Acme"}, ["works at Acme"])
+    scored = score_pair(a, b)
+    assert name_rule(a.name, b.name) is None
+    assert scored.score < AUTO_MERGE_THRESHOLD
+
+
+@pytest.mark.parametrize(
+    ("context", "above"),
+    [
+        # same name, a shared employer: one person
+        ((({"Acme"}, ["works at Acme in Paris"]), ({"Acme", "Paris"}, ["lives in Paris"])), True),
+        # same name, different employers and cities: two people named John Smith
+        ((({"Acme"}, ["works at Acme in Paris"]), ({"Globex"}, ["works at Globex in Berlin"])), False),
+        # same name and nothing else known: listed for review, not merged
+        (((set(), []), (set(), [])), False),
+    ],
+)
+def test_context_decides_same_names(
+    context: tuple[tuple[set[str], list[str]], tuple[set[str], list[str]]], above: bool
+) -> None:
+    (na, oa), (nb, ob) = context
+    scored = score_pair(Side("John Smith", "person", na, oa), Side("john smith", "person", nb, ob))
+    assert (scored.score >= AUTO_MERGE_THRESHOLD) == above, scored
+    assert scored.reasons[0].code in {"same_normalised_name", "no_shared_neighbours", "shared_neighbours"}
+
+
+def test_initials_with_a_shared_neighbour_pass_without_embeddings() -> None:
+    scored = score_pair(Side("A. Smith", "person", {"Acme"}), Side("Alice Smith", "person", {"Acme", "Bob"}))
+    assert scored.score >= AUTO_MERGE_THRESHOLD
+    assert {r.code for r in scored.reasons} == {"initials", "shared_neighbours"}
+
+
+@pytest.mark.parametrize("cos", [0.99, 0.5])
+def test_embedding_cosine_is_a_signal(cos: float) -> None:
+    a, b = Side("Alice Smith", "person", {"Acme"}), Side("A. Smith", "person", {"Acme"})
+    without = score_pair(a, b).score
+    scored = score_pair(a, b, cos=cos)
+    assert "embedding_cosine" in {r.code for r in scored.reasons}
+    assert (scored.score > without) == (cos > 0.85)

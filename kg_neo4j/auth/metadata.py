@@ -8,10 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.server.auth.routes import build_resource_metadata_url
-from mcp.shared.auth import ProtectedResourceMetadata
-from pydantic import AnyHttpUrl
-
 from kg_neo4j.auth.grants import SCOPES
 from kg_neo4j.settings import Settings
 
@@ -35,6 +31,8 @@ def audiences(settings: Settings) -> list[str]:
 
 def protected_resource_metadata(settings: Settings) -> dict[str, Any]:
     """The RFC 9728 document (JSON-ready): resource, authorization_servers, bearer methods, scopes."""
+    from mcp.shared.auth import ProtectedResourceMetadata  # here: importing mcp costs `kg-neo4j token` 0.7 s
+
     if not settings.oauth_issuer:
         raise ValueError("protected-resource metadata needs oauth_issuer")
     # validated from strings, not AnyHttpUrl objects: the model keeps an empty path empty
@@ -53,4 +51,7 @@ def protected_resource_metadata(settings: Settings) -> dict[str, Any]:
 def resource_metadata_url(settings: Settings) -> str:
     """Where the document is served (RFC 9728 §3.1): ``<origin>/.well-known/oauth-protected-resource``
     followed by the base URL's path, if it has one."""
+    from mcp.server.auth.routes import build_resource_metadata_url
+    from pydantic import AnyHttpUrl
+
     return str(build_resource_metadata_url(AnyHttpUrl(base_url(settings))))

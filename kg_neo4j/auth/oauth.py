@@ -52,9 +52,12 @@ class Identity:
 
 def _parse_jwks(text: str) -> PyJWKSet:
     try:
-        return PyJWKSet.from_dict(json.loads(text))
+        jwks = PyJWKSet.from_dict(json.loads(text))
     except (jwt.PyJWTError, TypeError, AttributeError, KeyError) as exc:
         raise ValueError(f"not a JWKS with a usable key ({exc})") from None
+    if not any(k.key_type in ALGORITHMS and k.public_key_use in ("sig", None) for k in jwks.keys):
+        raise ValueError("not a JWKS with a usable key (no RSA, EC or OKP signing key)")
+    return jwks
 
 
 class JwtVerifier:
@@ -128,6 +131,8 @@ class JwtVerifier:
             raise AuthError("wrong issuer") from None
         except jwt.InvalidSignatureError:
             raise AuthError("bad signature") from None
+        except jwt.exceptions.InvalidSubjectError:
+            raise AuthError("claim 'sub' must be a non-empty string") from None
         except jwt.MissingRequiredClaimError as exc:
             raise AuthError(f"missing claim {exc.claim!r}") from None
         except jwt.PyJWTError as exc:  # DecodeError, InvalidIssuedAtError, a non-numeric exp...

@@ -49,7 +49,7 @@ def protected_resource_metadata(settings: Settings) -> dict[str, Any]:
 
 
 def resource_metadata_url(settings: Settings) -> str:
-    """Where the document is served (RFC 9728 §3.1): ``<origin>/.well-known/oauth-protected-resource``
+    """Where the document is served (RFC 9728, section 3.1): ``<origin>/.well-known/oauth-protected-resource``
     followed by the base URL's path, if it has one."""
     from mcp.server.auth.routes import build_resource_metadata_url
     from pydantic import AnyHttpUrl

@@ -129,7 +129,8 @@ async def find_duplicates(
     """One page of the namespace's groups (score, then kept name, order), those holding one of ``names``
     when given; the whole namespace is examined each call (one read transaction per statement)."""
     offset = decode_offset(cursor) if cursor else 0
-    groups = await duplicate_groups(store, min_score=min_score)
+    model = store.embedder.name if store.embedder is not None else None
+    groups = await duplicate_groups(store, model=model, min_score=min_score)
     if names:
         wanted = set(names)
         groups = [g for g in groups if wanted & set(g.names)]
@@ -139,25 +140,32 @@ async def find_duplicates(
 
 
 async def duplicate_groups(
-    store: StoreCore, *, min_score: float = DEFAULT_MIN_SCORE, progress: Progress | None = None
+    store: StoreCore,
+    *,
+    model: str | None,
+    min_score: float = DEFAULT_MIN_SCORE,
+    progress: Progress | None = None,
 ) -> list[DuplicateGroup]:
-    """Every group of the namespace at or above ``min_score``, best first."""
+    """Every group of the namespace at or above ``min_score``, best first.  ``model``: the embedding
+    model whose entity vectors count (None: the model is off, no vector signal)."""
     progress = progress or _no_progress
-    entities, with_vectors = await _stream(store, progress)
+    entities, with_vectors = await _stream(store, model, progress)
     pairs = _blocked_pairs(entities)
     cosines: dict[tuple[str, str], float] = {}
-    use_vectors = store.embedder is not None and bool(with_vectors)
+    use_vectors = model is not None and bool(with_vectors)
     if use_vectors:
-        cosines = await _nearest(store, with_vectors, progress)
+        cosines = await _nearest(store, model, with_vectors, progress)
         pairs |= set(cosines)
     involved = sorted({n for p in pairs for n in p})
-    context = await _context(store, involved, use_vectors, progress)
+    context = await _context(store, model, involved, use_vectors, progress)
     scorer = _Scorer(context, cosines)
     edges = {p: s for p in pairs if (s := scorer.score(*p)).score >= min_score}
     return star_groups(edges, scorer, min_score)
 
 
-async def _stream(store: StoreCore, progress: Progress) -> tuple[dict[str, str], list[str]]:
+async def _stream(
+    store: StoreCore, model: str | None, progress: Progress
+) -> tuple[dict[str, str], list[str]]:
     """name -> type of every entity, and the names with a vector of the configured model."""
     set_total, advance = progress("entities")
     total = (await store.x.read("duplicates_count"))[0]["entities"]
@@ -166,7 +174,7 @@ async def _stream(store: StoreCore, progress: Progress) -> tuple[dict[str, str],
     with_vectors: list[str] = []
     after = ""
     while True:
-        rows = (await store.x.read("duplicates_entities", after=after, limit=PAGE))[0]["rows"]
+        rows = (await store.x.read("duplicates_entities", after=after, limit=PAGE, model=model))[0]["rows"]
         for name, etype, has_vector in rows:
             entities[name] = etype or ""
             if has_vector:
@@ -208,7 +216,9 @@ def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
     return out
 
 
-async def _nearest(store: StoreCore, names: list[str], progress: Progress) -> dict[tuple[str, str], float]:
+async def _nearest(
+    store: StoreCore, model: str | None, names: list[str], progress: Progress
+) -> dict[tuple[str, str], float]:
     """Pairs of near name-and-type vectors (the entity vector index), with their cosine."""
     set_total, advance = progress("nearest")
     set_total(len(names))
@@ -216,9 +226,11 @@ async def _nearest(store: StoreCore, names: list[str], progress: Progress) -> di
     min_score = (1.0 + VECTOR_MIN_COSINE) / 2.0  # Neo4j's cosine score is (1 + cos) / 2
     for i in range(0, len(names), BATCH):
         chunk = names[i : i + BATCH]
-        rows = (await store.x.read("duplicates_nearest", names=chunk, k=NEAREST_K, min_score=min_score))[0][
-            "rows"
-        ]
+        rows = (
+            await store.x.read(
+                "duplicates_nearest", names=chunk, k=NEAREST_K, min_score=min_score, model=model
+            )
+        )[0]["rows"]
         for name, near in rows:
             for other, score in near:
                 p = (name, other) if name < other else (other, name)
@@ -228,16 +240,18 @@ async def _nearest(store: StoreCore, names: list[str], progress: Progress) -> di
 
 
 async def _context(
-    store: StoreCore, names: list[str], vectors: bool, progress: Progress
+    store: StoreCore, model: str | None, names: list[str], vectors: bool, progress: Progress
 ) -> dict[str, _Entity]:
     set_total, advance = progress("candidates")
     set_total(len(names))
     out: dict[str, _Entity] = {}
     for i in range(0, len(names), BATCH):
         chunk = names[i : i + BATCH]
-        rows = (await store.x.read("duplicates_context", names=chunk, max_obs=MAX_OBS, vectors=vectors))[0][
-            "rows"
-        ]
+        rows = (
+            await store.x.read(
+                "duplicates_context", names=chunk, max_obs=MAX_OBS, vectors=vectors, model=model
+            )
+        )[0]["rows"]
         for r in rows:
             vec = np.asarray(r["embedding"], dtype=np.float32) if r["embedding"] is not None else None
             out[r["name"]] = _Entity(

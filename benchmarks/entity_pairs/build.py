@@ -80,71 +80,219 @@ COMPANY_STEMS = (
 COMPANY_FORMS = ["{} Corp", "{} Inc.", "{} Ltd", "{} LLC", "{} GmbH", "{}"]
 #: Same name, different things (type, neighbours, facts).
 HOMONYMS: list[tuple[str, list[tuple[str, list[str], list[tuple[str, str, str]]]]]] = [
-    ("Mercury", [
-        ("planet", ["the closest planet to the Sun", "orbits the Sun every 88 days"], [("Solar System", "system", "part_of")]),
-        ("element", ["Hg, atomic number 80", "a metal that is liquid at room temperature"], [("Periodic Table", "table", "part_of")]),
-        ("deity", ["the Roman messenger god", "identified with Hermes"], [("Roman Pantheon", "pantheon", "part_of")]),
-    ]),
-    ("Jaguar", [
-        ("animal", ["a big cat of the Americas", "hunts in the Amazon"], [("Panthera", "genus", "member_of")]),
-        ("company", ["a British car maker", "owned by Tata Motors"], [("Tata Motors", "company", "owned_by")]),
-    ]),
-    ("Apple", [
-        ("fruit", ["grows on trees in Kent", "a pome fruit"], [("Rosaceae", "family", "member_of")]),
-        ("company", ["makes the iPhone", "based in Cupertino"], [("Cupertino", "city", "based_in")]),
-    ]),
-    ("Amazon", [
-        ("river", ["flows through Brazil", "the largest river by discharge"], [("Brazil", "country", "flows_through")]),
-        ("company", ["an online retailer founded by Jeff Bezos", "based in Seattle"], [("Seattle", "city", "based_in")]),
-    ]),
-    ("Java", [
-        ("island", ["an island of Indonesia", "home of Jakarta"], [("Indonesia", "country", "part_of")]),
-        ("programming language", ["runs on the JVM", "released by Sun Microsystems in 1995"], [("JVM", "tool", "runs_on")]),
-    ]),
-    ("Python", [
-        ("animal", ["a constrictor snake", "lives in Africa and Asia"], [("Pythonidae", "family", "member_of")]),
-        ("programming language", ["created by Guido van Rossum", "first released in 1991"], [("CPython", "tool", "implemented_by")]),
-    ]),
-    ("Saturn", [
-        ("planet", ["the ringed planet", "has the moon Titan"], [("Solar System", "system", "part_of")]),
-        ("rocket", ["launched Apollo to the Moon", "built for NASA"], [("Apollo Program", "program", "part_of")]),
-    ]),
-    ("Orion", [
-        ("constellation", ["has the stars Betelgeuse and Rigel", "visible in Winter"], [("Milky Way", "galaxy", "part_of")]),
-        ("spacecraft", ["built by Lockheed Martin for Artemis", "crew capsule of NASA"], [("Artemis Program", "program", "part_of")]),
-    ]),
-    ("Delta", [
-        ("airline", ["based in Atlanta", "a SkyTeam member"], [("Atlanta", "city", "based_in")]),
-        ("landform", ["where a river meets the sea", "the Nile has one"], [("Nile", "river", "part_of")]),
-    ]),
-    ("Ruby", [
-        ("gemstone", ["a red corundum", "mined in Myanmar"], [("Myanmar", "country", "mined_in")]),
-        ("programming language", ["created by Yukihiro Matsumoto", "used by Rails"], [("Rails", "framework", "used_by")]),
-    ]),
-    ("Phoenix", [
-        ("city", ["the capital of Arizona", "hot in July"], [("Arizona", "state", "capital_of")]),
-        ("mythical bird", ["reborn from its ashes", "from Greek mythology"], [("Greek Mythology", "mythology", "part_of")]),
-    ]),
-    ("Oracle", [
-        ("company", ["sells the Oracle Database", "founded by Larry Ellison"], [("Austin", "city", "based_in")]),
-        ("role", ["gave prophecies at Delphi", "consulted by Greeks"], [("Delphi", "place", "located_in")]),
-    ]),
-    ("Shell", [
-        ("company", ["an oil company from London", "sells fuel in Europe"], [("London", "city", "based_in")]),
-        ("concept", ["the Bash program reads commands", "a Unix command interpreter"], [("Unix", "system", "part_of")]),
-    ]),
-    ("Titan", [
-        ("moon", ["the largest moon of Saturn", "has lakes of methane"], [("Saturn System", "system", "part_of")]),
-        ("deity", ["an elder god of Greek mythology", "Cronus was one"], [("Greek Mythology", "mythology", "part_of")]),
-    ]),
-    ("Nile", [
-        ("river", ["flows through Egypt", "ends in the Mediterranean"], [("Egypt", "country", "flows_through")]),
-        ("project", ["the Nile migration at Acme", "planned for Q3"], [("Acme Corp", "company", "run_by")]),
-    ]),
-    ("Atlas", [
-        ("deity", ["a Titan who holds up the sky", "from Greek mythology"], [("Greek Mythology", "mythology", "part_of")]),
-        ("tool", ["the MongoDB cloud service", "hosts databases on AWS"], [("MongoDB", "company", "made_by")]),
-    ]),
+    (
+        "Mercury",
+        [
+            (
+                "planet",
+                ["the closest planet to the Sun", "orbits the Sun every 88 days"],
+                [("Solar System", "system", "part_of")],
+            ),
+            (
+                "element",
+                ["Hg, atomic number 80", "a metal that is liquid at room temperature"],
+                [("Periodic Table", "table", "part_of")],
+            ),
+            (
+                "deity",
+                ["the Roman messenger god", "identified with Hermes"],
+                [("Roman Pantheon", "pantheon", "part_of")],
+            ),
+        ],
+    ),
+    (
+        "Jaguar",
+        [
+            (
+                "animal",
+                ["a big cat of the Americas", "hunts in the Amazon"],
+                [("Panthera", "genus", "member_of")],
+            ),
+            (
+                "company",
+                ["a British car maker", "owned by Tata Motors"],
+                [("Tata Motors", "company", "owned_by")],
+            ),
+        ],
+    ),
+    (
+        "Apple",
+        [
+            ("fruit", ["grows on trees in Kent", "a pome fruit"], [("Rosaceae", "family", "member_of")]),
+            ("company", ["makes the iPhone", "based in Cupertino"], [("Cupertino", "city", "based_in")]),
+        ],
+    ),
+    (
+        "Amazon",
+        [
+            (
+                "river",
+                ["flows through Brazil", "the largest river by discharge"],
+                [("Brazil", "country", "flows_through")],
+            ),
+            (
+                "company",
+                ["an online retailer founded by Jeff Bezos", "based in Seattle"],
+                [("Seattle", "city", "based_in")],
+            ),
+        ],
+    ),
+    (
+        "Java",
+        [
+            ("island", ["an island of Indonesia", "home of Jakarta"], [("Indonesia", "country", "part_of")]),
+            (
+                "programming language",
+                ["runs on the JVM", "released by Sun Microsystems in 1995"],
+                [("JVM", "tool", "runs_on")],
+            ),
+        ],
+    ),
+    (
+        "Python",
+        [
+            (
+                "animal",
+                ["a constrictor snake", "lives in Africa and Asia"],
+                [("Pythonidae", "family", "member_of")],
+            ),
+            (
+                "programming language",
+                ["created by Guido van Rossum", "first released in 1991"],
+                [("CPython", "tool", "implemented_by")],
+            ),
+        ],
+    ),
+    (
+        "Saturn",
+        [
+            ("planet", ["the ringed planet", "has the moon Titan"], [("Solar System", "system", "part_of")]),
+            (
+                "rocket",
+                ["launched Apollo to the Moon", "built for NASA"],
+                [("Apollo Program", "program", "part_of")],
+            ),
+        ],
+    ),
+    (
+        "Orion",
+        [
+            (
+                "constellation",
+                ["has the stars Betelgeuse and Rigel", "visible in Winter"],
+                [("Milky Way", "galaxy", "part_of")],
+            ),
+            (
+                "spacecraft",
+                ["built by Lockheed Martin for Artemis", "crew capsule of NASA"],
+                [("Artemis Program", "program", "part_of")],
+            ),
+        ],
+    ),
+    (
+        "Delta",
+        [
+            ("airline", ["based in Atlanta", "a SkyTeam member"], [("Atlanta", "city", "based_in")]),
+            ("landform", ["where a river meets the sea", "the Nile has one"], [("Nile", "river", "part_of")]),
+        ],
+    ),
+    (
+        "Ruby",
+        [
+            ("gemstone", ["a red corundum", "mined in Myanmar"], [("Myanmar", "country", "mined_in")]),
+            (
+                "programming language",
+                ["created by Yukihiro Matsumoto", "used by Rails"],
+                [("Rails", "framework", "used_by")],
+            ),
+        ],
+    ),
+    (
+        "Phoenix",
+        [
+            ("city", ["the capital of Arizona", "hot in July"], [("Arizona", "state", "capital_of")]),
+            (
+                "mythical bird",
+                ["reborn from its ashes", "from Greek mythology"],
+                [("Greek Mythology", "mythology", "part_of")],
+            ),
+        ],
+    ),
+    (
+        "Oracle",
+        [
+            (
+                "company",
+                ["sells the Oracle Database", "founded by Larry Ellison"],
+                [("Austin", "city", "based_in")],
+            ),
+            (
+                "role",
+                ["gave prophecies at Delphi", "consulted by Greeks"],
+                [("Delphi", "place", "located_in")],
+            ),
+        ],
+    ),
+    (
+        "Shell",
+        [
+            (
+                "company",
+                ["an oil company from London", "sells fuel in Europe"],
+                [("London", "city", "based_in")],
+            ),
+            (
+                "concept",
+                ["the Bash program reads commands", "a Unix command interpreter"],
+                [("Unix", "system", "part_of")],
+            ),
+        ],
+    ),
+    (
+        "Titan",
+        [
+            (
+                "moon",
+                ["the largest moon of Saturn", "has lakes of methane"],
+                [("Saturn System", "system", "part_of")],
+            ),
+            (
+                "deity",
+                ["an elder god of Greek mythology", "Cronus was one"],
+                [("Greek Mythology", "mythology", "part_of")],
+            ),
+        ],
+    ),
+    (
+        "Nile",
+        [
+            (
+                "river",
+                ["flows through Egypt", "ends in the Mediterranean"],
+                [("Egypt", "country", "flows_through")],
+            ),
+            (
+                "project",
+                ["the Nile migration at Acme", "planned for Q3"],
+                [("Acme Corp", "company", "run_by")],
+            ),
+        ],
+    ),
+    (
+        "Atlas",
+        [
+            (
+                "deity",
+                ["a Titan who holds up the sky", "from Greek mythology"],
+                [("Greek Mythology", "mythology", "part_of")],
+            ),
+            (
+                "tool",
+                ["the MongoDB cloud service", "hosts databases on AWS"],
+                [("MongoDB", "company", "made_by")],
+            ),
+        ],
+    ),
 ]
 CITIES = (
     "Paris Berlin London Madrid Lisbon Rome Vienna Prague Warsaw Dublin Oslo Stockholm Helsinki Athens "
@@ -156,8 +304,18 @@ PROJECTS = (
     "Meridian Neptune Obsidian Pegasus Quasar Redwood Sentinel Tundra Umbra Vanguard Whirlwind Zenith"
 ).split()
 UNIVERSITIES = "Oxford Cambridge Harvard Stanford Yale Princeton Sorbonne Heidelberg Bologna Leiden".split()
-ROLES = ["the CTO", "a data engineer", "the product manager", "a designer", "the team lead", "an SRE",
-         "a research scientist", "the head of sales", "a backend developer", "the CFO"]
+ROLES = [
+    "the CTO",
+    "a data engineer",
+    "the product manager",
+    "a designer",
+    "the team lead",
+    "an SRE",
+    "a research scientist",
+    "the head of sales",
+    "a backend developer",
+    "the CFO",
+]
 
 
 @dataclass
@@ -182,8 +340,12 @@ def person_profile(rng: random.Random) -> Profile:
         f"studied at {rng.choice(UNIVERSITIES)}",
         f"is {rng.choice(ROLES)}",
     ]
-    neighbours = [(employer, "organization", "works_at"), (city, "city", "lives_in"),
-                  (f"Project {project}", "project", "works_on"), (colleague, "person", "knows")]
+    neighbours = [
+        (employer, "organization", "works_at"),
+        (city, "city", "lives_in"),
+        (f"Project {project}", "project", "works_on"),
+        (colleague, "person", "knows"),
+    ]
     return Profile("person", neighbours, facts)
 
 
@@ -191,10 +353,17 @@ def org_profile(rng: random.Random) -> Profile:
     city = rng.choice(CITIES)
     ceo = f"{rng.choice(FIRSTS).title()} {rng.choice(SURNAMES)}"
     year = rng.randrange(1900, 2020)
-    facts = [f"headquartered in {city}", f"founded in {year}", f"led by {ceo}",
-             f"partners with {rng.choice(COMPANY_STEMS)} on {rng.choice(PROJECTS)}"]
-    neighbours = [(city, "city", "based_in"), (ceo, "person", "led_by"),
-                  (f"Project {rng.choice(PROJECTS)}", "project", "funds")]
+    facts = [
+        f"headquartered in {city}",
+        f"founded in {year}",
+        f"led by {ceo}",
+        f"partners with {rng.choice(COMPANY_STEMS)} on {rng.choice(PROJECTS)}",
+    ]
+    neighbours = [
+        (city, "city", "based_in"),
+        (ceo, "person", "led_by"),
+        (f"Project {rng.choice(PROJECTS)}", "project", "funds"),
+    ]
     return Profile("organization", neighbours, facts)
 
 
@@ -219,8 +388,11 @@ def first(rng: random.Random) -> str:
 
 
 def case_variant(rng: random.Random, name: str) -> str:
-    return rng.choice([name.lower(), name.upper(), "  ".join(name.split()), name.lower().title() + " "]).strip() if \
-        rng.random() < 0.9 else name.swapcase()
+    return (
+        rng.choice([name.lower(), name.upper(), "  ".join(name.split()), name.lower().title() + " "]).strip()
+        if rng.random() < 0.9
+        else name.swapcase()
+    )
 
 
 def near_surname(rng: random.Random, surname: str) -> str:
@@ -235,12 +407,15 @@ Pair = tuple[str, int, bool, dict[str, Any], dict[str, Any]]
 
 
 def positives(rng: random.Random) -> list[Callable[[], Pair]]:
-    def person(kind: str, make: Callable[[str, str], tuple[str, str]], surnames: list[str] = SURNAMES) -> Callable[[], Pair]:
+    def person(
+        kind: str, make: Callable[[str, str], tuple[str, str]], surnames: list[str] = SURNAMES
+    ) -> Callable[[], Pair]:
         def build() -> Pair:
             f, s = first(rng), rng.choice(surnames)
             a, b = make(f, s)
             p = person_profile(rng)
             return kind, 1, False, mention(rng, a, p), mention(rng, b, p)
+
         return build
 
     def org(kind: str, make: Callable[[], tuple[str, str]]) -> Callable[[], Pair]:
@@ -248,6 +423,7 @@ def positives(rng: random.Random) -> list[Callable[[], Pair]]:
             a, b = make()
             p = org_profile(rng)
             return kind, 1, False, mention(rng, a, p), mention(rng, b, p)
+
         return build
 
     def acr() -> tuple[str, str]:
@@ -268,10 +444,21 @@ def positives(rng: random.Random) -> list[Callable[[], Pair]]:
 
     return [
         person("case", lambda f, s: (f"{f} {s}", case_variant(rng, f"{f} {s}"))),
-        person("punctuation", lambda f, s: (f"{f} {s}", rng.choice([f"{f}. {s}", f"{f} {s}.", f"{s}, {f}", f"{f}-{s}"]))),
+        person(
+            "punctuation",
+            lambda f, s: (f"{f} {s}", rng.choice([f"{f}. {s}", f"{f} {s}.", f"{s}, {f}", f"{f}-{s}"])),
+        ),
         person("diacritics", lambda f, s: (f"{f} {s}", f"{f} {strip_accents(s)}"), ACCENTED),
-        person("honorific", lambda f, s: (f"{f} {s}", rng.choice([f"{rng.choice(HONORIFICS)} {f} {s}", f"{f} {s} {rng.choice(SUFFIXES)}"]))),
-        person("initials", lambda f, s: (f"{f} {s}", rng.choice([f"{f[0]}. {s}", f"{f[0]} {s}", f"{f[0]}. {s}"]))),
+        person(
+            "honorific",
+            lambda f, s: (
+                f"{f} {s}",
+                rng.choice([f"{rng.choice(HONORIFICS)} {f} {s}", f"{f} {s} {rng.choice(SUFFIXES)}"]),
+            ),
+        ),
+        person(
+            "initials", lambda f, s: (f"{f} {s}", rng.choice([f"{f[0]}. {s}", f"{f[0]} {s}", f"{f[0]}. {s}"]))
+        ),
         person("middle_name", lambda f, s: (f"{f} {s}", f"{f} {first(rng)[0]}. {s}")),
         person("nickname", lambda f, s: (f"{f} {s}", f"{rng.choice(NICKS[f.lower()]).title()} {s}")),
         person("reordered", lambda f, s: (f"{f} {s}", f"{s} {f}")),
@@ -286,11 +473,17 @@ def positives(rng: random.Random) -> list[Callable[[], Pair]]:
 def strip_accents(s: str) -> str:
     import unicodedata
 
-    return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c)).replace("Ł", "L").replace("ø", "o")
+    return (
+        "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
+        .replace("Ł", "L")
+        .replace("ø", "o")
+    )
 
 
 def negatives(rng: random.Random) -> list[Callable[[], Pair]]:
-    def two_people(kind: str, make: Callable[[str, str], tuple[str, str]], share_employer: float = 0.0) -> Callable[[], Pair]:
+    def two_people(
+        kind: str, make: Callable[[str, str], tuple[str, str]], share_employer: float = 0.0
+    ) -> Callable[[], Pair]:
         def build() -> Pair:
             f, s = first(rng), rng.choice(SURNAMES)
             a, b = make(f, s)
@@ -299,15 +492,22 @@ def negatives(rng: random.Random) -> list[Callable[[], Pair]]:
                 pb.neighbours[0] = pa.neighbours[0]
                 pb.facts[0] = pa.facts[0].replace(pa.neighbours[1][0], pb.neighbours[1][0])
             return kind, 0, True, mention(rng, a, pa), mention(rng, b, pb)
+
         return build
 
     def other_first(f: str) -> str:
-        while (g := first(rng)) == f or g.lower() in NICKS.get(f.lower(), []) or f.lower() in NICKS.get(g.lower(), []):
+        while (
+            (g := first(rng)) == f
+            or g.lower() in NICKS.get(f.lower(), [])
+            or f.lower() in NICKS.get(g.lower(), [])
+        ):
             pass
         return g
 
     def same_initial(f: str) -> str:
-        pool = [x for x in FIRSTS if x[0] == f[0].lower() and x != f.lower() and x not in NICKS.get(f.lower(), [])]
+        pool = [
+            x for x in FIRSTS if x[0] == f[0].lower() and x != f.lower() and x not in NICKS.get(f.lower(), [])
+        ]
         return rng.choice(pool).title() if pool else other_first(f)
 
     def homonym() -> Pair:
@@ -320,7 +520,10 @@ def negatives(rng: random.Random) -> list[Callable[[], Pair]]:
 
     return [
         two_people("same_name_different_people", lambda f, s: (f"{f} {s}", case_variant(rng, f"{f} {s}"))),
-        two_people("same_name_honorific_different_people", lambda f, s: (f"{f} {s}", f"{rng.choice(HONORIFICS)} {f} {s}")),
+        two_people(
+            "same_name_honorific_different_people",
+            lambda f, s: (f"{f} {s}", f"{rng.choice(HONORIFICS)} {f} {s}"),
+        ),
         two_people("near_name", lambda f, s: (f"{f} {s}", f"{f} {near_surname(rng, s)}"), share_employer=0.3),
         two_people("shared_surname", lambda f, s: (f"{f} {s}", f"{other_first(f)} {s}"), share_employer=0.3),
         two_people("initial_of_another", lambda f, s: (f"{same_initial(f)} {s}", f"{f[0]}. {s}")),
@@ -353,12 +556,16 @@ def build(n_pos: int = 780, n_hard: int = 420, n_easy: int = 60) -> list[dict[st
     pos, hard, easy = positives(rng), negatives(rng), easy_negatives(rng)
     # positives in proportions of what agents write (case and honorific variants most, misspellings least)
     weighted = [m for m, w in zip(pos, POSITIVE_WEIGHTS, strict=True) for _ in range(w)]
-    makers = [weighted[i % len(weighted)] for i in range(n_pos)] + [hard[i % len(hard)] for i in range(n_hard)]
+    makers = [weighted[i % len(weighted)] for i in range(n_pos)] + [
+        hard[i % len(hard)] for i in range(n_hard)
+    ]
     makers += [easy[0]] * n_easy
     out = []
     for i, make in enumerate(makers):
         kind, label, is_hard, a, b = make()
-        if a["name"] == b["name"]:  # one namespace cannot hold two entities of one name: make it a case variant
+        if (
+            a["name"] == b["name"]
+        ):  # one namespace cannot hold two entities of one name: make it a case variant
             b["name"] = b["name"].lower() if b["name"] != b["name"].lower() else b["name"].upper()
         out.append({"id": f"p{i:04d}", "label": label, "kind": kind, "hard": is_hard, "a": a, "b": b})
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -217,6 +218,20 @@ def test_a_change_is_seen_at_the_next_lookup_and_a_revocation_too(grants_path: P
     write_file(grants_path, principal_toml("bob", "tok-1", "x:read"))
     assert grants.by_token("tok-1") is not None
     write_file(grants_path, principal_toml("bob", "tok-2", "x:read"))
+    assert grants.by_token("tok-1") is None and grants.by_token("tok-2") is not None
+
+
+def test_an_edit_within_one_mtime_tick_and_of_the_same_size_is_seen(grants_path: Path) -> None:
+    """A coarse file system (FAT: 2 s) can give two writes the same mtime: a young file is read again."""
+    write_file(grants_path, principal_toml("bob", "tok-1", "x:read"))
+    tick = time.time_ns()
+    os.utime(grants_path, ns=(tick, tick))
+    grants = GrantsFile.open(grants_path)
+    assert grants.by_token("tok-1") is not None
+    inode = grants_path.stat().st_ino
+    grants_path.write_text(principal_toml("bob", "tok-2", "x:read"))  # in place: same inode, same size
+    os.utime(grants_path, ns=(tick, tick))  # and the same mtime
+    assert grants_path.stat().st_ino == inode
     assert grants.by_token("tok-1") is None and grants.by_token("tok-2") is not None
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -21,6 +22,8 @@ log = logging.getLogger("kg_neo4j.auth")
 
 T = TypeVar("T")
 Signature = tuple[int, int, int]
+#: A file whose mtime is younger than this is read again at the next use (2 s: FAT's mtime tick).
+_RACY_NS = 2_000_000_000
 
 
 class Unreadable(Exception):
@@ -37,6 +40,7 @@ class WatchedFile(Generic[T]):
         self._what = what
         self._signature: Signature | None = None
         self._value: T | None = None
+        self._text: str | None = None
         self._problem: str | None = None
         self._logged: str | None = None
 
@@ -52,7 +56,10 @@ class WatchedFile(Generic[T]):
             self._signature = signature
             try:
                 text = self.path.read_text(encoding="utf-8")
-                self._value, self._problem = self._parse(text), None
+                if text != self._text or self._problem is not None:  # parsing costs more than reading
+                    self._text = None
+                    self._value, self._problem = self._parse(text), None
+                    self._text = text
             except (OSError, ValueError, UnicodeDecodeError) as exc:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
                 self._fail(f"the {self._what} {self.path} does not parse: {reason}")
@@ -60,14 +67,17 @@ class WatchedFile(Generic[T]):
                 if self._logged is not None:
                     log.warning("the %s %s parses again: using it", self._what, self.path)
                 self._logged = None
-        if signature is None:
+        if signature is None or time.time_ns() - signature[0] < _RACY_NS:
+            # a file changed within the last moments may change again within the same mtime tick
+            # (mtime is only as fine as the kernel's coarse clock, 2 s on FAT) and keep its size and
+            # inode: read it again next time (parsed again only if its text differs) until it is older
             self._signature = None
         if self._problem is not None or self._value is None:
             raise Unreadable(self._problem or f"the {self._what} {self.path} was never read")
         return self._value
 
     def _fail(self, problem: str) -> None:
-        self._value, self._problem = None, problem
+        self._value, self._problem, self._text = None, problem, None
         if problem != self._logged:  # one line per distinct problem, not one per request
             log.error("%s; refusing the tokens it vouches for until it is fixed", problem)
             self._logged = problem

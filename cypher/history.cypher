@@ -130,9 +130,18 @@ CALL (nodes, rels) {
   UNWIND nodes AS e
   WITH e
   WHERE e:ExpiredKnowledge
-  RETURN e.expired_at AS at, 9 AS ord, CASE WHEN e.expired_reason = 'forgotten' THEN 'forgotten' ELSE 'expired' END
+  RETURN e.expired_at AS at, 9 AS ord,
+         CASE WHEN e.expired_reason = 'forgotten' THEN 'forgotten' WHEN e:KgMerged THEN 'merged_into' ELSE 'expired' END
          AS event, e.name AS key,
          {name: e.name, reason: e.expired_reason, note: e.expired_note, mergedInto: e.merged_into} AS detail
+  UNION ALL
+  // merges into the entity (merge_entities) and their undoing (cypher/merges.cypher)
+  MATCH (m:KgMergeRecord)
+  WHERE $entity IS NOT NULL AND m.namespace = $ns AND m.into = $entity
+  UNWIND [{at: m.at, event: 'merged', by: m.by}]
+         + CASE WHEN m.undone_at IS NULL THEN [] ELSE [{at: m.undone_at, event: 'unmerged', by: m.undone_by}] END AS ev
+  RETURN ev.at AS at, 8 AS ord, ev.event AS event, m.id AS key,
+         {name: m.into, merge: m.id, names: m.names, by: ev.by, reason: m.reason} AS detail
   UNION ALL
   UNWIND rels AS r
   WITH r, startNode(r).name + ' -[' + type(r) + ']-> ' + endNode(r).name AS key,

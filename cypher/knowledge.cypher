@@ -282,7 +282,8 @@ CALL () {
   RETURN k, false AS expired
   UNION ALL
   MATCH (k:ExpiredKnowledge)
-  WHERE $include_expired AND k.namespace = $ns
+  // (entities merged into others are :ExpiredKnowledge too, knowledge only when they were: cypher/merges.cypher)
+  WHERE $include_expired AND k.namespace = $ns AND (k.content IS NOT NULL OR NOT k:KgMerged)
   RETURN k, true AS expired
 }
 WITH k, expired
@@ -327,7 +328,7 @@ CALL () {
 }
 CALL () {
   MATCH (k:ExpiredKnowledge)
-  WHERE k.namespace = $ns
+  WHERE k.namespace = $ns AND (k.content IS NOT NULL OR NOT k:KgMerged)
   WITH k.expired_reason AS reason, count(*) AS n
   RETURN collect({reason: reason, n: n}) AS expired
 }

@@ -222,6 +222,19 @@ CALL () {
   }
   RETURN e
   UNION
+  // an alias holding $q (a name merged into the entity by $at: cypher/merges.cypher) finds the entity
+  MATCH (m:KgMerged)
+  WHERE m.namespace = $ns AND m.name IS NOT NULL AND m.expired_at <= $at AND toLower(m.name) CONTAINS $q
+  UNWIND [m.alias_of] + coalesce(m.alias_of_was, []) AS target
+  CALL (target) {
+    MATCH (e:KgNode {namespace: $ns, name: target}) WHERE e:Entity RETURN e
+    UNION
+    MATCH (e:ExpiredKnowledge {namespace: $ns, name: target}) WHERE e.expired_at > $at RETURN e
+  }
+  WITH e
+  WHERE any(i IN range(0, size(coalesce(e.aliases, [])) - 1) WHERE e.alias_at[i] <= $at AND toLower(e.aliases[i]) CONTAINS $q)
+  RETURN e
+  UNION
   // Only for a past $at: what reads of now cannot match through the indexes above (a type the entity had
   // then, an observation retired since, knowledge forgotten since), by a scan of the namespace.
   UNWIND CASE WHEN $at < $now THEN [true] ELSE [] END AS past
@@ -274,6 +287,23 @@ CALL () {
   MATCH (e:ExpiredKnowledge)
   WHERE e.namespace = $ns AND e.name IN $names AND e.created_at <= $at AND e.expired_at > $at
   RETURN e
+  UNION
+  // a name that was no entity at $at but an alias (merged into another by then: cypher/merges.cypher)
+  // answers the entity it was an alias of then: the one holding it in aliases since alias_at <= $at
+  UNWIND $names AS name
+  MATCH (m:KgMerged {namespace: $ns, name: name})
+  WHERE m.expired_at <= $at
+    AND NOT EXISTS { MATCH (x:KgNode {namespace: $ns, name: name}) WHERE x:Entity AND x.created_at <= $at }
+    AND NOT EXISTS { MATCH (x:ExpiredKnowledge {namespace: $ns, name: name}) WHERE x.created_at <= $at AND x.expired_at > $at }
+  UNWIND [m.alias_of] + coalesce(m.alias_of_was, []) AS target
+  CALL (target) {
+    MATCH (e:KgNode {namespace: $ns, name: target}) WHERE e:Entity RETURN e
+    UNION
+    MATCH (e:ExpiredKnowledge {namespace: $ns, name: target}) WHERE e.expired_at > $at RETURN e
+  }
+  WITH name, e
+  WHERE e.created_at <= $at AND any(i IN range(0, size(coalesce(e.aliases, [])) - 1) WHERE e.aliases[i] = name AND e.alias_at[i] <= $at)
+  RETURN e
 }
 WITH DISTINCT e ORDER BY e.name
 WITH collect(e) AS nodes
@@ -285,7 +315,9 @@ CALL (nodes) {
     WITH o ORDER BY o.seq
     RETURN collect(o.text) AS observations
   }
-  RETURN collect({name: e.name, entityType: coalesce(e.type_was[size([u IN coalesce(e.type_until, []) WHERE u <= $at])], e.entityType), observations: observations}) AS entities
+  RETURN collect({name: e.name, entityType: coalesce(e.type_was[size([u IN coalesce(e.type_until, []) WHERE u <= $at])], e.entityType), observations: observations}) AS entities,
+         // the aliases each had at $at (shown outside the reference profile)
+         collect({name: e.name, aliases: [i IN range(0, size(coalesce(e.aliases, [])) - 1) WHERE e.alias_at[i] <= $at | e.aliases[i]]}) AS aliases
 }
 CALL (nodes) {
   UNWIND nodes AS e
@@ -296,4 +328,4 @@ CALL (nodes) {
   RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight,
                   validFrom: r.valid_from, validUntil: r.valid_until, createdAt: r.created_at}) AS relations
 }
-RETURN entities, relations
+RETURN entities, relations, aliases

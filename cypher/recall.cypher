@@ -13,7 +13,7 @@ CALL (name) {
   RETURN k, 0 AS rank
   UNION
   MATCH (k:ExpiredKnowledge)
-  WHERE k.namespace = $ns AND k.name = name AND k.expired_at > $at
+  WHERE k.namespace = $ns AND k.name = name AND k.expired_at > $at AND (k.content IS NOT NULL OR NOT k:KgMerged)
   RETURN k, 1 AS rank
 }
 WITH name, k, rank

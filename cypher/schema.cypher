@@ -33,6 +33,14 @@ CREATE INDEX kg_knowledge_ns IF NOT EXISTS FOR (k:Knowledge) ON (k.namespace)
 // Range index over forgotten or expired knowledge of one namespace (history, list_knowledge includeExpired).
 CREATE INDEX kg_expired_knowledge_ns IF NOT EXISTS FOR (k:ExpiredKnowledge) ON (k.namespace)
 
+// name: schema_merged_ns_name
+// Range index over the entities merged into others (their names are aliases: open_nodes, resolving writes).
+CREATE INDEX kg_merged_ns_name IF NOT EXISTS FOR (m:KgMerged) ON (m.namespace, m.name)
+
+// name: schema_merge_record_ns_into
+// Range index over the merges into an entity (unmerge_entities finds the last one).
+CREATE INDEX kg_merge_record_ns_into IF NOT EXISTS FOR (m:KgMergeRecord) ON (m.namespace, m.into)
+
 // name: schema_experience_ns
 // Range index that lists the recorded experiences of one namespace.
 CREATE INDEX kg_experience_ns IF NOT EXISTS FOR (x:Experience) ON (x.namespace)

@@ -194,6 +194,8 @@ class KnowledgeGraph(BaseModel):
     entities: list[Entity]
     relations: list[RelationFull]
     nextCursor: str | None = None
+    #: open_nodes: each entity's aliases (names merged into it), shown outside the reference profile
+    aliases: dict[str, list[str]] = Field(default_factory=dict, exclude=True)
 
     def reference(self) -> dict[str, Any]:
         """Exactly the reference server's ``{"entities", "relations"}`` shape."""

@@ -407,6 +407,7 @@ CALL () {{
   MATCH (n:KgNode) WHERE n.namespace = $ns AND n.name IS NOT NULL RETURN n
   UNION MATCH (n:ExpiredKnowledge) WHERE n.namespace = $ns RETURN n
   UNION MATCH (n:KgMeta) WHERE n.namespace = $ns RETURN n
+  UNION MATCH (n:KgMergeRecord) WHERE n.namespace = $ns RETURN n
 }}
 OPTIONAL MATCH (n)--(m)
 WITH collect(n) + collect(m) AS found

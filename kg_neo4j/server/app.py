@@ -29,6 +29,7 @@ from kg_neo4j.server.history import HISTORY_TOOLS
 from kg_neo4j.server.knowledge import KNOWLEDGE_TOOLS
 from kg_neo4j.server.maintenance import MAINTENANCE_TOOLS
 from kg_neo4j.server.memorymesh import MESH_TOOLS
+from kg_neo4j.server.merges import MERGE_TOOLS
 from kg_neo4j.server.mesh_generated import generated_tools
 from kg_neo4j.server.reference import REFERENCE_TOOLS
 from kg_neo4j.server.registry import Runtime, ToolSpec, call, current_session, tools_for
@@ -51,6 +52,7 @@ ALL_TOOLS: list[ToolSpec] = [
     *TEMPORAL_TOOLS,
     *HISTORY_TOOLS,
     *DUPLICATE_TOOLS,
+    *MERGE_TOOLS,
     *MESH_TOOLS,
     *KNOWLEDGE_TOOLS,
     *MAINTENANCE_TOOLS,

@@ -49,9 +49,18 @@ SEED: list[tuple[str, dict[str, Any]]] = [
                     "observations": ["a general-purpose mechanical computer"],
                 },
                 {"name": "Draft Notes", "entityType": "document", "observations": []},
+                # merge_entities' example merges it into Ada Lovelace
+                {
+                    "name": "A. A. Lovelace",
+                    "entityType": "person",
+                    "observations": ["signed her notes A.A.L."],
+                },
+                # merged into Charles Babbage below: unmerge_entities' example undoes it
+                {"name": "C. Babbage", "entityType": "person", "observations": ["a Lucasian Professor"]},
             ]
         },
     ),
+    ("merge_entities", {"into": "Charles Babbage", "names": ["C. Babbage"]}),
     (
         "create_relations",
         {

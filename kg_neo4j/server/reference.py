@@ -333,6 +333,11 @@ async def search_nodes(rt: Runtime, req: SearchNodesIn) -> ToolOutput:
 async def open_nodes(rt: Runtime, req: OpenNodesIn) -> ToolOutput:
     graph = await rt.store.open_nodes(req.names, as_of=req.asOf)
     data = graph.reference()
+    if rt.profile != "reference":
+        # names merged into an entity (merge_entities); the reference's answers keep their shape
+        for e in data["entities"]:
+            if e["name"] in graph.aliases:
+                e["aliases"] = graph.aliases[e["name"]]
     text = reference_text(data)
     if req.asOf is None:
         record_access(rt, [e.name for e in graph.entities], text)

@@ -42,6 +42,8 @@ _SCHEMA_STATEMENTS = [
     "schema_meta_key",
     "schema_knowledge_ns",
     "schema_expired_knowledge_ns",
+    "schema_merged_ns_name",
+    "schema_merge_record_ns_into",
     "schema_experience_ns",
 ]
 

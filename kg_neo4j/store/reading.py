@@ -115,5 +115,6 @@ class Reading(StoreCore):
     async def open_nodes(self, names: Sequence[str], *, as_of: datetime | None = None) -> KnowledgeGraph:
         records = await self.x.read("open_nodes", names=dedupe(names), at=as_of)
         graph = graph_of(records[0])
+        graph.aliases = {a["name"]: list(a["aliases"]) for a in records[0]["aliases"] if a["aliases"]}
         self.cap.check("open_nodes", graph=graph)
         return graph

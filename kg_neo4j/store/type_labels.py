@@ -68,6 +68,8 @@ INTERNAL_LABELS: frozenset[str] = frozenset(
         "Knowledge",
         "ExpiredKnowledge",
         "Experience",
+        "KgMerged",
+        "KgMergeRecord",
         *TRUST_LABELS.values(),
     }
 )

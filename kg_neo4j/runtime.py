@@ -65,20 +65,23 @@ class Resources:
     def namespace(self) -> str:
         return self.settings.namespace
 
-    def graph_store(self) -> GraphStore:
-        """The store the MCP tools run on (one per process: its caches are shared by every session)."""
-        if "graph" not in self._stores:
+    def graph_store(self, namespace: str | None = None) -> GraphStore:
+        """The store the MCP tools run on for ``namespace`` (default: the configured one): one per
+        namespace and process, so its caches are shared by every session on that namespace."""
+        ns = self.namespace if namespace is None else namespace
+        key = f"graph:{ns}"
+        if key not in self._stores:
             from kg_neo4j.store import GraphStore
 
-            self._stores["graph"] = GraphStore(
+            self._stores[key] = GraphStore(
                 self.driver,
                 database=self.database,
-                namespace=self.namespace,
+                namespace=ns,
                 clock=self.clock,
                 max_answer_bytes=self.settings.max_answer_bytes,
                 embedder=self.embedder,
             )
-        store: GraphStore = self._stores["graph"]
+        store: GraphStore = self._stores[key]
         return store
 
     def transfer_store(self) -> TransferStore:

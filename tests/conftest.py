@@ -237,7 +237,7 @@ def http_server(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None) 
 
 @contextlib.asynccontextmanager
 async def http_session(
-    url: str, headers: dict[str, str] | None = None, message_handler: Any = None
+    url: str, headers: dict[str, str] | None = None, message_handler: Any = None, path: str = "/mcp"
 ) -> AsyncIterator[Any]:
     import httpx2  # the MCP SDK 2.x client's HTTP library
     from mcp import ClientSession
@@ -245,7 +245,7 @@ async def http_session(
 
     async with (
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as client,
-        streamable_http_client(f"{url}/mcp", http_client=client) as (read, write),
+        streamable_http_client(f"{url}{path}", http_client=client) as (read, write),
         ClientSession(read, write, message_handler=message_handler) as session,
     ):
         await session.initialize()

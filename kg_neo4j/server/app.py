@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import mcp.types as types
@@ -21,9 +21,10 @@ from mcp.shared.exceptions import MCPError
 from kg_neo4j import __version__
 from kg_neo4j.clock import Clock
 from kg_neo4j.errors import ConfigError
-from kg_neo4j.runtime import open_resources
+from kg_neo4j.runtime import Resources, open_resources
 from kg_neo4j.schemas import NodeSchema, load_schemas
 from kg_neo4j.server import prompts
+from kg_neo4j.server.access import Caller, caller_of, may_call, refusal
 from kg_neo4j.server.duplicates import DUPLICATE_TOOLS
 from kg_neo4j.server.history import HISTORY_TOOLS
 from kg_neo4j.server.knowledge import KNOWLEDGE_TOOLS
@@ -38,6 +39,7 @@ from kg_neo4j.server.search import SEARCH_TOOLS
 from kg_neo4j.server.skills import SKILL_TOOLS
 from kg_neo4j.server.temporal import TEMPORAL_TOOLS
 from kg_neo4j.settings import Settings
+from kg_neo4j.store.actor import current_actor, default_actor
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +82,39 @@ def profile_tools(profile: str, schemas: Sequence[NodeSchema] = ()) -> list[Tool
     return specs
 
 
+class Runtimes:
+    """The runtimes of one server process, one per namespace it serves, made on first use over one
+    driver, embedder and set of node schemas (stdio serves one; HTTP serves ``/mcp/<namespace>``)."""
+
+    def __init__(self, resources: Resources, settings: Settings, schemas: list[NodeSchema]) -> None:
+        self.resources = resources
+        self.settings = settings
+        self.schemas = schemas
+        self._by_namespace: dict[str, Runtime] = {}
+
+    def get(self, namespace: str | None = None) -> Runtime:
+        ns = self.settings.namespace if namespace is None else namespace
+        runtime = self._by_namespace.get(ns)
+        if runtime is None:
+            runtime = self._by_namespace[ns] = Runtime(
+                store=self.resources.graph_store(ns),
+                profile=self.settings.tools,
+                max_answer_bytes=self.settings.max_answer_bytes,
+                settings=self.settings,
+                schemas=self.schemas,
+            )
+        return runtime
+
+    async def drain(self) -> None:
+        for runtime in list(self._by_namespace.values()):
+            await runtime.drain()  # access records still being written
+
+
 @contextlib.asynccontextmanager
-async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncIterator[Runtime]:
-    """The server's runtime over :func:`kg_neo4j.runtime.open_resources` (full bootstrap, the
-    configured embedder loading in the background, one GraphStore shared by every session)."""
+async def open_runtimes(settings: Settings, clock: Clock | None = None) -> AsyncIterator[Runtimes]:
+    """The server's runtimes over :func:`kg_neo4j.runtime.open_resources` (full bootstrap, the
+    configured embedder loading in the background, one GraphStore per namespace shared by every
+    session on it)."""
     schemas = load_node_schemas(settings)  # before connecting: a bad schema file fails fast
     async with open_resources(settings, bootstrap="full", embedder=True, clock=clock) as resources:
         log.info(
@@ -96,23 +127,30 @@ async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncI
             resources.model.name if resources.model else "none",
             len(schemas),
         )
-        runtime = Runtime(
-            store=resources.graph_store(),
-            profile=settings.tools,
-            max_answer_bytes=settings.max_answer_bytes,
-            settings=settings,
-            schemas=schemas,
-        )
+        runtimes = Runtimes(resources, settings, schemas)
         try:
-            yield runtime
+            yield runtimes
         finally:
-            await runtime.drain()  # access records still being written
+            await runtimes.drain()
 
 
-def build_server(runtime: Runtime) -> Server[Any]:
-    """The MCP server of one runtime: its profile's tools and the reference's prompt (SDK 2.x handlers)."""
+@contextlib.asynccontextmanager
+async def open_runtime(settings: Settings, clock: Clock | None = None) -> AsyncIterator[Runtime]:
+    """The runtime of the configured namespace (stdio, tests): :func:`open_runtimes`' first."""
+    async with open_runtimes(settings, clock) as runtimes:
+        yield runtimes.get()
+
+
+def build_server(runtime: Runtime, *, stateless: bool = False) -> Server[Any]:
+    """The MCP server of one runtime: its profile's tools and the reference's prompt (SDK 2.x handlers).
+
+    Each request's caller (``server/access.py``) decides which tools are listed and may run: a
+    ``read`` grant lists no write tool, and calling one is a tool error naming the scope it needs.
+    ``stateless`` (HTTP replicas): no MCP session outlives a request, so resource subscriptions are
+    refused with a message saying why."""
     specs = {s.name: s for s in profile_tools(runtime.profile, runtime.schemas)}
-    tools = [s.tool(runtime.profile) for s in specs.values()]
+    tools = {name: s.tool(runtime.profile) for name, s in specs.items()}
+    local = Caller(default_actor(runtime.settings.actor), "admin", runtime.store.namespace)
     # One id per stdio process (one client per process); HTTP sessions are told apart by their header.
     process_session = f"mcp-{uuid.uuid4().hex}"
 
@@ -126,7 +164,8 @@ def build_server(runtime: Runtime) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        caller = caller_of(ctx, local)
+        return types.ListToolsResult(tools=[t for name, t in tools.items() if may_call(caller, specs[name])])
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -136,10 +175,17 @@ def build_server(runtime: Runtime) -> Server[Any]:
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=f"Unknown tool: {params.name}")], is_error=True
             )
+        caller = caller_of(ctx, local)
+        if not may_call(caller, spec):
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=refusal(caller, spec))], is_error=True
+            )
         token = current_session.set(session_of(ctx))
+        actor = current_actor.set(caller.principal)
         try:
             result = await call(spec, runtime, params.arguments or {})
         finally:
+            current_actor.reset(actor)
             current_session.reset(token)
         if not spec.read_only and not result.is_error:
             await resource.changed()  # before the answer, as the reference server does
@@ -178,10 +224,24 @@ def build_server(runtime: Runtime) -> Server[Any]:
         on_get_prompt=get_prompt,
         on_list_resources=resource.list,
         on_read_resource=resource.read,
-        on_subscribe_resource=resource.subscribe,
+        on_subscribe_resource=_no_session("resources/subscribe") if stateless else resource.subscribe,
         on_unsubscribe_resource=resource.unsubscribe,
-        on_subscriptions_listen=resource.listen,
+        on_subscriptions_listen=_no_session("subscriptions/listen") if stateless else resource.listen,
     )
+
+
+def _no_session(method: str) -> Callable[..., Awaitable[Any]]:
+    """The handler of ``method`` on a stateless server: an error saying why it cannot be served."""
+
+    async def refuse(ctx: ServerRequestContext[Any], params: Any) -> Any:
+        raise MCPError(
+            code=types.INVALID_REQUEST,
+            message=f"{method} needs a server-side MCP session, and this server runs stateless "
+            "(--stateless / KG_NEO4J_HTTP_STATELESS): poll resources/read instead, or use a server "
+            "without --stateless",
+        )
+
+    return refuse
 
 
 def _session_of(ctx: ServerRequestContext[Any], process_session: str) -> str:

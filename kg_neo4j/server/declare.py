@@ -167,6 +167,7 @@ def tool(
     idempotent: bool = False,
     title: str | None = None,
     error_text: ErrorText | None = None,
+    admin: bool = False,
 ) -> Callable[[TypedHandler[M]], ToolSpec]:
     """Declare a tool over ``async def handler(rt, req: input) -> ToolOutput`` (see the module's docstring).
 
@@ -174,7 +175,8 @@ def tool(
     ``reference`` profile advertises (docs/reference-schemas.md, unclosed: there unknown fields are
     stripped, not refused).  ``profiles``: the profiles that list the tool.  ``example``: a call valid
     against the seed graph (``server/examples.py``); ``more_examples``: calls that fill what it leaves
-    out (e.g. the other of two alternative fields)."""
+    out (e.g. the other of two alternative fields).  ``admin``: callers need the ``admin`` scope
+    (docs/team.md): the tool rewrites a whole namespace or reads the server's files."""
     if not profiles:
         raise ValueError(f"{name}: no profile lists it")
     advertised = closed(schema if schema is not None else schema_of(input))
@@ -201,6 +203,7 @@ def tool(
             input_model=input,
             example=example,
             more_examples=more_examples,
+            admin=admin,
         )
 
     return declare

@@ -67,6 +67,7 @@ class MaintainGraphOut(BaseModel):
 
 @tool(
     "maintain_graph",
+    admin=True,
     input=MaintainGraphIn,
     output=MaintainGraphOut,
     destructive=True,

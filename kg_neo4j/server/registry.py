@@ -14,6 +14,7 @@ import mcp.types as types
 import neo4j
 import pydantic
 
+from kg_neo4j.auth import Scope
 from kg_neo4j.errors import KgError, TooLargeError
 from kg_neo4j.schemas import NodeSchema
 from kg_neo4j.settings import Settings
@@ -97,6 +98,14 @@ class ToolSpec:
     example: dict[str, Any] | None = None
     #: further valid calls, for what ``example`` leaves out (e.g. the other of two alternative fields)
     more_examples: tuple[dict[str, Any], ...] = ()
+    #: the tool rewrites a whole namespace or reads files on the server: it needs the ``admin`` scope
+    admin: bool = False
+
+    @property
+    def scope(self) -> Scope:
+        """The grant scope a caller needs (docs/team.md): tools declared ``admin`` ``admin`` (even a
+        read-only one: crystallize_skill reads the server's files), read tools ``read``, the rest ``write``."""
+        return "admin" if self.admin else "read" if self.read_only else "write"
 
     def __post_init__(self) -> None:
         if self.output_schema is not None:

@@ -53,6 +53,7 @@ class CrystallizeIn(StrictInput):
 
 @tool(
     "crystallize_skill",
+    admin=True,
     input=CrystallizeIn,
     output_schema=CrystallizeResult.model_json_schema(),
     read_only=True,

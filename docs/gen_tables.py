@@ -12,7 +12,8 @@ Blocks (NAME):
 * ``default-tools``: the tools of the ``default`` profile, one line each;
 * ``profile-counts``: each profile with its tool count and what it is for;
 * ``profile-lists``: each profile with every tool it lists;
-* ``tool-reference``: every built-in tool: profiles, annotations, its one-line summary;
+* ``tool-reference``: every built-in tool: profiles, the grant scope it needs (docs/team.md),
+  annotations, its one-line summary;
 * ``schema-tools``: the tools the shipped example schemas generate;
 * ``tool-examples``: the example call of each tool that declares one.
 """
@@ -135,10 +136,15 @@ def profile_lists() -> str:
 def tool_reference() -> str:
     from kg_neo4j.server.app import ALL_TOOLS
 
-    rows = ["| tool | profiles | annotations | what it does |", "| --- | --- | --- | --- |"]
+    rows = [
+        "| tool | profiles | scope | annotations | what it does |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for s in ALL_TOOLS:
         profiles = ", ".join(s.profiles)
-        rows.append(f"| `{s.name}` | {profiles} | {_annotations(s)} | {_summary(s.description)} |")
+        rows.append(
+            f"| `{s.name}` | {profiles} | {s.scope} | {_annotations(s)} | {_summary(s.description)} |"
+        )
     return "\n".join(rows)
 
 

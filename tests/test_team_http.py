@@ -232,3 +232,25 @@ async def test_stateless_server_refuses_subscriptions_saying_why(
 
 def _entity(name: str) -> dict[str, Any]:
     return {"name": name, "entityType": "thing", "observations": [f"{name} exists"]}
+
+
+async def test_one_process_serves_a_bounded_number_of_namespaces(
+    neo4j_info: Neo4jInfo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A principal with a prefix grant cannot grow the process without bound: past the limit a new
+    namespace is refused (503 at the door) and the served ones keep working."""
+    import anyio
+
+    from kg_neo4j.server import http
+    from kg_neo4j.server.app import open_runtimes
+    from tests.test_runtime import settings_for
+
+    monkeypatch.setattr(http, "MAX_SERVED_NAMESPACES", 2)
+    async with open_runtimes(settings_for(neo4j_info)) as runtimes, anyio.create_task_group() as tasks:
+        served = http.Namespaces(runtimes, tasks, stateless=True)
+        first = await served.manager("ns-1")
+        await served.manager("ns-2")
+        with pytest.raises(http.TooManyNamespaces, match="ns-3"):
+            await served.manager("ns-3")
+        assert await served.manager("ns-1") is first
+        tasks.cancel_scope.cancel()

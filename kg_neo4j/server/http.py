@@ -127,7 +127,11 @@ def build_http_app(settings: Settings) -> Any:
 
     async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         caller: Caller = scope[CALLER_KEY]
-        manager = await holder["namespaces"].manager(caller.namespace)
+        try:
+            manager = await holder["namespaces"].manager(caller.namespace)
+        except TooManyNamespaces as exc:
+            await JSONResponse({"error": str(exc)}, status_code=503)(scope, receive, send)
+            return
         await manager.handle_request(scope, receive, send)
 
     routes: list[BaseRoute] = []
@@ -154,6 +158,15 @@ def build_http_app(settings: Settings) -> Any:
     return HealthMiddleware(guarded)
 
 
+#: At most this many namespaces are served by one process (each holds a store and a session manager
+#: until the server stops): a principal with a prefix grant cannot grow the process without bound.
+MAX_SERVED_NAMESPACES = 10_000
+
+
+class TooManyNamespaces(Exception):
+    pass
+
+
 class Namespaces:
     """One MCP session manager per namespace served, started on the namespace's first request and
     stopped with the server.  Separate managers keep a session on its namespace: a session id made
@@ -172,6 +185,11 @@ class Namespaces:
             return found
         async with self._lock:
             found = self._managers.get(namespace)
+            if found is None and len(self._managers) >= MAX_SERVED_NAMESPACES:
+                raise TooManyNamespaces(
+                    f"this server already serves {MAX_SERVED_NAMESPACES} namespaces, its limit; "
+                    f"namespace {namespace!r} is served by another replica or after a restart"
+                )
             if found is None:
                 found = StreamableHTTPSessionManager(
                     app=build_server(self.runtimes.get(namespace), stateless=self.stateless),

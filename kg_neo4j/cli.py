@@ -50,6 +50,7 @@ FLAGS = {
     "http_stateless": "--stateless",
     "public_url": "--public-url",
     "actor": "--actor",
+    "resolve_writes": "--resolve-writes",
 }
 #: ``maintain --min-similarity``: the same range as ``maintain_graph``'s ``minSimilarity``.
 MIN_SIMILARITY = (0.5, 1.0)
@@ -148,6 +149,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--public-url", dest="public_url", help="this server's public base URL (OAuth)")
     serve.add_argument("--actor", help="who stdio writes are recorded as (default: the OS user)")
+    serve.add_argument(
+        "--resolve-writes",
+        dest="resolve_writes",
+        action="store_const",
+        const=True,
+        help="create_entities/add_observations naming an alias attach to the entity it names (not in reference)",
+    )
     cli_parsers.add_team_and_entity_commands(sub, _common)
 
     reembed = sub.add_parser(

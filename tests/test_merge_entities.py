@@ -11,6 +11,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from kg_helpers import by_name, ent, err, ok, rel_keys, session
 
 from conftest import Neo4jInfo
@@ -266,3 +267,80 @@ async def test_knowledge_merge_never_raises_trust(neo4j_info: Neo4jInfo, namespa
         assert item["trust"] == "inference"
         await call(s, "unmerge_entities", {"name": "Strong", "merge": merged["merge"]})
         assert await call(s, "list_knowledge", {"names": ["Strong"]}) == before
+
+
+async def test_aliases_found_after_a_chain_and_by_search_memory(
+    neo4j_info: Neo4jInfo, namespace: str
+) -> None:
+    async with session("stdio", neo4j_info, namespace, *SERVE) as s:
+        await call(
+            s,
+            "create_entities",
+            {
+                "entities": [
+                    ent("Robert Jones", "person", ["drives a tram"]),
+                    ent("Bob Jones", "person", ["collects stamps"]),
+                    ent("R. Jones", "person", ["lives in York"]),
+                ]
+            },
+        )
+        at_first = await moment()
+        await call(s, "merge_entities", {"into": "Bob Jones", "names": ["R. Jones"]})
+        at_between = await moment()
+        await call(s, "merge_entities", {"into": "Robert Jones", "names": ["Bob Jones"]})
+        # the alias of an alias follows the chain; each read asOf answers the entity of that moment
+        for at, name, aliases in [
+            (None, "Robert Jones", ["Bob Jones", "R. Jones"]),
+            (at_between, "Bob Jones", ["R. Jones"]),
+        ]:
+            opened = await call(s, "open_nodes", {"names": ["R. Jones"], **({"asOf": at} if at else {})})
+            assert [(e["name"], e.get("aliases")) for e in opened["entities"]] == [(name, aliases)]
+        opened = await call(s, "open_nodes", {"names": ["R. Jones"], "asOf": at_first})
+        assert [(e["name"], e.get("aliases")) for e in opened["entities"]] == [("R. Jones", None)]
+        found = await call(s, "search_nodes", {"query": "r. jones"})
+        assert [e["name"] for e in found["entities"]] == ["Robert Jones"]
+        recalled = await call(s, "search_memory", {"query": "where does R. Jones live?"})
+        assert recalled["entities"][0]["name"] == "Robert Jones", recalled
+        # a name merged away is free: an entity made under it is its own, and then undoing the merge is refused
+        await call(s, "create_entities", {"entities": [ent("Bob Jones", "person", ["a namesake"])]})
+        message = await err(s, "unmerge_entities", {"name": "Robert Jones"})
+        assert "name" in message and "Bob Jones" in message and "made after the merge" in message
+
+
+@pytest.mark.parametrize("resolve", [True, False])
+async def test_writes_resolve_aliases_when_set(neo4j_info: Neo4jInfo, namespace: str, resolve: bool) -> None:
+    flags = (*SERVE, "--resolve-writes") if resolve else SERVE
+    async with session("stdio", neo4j_info, namespace, *flags) as s:
+        await call(
+            s, "create_entities", {"entities": [ent("Ann Lee", "person", ["x"]), ent("ann lee", "person")]}
+        )
+        await call(s, "merge_entities", {"into": "Ann Lee", "names": ["ann lee"]})
+        created = await call(
+            s, "create_entities", {"entities": [ent("ann lee", "person", ["y"]), ent("Zed", "person")]}
+        )
+        added = await call(
+            s, "add_observations", {"observations": [{"entityName": "ann lee", "contents": ["z"]}]}
+        )
+        graph = by_name(await call(s, "read_graph", {}))
+        if resolve:
+            assert created == {
+                "entities": [{"name": "Zed", "entityType": "person", "observations": []}],
+                "resolved": [{"name": "ann lee", "entity": "Ann Lee", "addedObservations": ["y"]}],
+            }
+            assert added == [{"entityName": "ann lee", "addedObservations": ["z"], "resolvedTo": "Ann Lee"}]
+            assert graph["Ann Lee"]["observations"] == ["x", "y", "z"] and "ann lee" not in graph
+        else:
+            assert [e["name"] for e in created] == ["ann lee", "Zed"]
+            assert added == [{"entityName": "ann lee", "addedObservations": ["z"]}]
+            assert graph["Ann Lee"]["observations"] == ["x"] and graph["ann lee"]["observations"] == [
+                "y",
+                "z",
+            ]
+    if resolve:
+        # the reference profile never resolves, even with the setting
+        async with session("stdio", neo4j_info, namespace, "--tools", "reference", "--resolve-writes") as s:
+            message = await err(
+                s, "add_observations", {"observations": [{"entityName": "ann lee", "contents": ["w"]}]}
+            )
+            assert "ann lee not found" in message
+            assert "w" not in by_name(await ok(s, "read_graph", {}))["Ann Lee"]["observations"]

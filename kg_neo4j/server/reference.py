@@ -32,6 +32,7 @@ from kg_neo4j.server.declare import M, TypedHandler, tool
 from kg_neo4j.server.profiles import A, D, R
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec
 from kg_neo4j.server.search import record_access
+from kg_neo4j.store import merges
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
     t["name"]: t
@@ -195,9 +196,22 @@ def _reference(
     },
 )
 async def create_entities(rt: Runtime, req: CreateEntitiesIn) -> ToolOutput:
+    if _resolving(rt):
+        made, resolved = await merges.create_entities_resolving(rt.store, req.entities)
+        data = [e.model_dump() for e in made]
+        if resolved:
+            # an alias written to: the answer says which entity took the observations
+            out = {"entities": data, "resolved": [r.model_dump() for r in resolved]}
+            return reference_text(out), out
+        return reference_text(data), {"entities": data}
     created = await rt.store.create_entities(req.entities)
     data = [e.model_dump() for e in created]
     return reference_text(data), {"entities": data}
+
+
+def _resolving(rt: Runtime) -> bool:
+    """Writes resolve aliases (docs/entities.md#writes-that-resolve): a setting, never in ``reference``."""
+    return rt.settings.resolve_writes and rt.profile != "reference"
 
 
 @_reference(
@@ -235,6 +249,13 @@ async def create_relations(rt: Runtime, req: CreateRelationsIn) -> ToolOutput:
     example={"observations": [{"entityName": "Charles Babbage", "contents": ["invented the cowcatcher"]}]},
 )
 async def add_observations(rt: Runtime, req: AddObservationsIn) -> ToolOutput:
+    if _resolving(rt):
+        named, targets = await merges.add_observations_resolving(rt.store, req.observations)
+        data = [
+            {**r.model_dump(), **({"resolvedTo": targets[r.entityName]} if r.entityName in targets else {})}
+            for r in named
+        ]
+        return reference_text(data), {"results": data}
     results = await rt.store.add_observations(req.observations)
     data = [r.model_dump() for r in results]
     return reference_text(data), {"results": data}

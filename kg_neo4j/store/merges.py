@@ -17,11 +17,21 @@ import neo4j
 from pydantic import BaseModel, Field, field_validator
 
 from kg_neo4j.errors import NotFoundError, ValidationError
-from kg_neo4j.models import MAX_ITEMS_PER_CALL, Name, StrictInput, not_null
+from kg_neo4j.models import (
+    MAX_ITEMS_PER_CALL,
+    Entity,
+    EntityIn,
+    Name,
+    ObservationAdd,
+    ObservationResult,
+    StrictInput,
+    not_null,
+)
 from kg_neo4j.store.actor import actor
 
 if TYPE_CHECKING:
     from kg_neo4j.store.core import StoreCore
+    from kg_neo4j.store.graph import GraphStore
 
 #: knowledge trust, weakest first: a merge keeps the weakest trust of the knowledge it merges
 TRUST_ORDER = ("inference", "pattern", "principle")
@@ -258,3 +268,59 @@ async def alias_targets(store: StoreCore, names: Sequence[str]) -> dict[str, str
     if not names:
         return {}
     return {r["name"]: r["entity"] for r in await store.x.read("alias_targets", names=list(names))}
+
+
+# --- writes that resolve (the resolve_writes setting; docs/entities.md#writes-that-resolve) ---------------
+class ResolvedWrite(BaseModel):
+    name: str = Field(description="The name the call wrote to: an alias")
+    entity: str = Field(description="The entity the alias names, which the write went to")
+    addedObservations: list[str]
+
+
+async def create_entities_resolving(
+    store: GraphStore, entities: Sequence[EntityIn]
+) -> tuple[list[Entity], list[ResolvedWrite]]:
+    """create_entities where a name that is an alias adds its observations to the entity it names instead
+    of creating an entity (one transaction).  Returns what was created and what was resolved."""
+
+    async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[list[Entity], list[ResolvedWrite]]:
+        view = store.within(tx)
+        targets = await alias_targets(view, list(dict.fromkeys(e.name for e in entities)))
+        first: dict[str, EntityIn] = {}
+        for e in entities:
+            first.setdefault(e.name, e)
+        plain = [e for e in entities if e.name not in targets]
+        created = await view.create_entities(plain) if plain else []
+        aliased = [e for e in first.values() if e.name in targets]
+        adds = [ObservationAdd(entityName=targets[e.name], contents=list(e.observations)) for e in aliased]
+        added = await view.add_observations(adds) if adds else []
+        resolved = [
+            ResolvedWrite(name=e.name, entity=targets[e.name], addedObservations=r.addedObservations)
+            for e, r in zip(aliased, added, strict=True)
+        ]
+        return created, resolved
+
+    return await store.x.transaction(work)
+
+
+async def add_observations_resolving(
+    store: GraphStore, additions: Sequence[ObservationAdd]
+) -> tuple[list[ObservationResult], dict[str, str]]:
+    """add_observations where an entityName that is an alias adds to the entity it names (one transaction).
+    Returns the results (under the names given) and each alias given with the entity it named."""
+
+    async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[list[ObservationResult], dict[str, str]]:
+        view = store.within(tx)
+        targets = await alias_targets(view, list(dict.fromkeys(a.entityName for a in additions)))
+        mapped = [
+            ObservationAdd(entityName=targets.get(a.entityName, a.entityName), contents=list(a.contents))
+            for a in additions
+        ]
+        results = await view.add_observations(mapped)
+        named = [
+            ObservationResult(entityName=a.entityName, addedObservations=r.addedObservations)
+            for a, r in zip(additions, results, strict=True)
+        ]
+        return named, targets
+
+    return await store.x.transaction(work)

@@ -31,8 +31,7 @@ import json
 import secrets
 import uuid
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 import pytest_asyncio
+from many_servers import starting
 from mcp.shared.exceptions import MCPError
 from sweep_cases import changes, fingerprint
 
@@ -132,17 +132,6 @@ def write_grants(path: Path, principals: dict[str, list[str]]) -> dict[str, str]
         ]
     path.write_text("\n".join(lines), encoding="utf-8")
     return tokens
-
-
-def starting(servers: dict[str, AbstractContextManager[str]], stack: ExitStack) -> dict[str, Future[str]]:
-    """Start the servers side by side, each entered in a thread (it waits for its process to answer):
-    their URLs, as they come.  ``stack`` stops every one that started, whatever happens meanwhile."""
-    pool = stack.enter_context(ThreadPoolExecutor(len(servers)))
-    futures = {}
-    for profile, cm in servers.items():
-        futures[profile] = future = pool.submit(cm.__enter__)
-        stack.callback(lambda f=future, cm=cm: f.exception() is None and cm.__exit__(None, None, None))
-    return futures
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")

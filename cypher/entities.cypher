@@ -19,7 +19,7 @@ SET n:Entity:KgText,
     n.type_lower = row.type_lower,
     // search_nodes' text index (schema_text_lower): name and type on two lines
     n.text_lower = row.name_lower + '\n' + row.type_lower,
-    n.created_at = $now,
+    n.created_at = $now, n.created_by = $actor,  // who (docs/team.md#attribution)
     n.obs_next = size(row.observations),
     n.embedding = row.entity_vector,
     n.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END
@@ -30,7 +30,7 @@ CALL (n, row) {
   UNWIND range(0, size(row.observations) - 1) AS i
   CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {
     namespace: $ns, text: row.observations[i], text_lower: row.observations_lower[i],
-    seq: i, created_at: $now, embedding: row.vectors[i],
+    seq: i, created_at: $now, created_by: $actor, embedding: row.vectors[i],
     embedding_model: CASE WHEN row.vectors IS NULL THEN null ELSE $model END
   })
 }
@@ -69,7 +69,8 @@ CALL (pairs, missing) {
     UNWIND range(0, size(fresh) - 1) AS k
     CREATE (e)-[:HAS_OBSERVATION]->(:Observation:KgText {
       namespace: $ns, text: row.contents[fresh[k]], text_lower: row.contents_lower[fresh[k]],
-      seq: base + k, turn: turn_base + row.turns[fresh[k]], created_at: $now, embedding: row.vectors[fresh[k]],
+      seq: base + k, turn: turn_base + row.turns[fresh[k]], created_at: $now, created_by: $actor,
+      embedding: row.vectors[fresh[k]],
       embedding_model: CASE WHEN row.vectors IS NULL THEN null ELSE $model END
     })
   }

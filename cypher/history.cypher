@@ -9,7 +9,10 @@
 //   v_reasoning, v_source ('' for unset) with the moments they ended in v_until;
 // - knowledge keeps its replaced decay state and trust in ds_stability, ds_level, ds_since, ds_category,
 //   ds_trust with the moments they ended in ds_until (one entry per access or change);
-// - forgotten or expired knowledge is (:ExpiredKnowledge) with expired_at (docs/knowledge-model.md).
+// - forgotten or expired knowledge is (:ExpiredKnowledge) with expired_at (docs/knowledge-model.md);
+// - who (docs/team.md#attribution): created_by on what was created, changed_by (the last change),
+//   retired_by on retired observations, closed_by beside closed_at, expired_by beside expired_at, and
+//   type_by / v_by / ds_by beside type_until / v_until / ds_until ('' for a change made before attribution).
 
 // name: invalidate_observations
 // Retire current observations at $rows[].valid_until (kept, HAD_OBSERVATION); all or nothing: an unknown
@@ -45,7 +48,7 @@ CALL (items, content, missing_entities, missing_observations, too_early) {
   UNWIND current AS o
   MATCH (e)-[h:HAS_OBSERVATION]->(o)
   CREATE (e)-[:HAD_OBSERVATION]->(o)
-  SET o.valid_until = row.valid_until
+  SET o.valid_until = row.valid_until, o.retired_by = $actor
   DELETE h
   WITH e, o ORDER BY e.name, o.seq
   RETURN collect({entityName: e.name, observation: o.text, createdAt: o.created_at, validUntil: o.valid_until})
@@ -102,22 +105,23 @@ CALL (nodes, rels) {
   WITH e
   WHERE e:Entity OR e:ExpiredKnowledge
   RETURN e.created_at AS at, 0 AS ord, 'created' AS event, e.name AS key,
-         {name: e.name, entityType: coalesce(e.type_was[0], e.entityType)} AS detail
+         {name: e.name, entityType: coalesce(e.type_was[0], e.entityType)} AS detail, e.created_by AS by
   UNION ALL
   UNWIND nodes AS e
   UNWIND range(0, size(coalesce(e.type_was, [])) - 1) AS i
   RETURN e.type_until[i] AS at, 1 AS ord, 'type_changed' AS event, e.name AS key,
-         {name: e.name, from: e.type_was[i], to: coalesce(e.type_was[i + 1], e.entityType)} AS detail
+         {name: e.name, from: e.type_was[i], to: coalesce(e.type_was[i + 1], e.entityType)} AS detail,
+         CASE WHEN e.type_by[i] <> '' THEN e.type_by[i] END AS by
   UNION ALL
   UNWIND nodes AS e
   MATCH (e)-[:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
   RETURN o.created_at AS at, 2 AS ord, 'observation_added' AS event, o.text AS key,
-         {name: e.name, observation: o.text} AS detail
+         {name: e.name, observation: o.text} AS detail, o.created_by AS by
   UNION ALL
   UNWIND nodes AS e
   MATCH (e)-[:HAD_OBSERVATION]->(o:Observation)
   RETURN o.valid_until AS at, 3 AS ord, 'observation_retired' AS event, o.text AS key,
-         {name: e.name, observation: o.text} AS detail
+         {name: e.name, observation: o.text} AS detail, o.retired_by AS by
   UNION ALL
   UNWIND nodes AS e
   UNWIND range(0, size(coalesce(e.ds_until, [])) - 1) AS i
@@ -125,7 +129,7 @@ CALL (nodes, rels) {
               {event: 'level_changed', from: e.ds_level[i], to: coalesce(e.ds_level[i + 1], e.memory_level)}] AS changes
   UNWIND [c IN changes WHERE c.from <> c.to] AS c
   RETURN e.ds_until[i] AS at, 4 AS ord, c.event AS event, e.name AS key,
-         {name: e.name, from: c.from, to: c.to} AS detail
+         {name: e.name, from: c.from, to: c.to} AS detail, CASE WHEN e.ds_by[i] <> '' THEN e.ds_by[i] END AS by
   UNION ALL
   UNWIND nodes AS e
   WITH e
@@ -133,7 +137,8 @@ CALL (nodes, rels) {
   RETURN e.expired_at AS at, 9 AS ord,
          CASE WHEN e.expired_reason = 'forgotten' THEN 'forgotten' WHEN e:KgMerged THEN 'merged_into' ELSE 'expired' END
          AS event, e.name AS key,
-         {name: e.name, reason: e.expired_reason, note: e.expired_note, mergedInto: e.merged_into} AS detail
+         {name: e.name, reason: e.expired_reason, note: e.expired_note, mergedInto: e.merged_into} AS detail,
+         e.expired_by AS by
   UNION ALL
   // merges into the entity (merge_entities) and their undoing (cypher/merges.cypher)
   MATCH (m:KgMergeRecord)
@@ -152,7 +157,7 @@ CALL (nodes, rels) {
           reasoning: CASE WHEN n > 0 THEN CASE WHEN r.v_reasoning[0] <> '' THEN r.v_reasoning[0] END
                           ELSE r.reasoning END,
           source: CASE WHEN n > 0 THEN CASE WHEN r.v_source[0] <> '' THEN r.v_source[0] END ELSE r.source END}
-         AS detail
+         AS detail, r.created_by AS by
   UNION ALL
   UNWIND rels AS r
   WITH r, startNode(r).name + ' -[' + type(r) + ']-> ' + endNode(r).name AS key,
@@ -164,7 +169,8 @@ CALL (nodes, rels) {
           reasoning: CASE WHEN i + 1 < n THEN CASE WHEN r.v_reasoning[i + 1] <> '' THEN r.v_reasoning[i + 1] END
                           ELSE r.reasoning END,
           source: CASE WHEN i + 1 < n THEN CASE WHEN r.v_source[i + 1] <> '' THEN r.v_source[i + 1] END
-                       ELSE r.source END} AS detail
+                       ELSE r.source END} AS detail,
+         CASE WHEN r.v_by[i] <> '' THEN r.v_by[i] END AS by
   UNION ALL
   UNWIND rels AS r
   WITH r
@@ -172,10 +178,13 @@ CALL (nodes, rels) {
   RETURN r.valid_until AS at, 7 AS ord, 'relation_closed' AS event,
          startNode(r).name + ' -[' + type(r) + ']-> ' + endNode(r).name AS key,
          {from: startNode(r).name, to: endNode(r).name, relationType: type(r), weight: r.weight,
-          reasoning: r.reasoning, source: r.source} AS detail
+          reasoning: r.reasoning, source: r.source} AS detail,
+         // closed by invalidate_relations or an expiry: who closed it; else its end was given when it was
+         // created or updated: who did that last
+         CASE WHEN r.closed_at IS NOT NULL THEN r.closed_by ELSE coalesce(r.changed_by, r.created_by) END AS by
 }
-WITH at, ord, event, key, detail
+WITH at, ord, event, key, detail, by
 ORDER BY at, ord, key
 SKIP $skip
 LIMIT $limit
-RETURN at, event, detail
+RETURN at, event, detail, by

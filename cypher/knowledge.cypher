@@ -26,7 +26,7 @@ CALL (pairs, taken) {
   SET n:Entity:Knowledge:KgText,
       n.entityType = row.type, n.name_lower = row.name_lower, n.type_lower = row.type,
       n.text_lower = row.name_lower + '\n' + row.type,  // search_nodes' text index (schema_text_lower)
-      n.created_at = $now, n.updated_at = $now, n.obs_next = 1,
+      n.created_at = $now, n.created_by = $actor, n.updated_at = $now, n.obs_next = 1,
       n.embedding = row.entity_vector,
       n.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END,
       n.content = row.content, n.trust = row.trust, n.category = row.category, n.quote = row.quote,
@@ -35,7 +35,8 @@ CALL (pairs, taken) {
   // type and trust as labels (kg_neo4j/store/type_labels.py)
   SET n:$(row.type_labels), n.type_labels = row.type_labels
   CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {
-    namespace: $ns, text: row.content, text_lower: row.content_lower, seq: 0, created_at: $now, role: 'content',
+    namespace: $ns, text: row.content, text_lower: row.content_lower, seq: 0, created_at: $now,
+    created_by: $actor, role: 'content',
     embedding: row.vector, embedding_model: CASE WHEN row.vector IS NULL THEN null ELSE $model END
   })
   WITH n, row
@@ -115,17 +116,26 @@ MATCH (k:KgNode {namespace: $ns, name: $knowledge})
 WHERE k:Knowledge
 // the state replaced is kept with the moment it ended (ds_*: decay state and trust; type_was/type_until),
 // so asOf reads and the asOf memory prior see it (docs/history.md)
+// who made each change, beside ds_until ('' for one made before attribution: lists cannot hold null)
+SET k.ds_by = [i IN range(1, size(coalesce(k.ds_until, [])) - size(coalesce(k.ds_by, []))) | ''] + coalesce(k.ds_by, [])
+              + $actor
 SET k.ds_until = coalesce(k.ds_until, []) + $now,
     k.ds_stability = coalesce(k.ds_stability, []) + k.stability,
     k.ds_level = coalesce(k.ds_level, []) + k.memory_level,
     k.ds_since = coalesce(k.ds_since, []) + coalesce(k.last_access, k.created_at),
     k.ds_category = coalesce(k.ds_category, []) + k.category,
     k.ds_trust = coalesce(k.ds_trust, []) + k.trust
+// who changed the type, beside type_until (as ds_by)
+SET k.type_by = CASE WHEN $type <> k.entityType
+                     THEN [i IN range(1, size(coalesce(k.type_until, [])) - size(coalesce(k.type_by, []))) | '']
+                          + coalesce(k.type_by, []) + $actor
+                     ELSE k.type_by END
 SET k.type_was = CASE WHEN $type <> k.entityType THEN coalesce(k.type_was, []) + k.entityType ELSE k.type_was END,
     k.type_until = CASE WHEN $type <> k.entityType THEN coalesce(k.type_until, []) + $now ELSE k.type_until END
 SET k.entityType = $type, k.type_lower = $type, k.text_lower = k.name_lower + '\n' + $type,  // schema_text_lower
     k.trust = $trust, k.category = $category, k.quote = $quote,
     k.source = $source, k.stability = $stability, k.memory_level = $memory_level, k.updated_at = $now,
+    k.changed_by = $actor,
     k.content = $content, k.last_access = CASE WHEN $restart_decay THEN $now ELSE k.last_access END,
     k.embedding = CASE WHEN $entity_vector IS NULL THEN k.embedding ELSE $entity_vector END,
     k.embedding_model = CASE WHEN $entity_vector IS NULL THEN k.embedding_model ELSE $model END
@@ -142,14 +152,15 @@ CALL (k) {
     WITH k, h, old
     WHERE old IS NOT NULL
     CREATE (k)-[:HAD_OBSERVATION]->(old)
-    SET old.valid_until = $now
+    SET old.valid_until = $now, old.retired_by = $actor
     DELETE h
   }
   WITH DISTINCT k
   WITH k, coalesce(k.obs_next, 0) AS seq
   SET k.obs_next = seq + 1
   CREATE (k)-[:HAS_OBSERVATION]->(:Observation:KgText {
-    namespace: $ns, text: $content, text_lower: $content_lower, seq: seq, created_at: $now, role: 'content',
+    namespace: $ns, text: $content, text_lower: $content_lower, seq: seq, created_at: $now, created_by: $actor,
+    role: 'content',
     embedding: $vector, embedding_model: CASE WHEN $vector IS NULL THEN null ELSE $model END
   })
 }
@@ -186,8 +197,8 @@ CALL (pairs, missing_from, missing_to, blocked) {
     WITH a, b, row, count(x) AS existing
     WHERE existing = 0
     CREATE (a)-[r:$(row.relationType)]->(b)
-    SET r.weight = row.weight, r.valid_from = $now, r.created_at = $now, r.reasoning = row.reasoning,
-        r.source = row.source
+    SET r.weight = row.weight, r.valid_from = $now, r.created_at = $now, r.created_by = $actor,
+        r.reasoning = row.reasoning, r.source = row.source
     RETURN r
   }
   RETURN collect({from: a.name, to: b.name, relationType: type(r), weight: r.weight, reasoning: r.reasoning,
@@ -216,7 +227,7 @@ CALL (pairs, missing) {
     OPTIONAL MATCH (k)-[r]-(:KgNode)
     WHERE r.valid_until IS NULL OR r.valid_until > $now
     // until_before / closed_at: what validUntil was before this close, and when (asOf reads show it)
-    SET r.until_before = r.valid_until, r.closed_at = $now,
+    SET r.until_before = r.valid_until, r.closed_at = $now, r.closed_by = $actor,
         r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
     RETURN count(r) AS closed
   }
@@ -227,7 +238,8 @@ CALL (pairs, missing) {
   }
   REMOVE k:KgNode:Entity:Knowledge:KgText, k:$(coalesce(k.type_labels, []))  // type labels too
   REMOVE k.type_labels
-  SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_reason = 'forgotten', k.expired_note = $note
+  SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_by = $actor, k.expired_reason = 'forgotten',
+      k.expired_note = $note
   RETURN collect({name: k.name, closedRelations: closed}) AS forgotten
 }
 RETURN missing, forgotten
@@ -243,6 +255,9 @@ REMOVE k.kg_lock
 WITH k
 WHERE k:Knowledge
 // the decay state replaced is kept with the moment it ended (the asOf memory prior reads it)
+// who made each change, beside ds_until ('' for one made before attribution: lists cannot hold null)
+SET k.ds_by = [i IN range(1, size(coalesce(k.ds_until, [])) - size(coalesce(k.ds_by, []))) | ''] + coalesce(k.ds_by, [])
+              + $actor
 SET k.ds_until = coalesce(k.ds_until, []) + $now,
     k.ds_stability = coalesce(k.ds_stability, []) + k.stability,
     k.ds_level = coalesce(k.ds_level, []) + k.memory_level,
@@ -364,7 +379,7 @@ CALL (pairs, taken) {
   SET n:Entity:Experience:KgText,
       n.entityType = row.entityType, n.name_lower = row.name_lower, n.type_lower = row.type_lower,
       n.text_lower = row.name_lower + '\n' + row.type_lower,  // search_nodes' text index (schema_text_lower)
-      n.created_at = $now, n.obs_next = size(row.observations),
+      n.created_at = $now, n.created_by = $actor, n.obs_next = size(row.observations),
       n.embedding = row.entity_vector,
       n.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END,
       n.context = row.context, n.steps = row.steps, n.decisions = row.decisions, n.outcome = row.outcome,
@@ -375,7 +390,7 @@ CALL (pairs, taken) {
     UNWIND range(0, size(row.observations) - 1) AS i
     CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {
       namespace: $ns, text: row.observations[i], text_lower: row.observations_lower[i],
-      seq: i, created_at: $now, embedding: row.vectors[i],
+      seq: i, created_at: $now, created_by: $actor, embedding: row.vectors[i],
       embedding_model: CASE WHEN row.vectors IS NULL THEN null ELSE $model END
     })
   }

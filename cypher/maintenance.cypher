@@ -94,6 +94,9 @@ CALL (id) {
        r < $expire_below_retention AND earned < $expire_below_level AS expire
   WHERE expire OR earned <> level
   // the level replaced is kept with the moment it ended (ds_*, as knowledge_record_access does)
+  // who made each change, beside ds_until ('' for one made before attribution: lists cannot hold null)
+  SET k.ds_by = [i IN range(1, size(coalesce(k.ds_until, [])) - size(coalesce(k.ds_by, []))) | '']
+                + coalesce(k.ds_by, []) + $actor
   SET k.ds_until = coalesce(k.ds_until, []) + $now,
       k.ds_stability = coalesce(k.ds_stability, []) + k.stability,
       k.ds_level = coalesce(k.ds_level, []) + k.memory_level,
@@ -109,7 +112,7 @@ CALL (id) {
       MATCH (k)-[r]-(:KgNode)
       WHERE r.valid_until IS NULL OR r.valid_until > $now
       // until_before / closed_at: what validUntil was before this close, and when (asOf reads show it)
-      SET r.until_before = r.valid_until, r.closed_at = $now,
+      SET r.until_before = r.valid_until, r.closed_at = $now, r.closed_by = $actor,
           r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
     }
     CALL (k) {
@@ -119,7 +122,7 @@ CALL (id) {
     }
     REMOVE k:KgNode:Entity:Knowledge:KgText, k:$(coalesce(k.type_labels, []))  // type labels too
     REMOVE k.type_labels
-    SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_reason = 'decay'
+    SET k:ExpiredKnowledge, k.expired_at = $now, k.expired_by = $actor, k.expired_reason = 'decay'
   }
   RETURN count(*) AS written, count(CASE WHEN expire THEN 1 END) AS expired,
          count(CASE WHEN NOT expire AND earned > level THEN 1 END) AS promoted,
@@ -190,7 +193,7 @@ CALL (id) {
   MATCH ()-[r]->()
   WHERE elementId(r) = id AND (r.valid_until IS NULL OR r.valid_until > $now)
   // until_before / closed_at: what validUntil was before this close, and when (asOf reads show it)
-  SET r.until_before = r.valid_until, r.closed_at = $now,
+  SET r.until_before = r.valid_until, r.closed_at = $now, r.closed_by = $actor,
       r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
   RETURN count(r) AS closed
 } IN TRANSACTIONS OF $batch ROWS
@@ -276,14 +279,15 @@ CALL (p) {
       AND NOT (keep.trust = 'inference' AND type(r) IN $causal)
       AND NOT EXISTS { MATCH (keep)-[y]->(x) WHERE type(y) = type(r) AND (y.valid_until IS NULL OR y.valid_until > $now) }
     CREATE (keep)-[c:$(type(r))]->(x)
-    SET c = properties(r), c.created_at = $now, c.merged_from = dup.name
+    // a new relationship: created now, by this merge's actor (the copied history lists are the duplicate's)
+    SET c = properties(r), c.created_at = $now, c.created_by = $actor, c.merged_from = dup.name
   }
   CALL (keep, dup) {
     MATCH (x:KgNode)-[r]->(dup)
     WHERE x <> keep AND (r.valid_until IS NULL OR r.valid_until > $now)
       AND NOT EXISTS { MATCH (x)-[y]->(keep) WHERE type(y) = type(r) AND (y.valid_until IS NULL OR y.valid_until > $now) }
     CREATE (x)-[c:$(type(r))]->(keep)
-    SET c = properties(r), c.created_at = $now, c.merged_from = dup.name
+    SET c = properties(r), c.created_at = $now, c.created_by = $actor, c.merged_from = dup.name
   }
   // the duplicate's content, as one more observation of the keeper (with its vector, so recall still finds it)
   CALL (keep, dup) {
@@ -294,14 +298,14 @@ CALL (p) {
     SET keep.obs_next = seq + 1
     CREATE (keep)-[:HAS_OBSERVATION]->(:Observation:KgText {
       namespace: $ns, text: dup.content, text_lower: toLower(dup.content), seq: seq, created_at: $now,
-      role: 'merged', merged_from: dup.name, embedding: c.embedding, embedding_model: c.embedding_model
+      created_by: $actor, role: 'merged', merged_from: dup.name, embedding: c.embedding, embedding_model: c.embedding_model
     })
   }
   CALL (dup) {
     MATCH (dup)-[r]-(:KgNode)
     WHERE r.valid_until IS NULL OR r.valid_until > $now
     // until_before / closed_at: what validUntil was before this close, and when (asOf reads show it)
-    SET r.until_before = r.valid_until, r.closed_at = $now,
+    SET r.until_before = r.valid_until, r.closed_at = $now, r.closed_by = $actor,
         r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
   }
   CALL (dup) {
@@ -311,7 +315,8 @@ CALL (p) {
   }
   REMOVE dup:KgNode:Entity:Knowledge:KgText, dup:$(coalesce(dup.type_labels, []))  // type labels too
   REMOVE dup.type_labels
-  SET dup:ExpiredKnowledge, dup.expired_at = $now, dup.expired_reason = 'merged', dup.merged_into = keep.name
+  SET dup:ExpiredKnowledge, dup.expired_at = $now, dup.expired_by = $actor, dup.expired_reason = 'merged',
+      dup.merged_into = keep.name
   RETURN count(*) AS merged
 } IN TRANSACTIONS OF $batch ROWS
 RETURN sum(merged) AS merged

@@ -33,7 +33,13 @@ WITH e, row
 CALL (e, row) {
   WITH e, row
   WHERE row.nodeType IS NOT NULL
-  // a type replaced is kept with the moment it ended (asOf reads show the type of that moment)
+  // a type replaced is kept with the moment it ended (asOf reads show the type of that moment), and who
+  // changed it beside (type_by: '' for a change made before attribution)
+  SET e.type_by = CASE WHEN row.nodeType <> e.entityType
+                       THEN [i IN range(1, size(coalesce(e.type_until, [])) - size(coalesce(e.type_by, []))) | '']
+                            + coalesce(e.type_by, []) + $actor
+                       ELSE e.type_by END,
+      e.changed_by = CASE WHEN row.nodeType <> e.entityType THEN $actor ELSE e.changed_by END
   SET e.type_was = CASE WHEN row.nodeType <> e.entityType THEN coalesce(e.type_was, []) + e.entityType
                         ELSE e.type_was END,
       e.type_until = CASE WHEN row.nodeType <> e.entityType THEN coalesce(e.type_until, []) + $now
@@ -54,7 +60,7 @@ CALL (e, row) {
   MATCH (e)-[h:HAS_OBSERVATION]->(o:Observation)
   WHERE NOT o.text IN row.metadata
   CREATE (e)-[:HAD_OBSERVATION]->(o)
-  SET o.valid_until = $now
+  SET o.valid_until = $now, o.retired_by = $actor
   DELETE h
 }
 CALL (e, row) {
@@ -83,7 +89,7 @@ CALL (e, row) {
   FOREACH (_ IN CASE WHEN old IS NULL THEN [1] ELSE [] END |
     CREATE (e)-[:HAS_OBSERVATION]->(:Observation:KgText {
       namespace: $ns, text: row.metadata[i], text_lower: row.metadata_lower[i],
-      seq: base + i, created_at: $now, embedding: row.vectors[i],
+      seq: base + i, created_at: $now, created_by: $actor, embedding: row.vectors[i],
       embedding_model: CASE WHEN row.vectors[i] IS NULL THEN null ELSE $model END
     }))
   FOREACH (_ IN CASE WHEN old IS NULL OR in_order THEN [] ELSE [1] END | SET old.seq = base + i)

@@ -3,6 +3,7 @@
 
 // name: create_relations
 // Create relations, skipping (from, to, type) with a copy not yet closed (valid_until unset or later); unknown ends become placeholders.
+// A placeholder records no created_by: nobody wrote it on purpose (the relation that made it records who did).
 UNWIND $rows AS row
 MERGE (a:KgNode {namespace: $ns, name: row.from})
   ON CREATE SET a:Placeholder, a.created_at = $now
@@ -20,7 +21,7 @@ CALL (a, b, row) {
   WHERE existing = 0
   CREATE (a)-[r:$(row.relationType)]->(b)
   SET r.weight = row.weight, r.valid_from = coalesce(row.valid_from, $now), r.valid_until = row.valid_until,
-      r.created_at = $now, r.reasoning = row.reasoning, r.source = row.source
+      r.created_at = $now, r.created_by = $actor, r.reasoning = row.reasoning, r.source = row.source
   RETURN r
 }
 // one row back, not one per relation
@@ -61,7 +62,7 @@ CALL (pairs, missing, invalid) {
   WITH x, coalesce(p.row.valid_until, $now) AS until
   // closing never extends: an earlier end already set stays.  until_before / closed_at: what validUntil was
   // before this close, and when (asOf reads of a moment before show the relation as it was then)
-  SET x.until_before = x.valid_until, x.closed_at = $now
+  SET x.until_before = x.valid_until, x.closed_at = $now, x.closed_by = $actor
   SET x.valid_until = CASE WHEN x.valid_until IS NOT NULL AND x.valid_until < until THEN x.valid_until ELSE until END
   RETURN collect({from: startNode(x).name, to: endNode(x).name, relationType: type(x), weight: x.weight,
                   validFrom: x.valid_from, validUntil: x.valid_until, createdAt: x.created_at,
@@ -88,6 +89,9 @@ CALL (pairs, missing, invalid) {
   UNWIND CASE WHEN size(missing) = 0 AND size(invalid) = 0 THEN pairs ELSE [] END AS p
   UNWIND p.current AS x
   WITH x, p.row AS row
+  // who made each change, beside v_until (a change made before attribution is '': lists cannot hold null)
+  SET x.v_by = [i IN range(1, size(coalesce(x.v_until, [])) - size(coalesce(x.v_by, []))) | ''] + coalesce(x.v_by, [])
+               + $actor
   // the values replaced are kept with the moment they ended, so asOf reads show them (docs/history.md;
   // lists cannot hold null: an unset reasoning or source is kept as '')
   SET x.v_until = coalesce(x.v_until, []) + $now,
@@ -99,7 +103,7 @@ CALL (pairs, missing, invalid) {
       x.source = coalesce(row.source, x.source),
       x.valid_from = coalesce(row.valid_from, x.valid_from),
       x.valid_until = CASE WHEN row.clear_valid_until THEN null ELSE coalesce(row.valid_until, x.valid_until) END,
-      x.updated_at = $now
+      x.updated_at = $now, x.changed_by = $actor
   RETURN collect({from: startNode(x).name, to: endNode(x).name, relationType: type(x), weight: x.weight,
                   validFrom: x.valid_from, validUntil: x.valid_until, createdAt: x.created_at,
                   reasoning: x.reasoning, source: x.source}) AS changed

@@ -93,6 +93,9 @@ WHERE n.kg_import_new = true
 REMOVE n.kg_import_new
 SET n:$(row.labels)
 SET n += row.props
+// attribution as the file says; a file without it: the importing actor created what it brought
+// (placeholders record nobody, docs/team.md#attribution)
+SET n.created_by = CASE WHEN n:Entity THEN coalesce(n.created_by, $actor) END
 SET n.name_lower = row.name_lower, n.type_lower = row.type_lower,
     n.text_lower = row.name_lower + '\n' + row.type_lower  // search_nodes' text index (schema_text_lower)
 SET n:$(CASE WHEN n:Entity THEN ['KgText'] ELSE [] END)
@@ -104,6 +107,7 @@ CALL (n, row) {
   CREATE (n)-[h:$(CASE WHEN o.retired THEN 'HAD_OBSERVATION' ELSE 'HAS_OBSERVATION' END)]->(ob:Observation)
   SET ob:$(o.labels), ob:KgText
   SET ob += o.props, ob.namespace = $ns, ob.text_lower = o.text_lower
+  SET ob.created_by = coalesce(ob.created_by, $actor)
   SET h += o.link
 }
 RETURN row.name AS name
@@ -114,7 +118,8 @@ MERGE (m:KgMeta {key: 'turns:' + $ns})
 SET m.turn_next = CASE WHEN coalesce(m.turn_next, 0) > $next THEN m.turn_next ELSE $next END
 
 // name: transfer_full_import_relationships
-// Create the relationships of one full-export batch as stored; one with the same ends, type and properties is skipped.
+// Create the relationships of one full-export batch as stored; one with the same ends, type and properties is skipped
+// (a file without created_by: the same properties but the created_by an earlier import gave it).
 UNWIND $rows AS row
 MERGE (a:KgNode {namespace: $ns, name: row.from})
   ON CREATE SET a:Placeholder, a.created_at = $now
@@ -125,12 +130,15 @@ SET a.kg_lock = true, b.kg_lock = true
 REMOVE a.kg_lock, b.kg_lock
 WITH a, b, row
 CALL (a, b, row) {
+  WITH a, b, row, row.props AS props
   OPTIONAL MATCH (a)-[x:$(row.relationType)]->(b)
-  WHERE properties(x) = row.props
+  WHERE properties(x) = CASE WHEN props.created_by IS NULL AND x.created_by IS NOT NULL
+                             THEN props{.*, created_by: x.created_by} ELSE props END
   WITH a, b, row, count(x) AS existing
   WHERE existing = 0
   CREATE (a)-[r:$(row.relationType)]->(b)
   SET r += row.props
+  SET r.created_by = coalesce(r.created_by, $actor)
   RETURN r
 }
 RETURN row.i AS i

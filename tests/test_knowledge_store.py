@@ -552,7 +552,12 @@ async def test_an_access_racing_a_forget_writes_nothing(ks: KnowledgeStore, stor
     async with store.driver.session(database=store.database) as db:
         tx = await db.begin_transaction()
         result = await tx.run(
-            store.x.q["knowledge_forget"], ns=store.namespace, now=store.clock.now(), names=["A"], note=None
+            store.x.q["knowledge_forget"],
+            ns=store.namespace,
+            now=store.clock.now(),
+            names=["A"],
+            note=None,
+            actor="test",
         )
         await result.consume()  # the forget has run (and holds A's lock) before the others start
         access = asyncio.create_task(ks.record_access(["A"]))

@@ -19,6 +19,7 @@ from kg_neo4j.commands import ACTIONS
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.runtime import open_resources
 from kg_neo4j.settings import Settings
+from kg_neo4j.store.actor import acting_as, default_actor
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -114,14 +115,16 @@ async def run_maintain(
         return total, b.update
 
     try:
-        async with open_resources(settings, bootstrap="schema", clock=clock) as rt:
-            return await rt.maintenance_store().maintain(
-                actions,
-                apply=apply,
-                batch_size=DEFAULT_BATCH_SIZE if batch_size is None else batch_size,
-                progress=bar,
-                min_similarity=MERGE_COSINE if min_similarity is None else min_similarity,
-            )
+        # what --apply changes (levels, expiries, merges, closed edges) is attributed to this actor
+        with acting_as(default_actor(settings.actor)):
+            async with open_resources(settings, bootstrap="schema", clock=clock) as rt:
+                return await rt.maintenance_store().maintain(
+                    actions,
+                    apply=apply,
+                    batch_size=DEFAULT_BATCH_SIZE if batch_size is None else batch_size,
+                    progress=bar,
+                    min_similarity=MERGE_COSINE if min_similarity is None else min_similarity,
+                )
     finally:
         for b in bars:
             b.close()

@@ -15,6 +15,7 @@ from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.runtime import open_resources
 from kg_neo4j.settings import Settings
+from kg_neo4j.store.actor import acting_as, default_actor
 
 log = logging.getLogger("kg_neo4j.skills")
 
@@ -61,16 +62,19 @@ async def run_import_skills(
             f"batch size must be between 1 and {settings.max_batch_items}", field="batch_size"
         )
     skills_root(directory)
-    async with open_resources(settings, bootstrap="full", embedder=True, clock=clock or SystemClock()) as rt:
-        report = await import_skill_tree(
-            KnowledgeStore(rt.graph_store()),
-            Path(directory),
-            knowledge_type=knowledge_type,
-            trust=trust,
-            category=category,
-            batch_size=batch_size,
-            progress=progress,
-        )
+    with acting_as(default_actor(settings.actor)):  # the stored knowledge's created_by
+        async with open_resources(
+            settings, bootstrap="full", embedder=True, clock=clock or SystemClock()
+        ) as rt:
+            report = await import_skill_tree(
+                KnowledgeStore(rt.graph_store()),
+                Path(directory),
+                knowledge_type=knowledge_type,
+                trust=trust,
+                category=category,
+                batch_size=batch_size,
+                progress=progress,
+            )
     report["seconds"] = round(time.monotonic() - started, 3)
     log.info(
         "import-skills %s: %d files, %d sections, %d stored, %d skipped, %d files rejected",

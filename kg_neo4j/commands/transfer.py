@@ -17,6 +17,7 @@ from kg_neo4j.errors import ConfigError, ValidationError
 from kg_neo4j.formats import EXPORT_FORMATS, IMPORT_FORMATS
 from kg_neo4j.runtime import open_resources
 from kg_neo4j.settings import Settings
+from kg_neo4j.store.actor import acting_as, default_actor
 from kg_neo4j.transfer.detect import detect_format
 
 log = logging.getLogger("kg_neo4j.transfer")
@@ -69,11 +70,15 @@ async def run_import(
         )
     detected = detect_format(p) if fmt == "auto" else fmt
     report = ImportReport(detected, settings.namespace, str(p))
-    async with open_resources(settings, bootstrap="full", embedder=True, clock=clock or SystemClock()) as rt:
-        await import_file(rt.transfer_store(), p, report, batch_size=batch_size, progress=progress)
-        if rt.embedder is not None and detected == "full":
-            # A full export carries no vectors: embed what is missing in this namespace (idempotent).
-            await embed_missing(rt.driver, rt.database, rt.embedder, settings.namespace)
+    # what the import writes is attributed to this actor (a full export's own attribution is kept)
+    with acting_as(default_actor(settings.actor)):
+        async with open_resources(
+            settings, bootstrap="full", embedder=True, clock=clock or SystemClock()
+        ) as rt:
+            await import_file(rt.transfer_store(), p, report, batch_size=batch_size, progress=progress)
+            if rt.embedder is not None and detected == "full":
+                # A full export carries no vectors: embed what is missing in this namespace (idempotent).
+                await embed_missing(rt.driver, rt.database, rt.embedder, settings.namespace)
     out = report.as_dict(time.monotonic() - started)
     log.info(
         "import %s: entities %s, relations %s, %d rejected",

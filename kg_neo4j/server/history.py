@@ -61,7 +61,7 @@ async def invalidate_observations(rt: Runtime, req: _InvalidateArgs) -> ToolOutp
     description=(
         "How what the memory knows about one entity changed, in order of time: created, type changes, "
         "observations added and retired, relations opened, updated (weight, reasoning, source) and closed, "
-        "knowledge trust and level changes, forgotten. Give `name`, or `relation` {from, to, relationType} "
+        "knowledge trust and level changes, forgotten; each event says who made it (by). Give `name`, or `relation` {from, to, relationType} "
         "for one relation's history. Paged: limit (default 100, at most 1000) and the nextCursor returned."
     ),
 )

@@ -12,7 +12,8 @@ such a transaction wrote nothing.  All reads and writes share the driver's one b
 (store/connection.py), so a read sees the writes before it (docs/cluster.md).
 
 The shared parameters (``ns``, ``now``, ``model``, ``at`` defaulting to ``now``, plus any extra
-constants) are added to every statement's parameters unless the caller gives them.
+constants) are added to every statement's parameters unless the caller gives them, and so is
+``actor``: who the write is attributed to (store/actor.py), read when the statement runs.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from neo4j import AsyncDriver, AsyncManagedTransaction, RoutingControl
 
 from kg_neo4j.clock import Clock
 from kg_neo4j.cypher import queries
+from kg_neo4j.store.actor import actor
 
 #: Neo4j errors that mean "lost a race with a concurrent delete": the transaction is run again.
 RACE_CODES = frozenset(
@@ -96,6 +98,8 @@ class Shared:
     constants: Mapping[str, Any] = field(default_factory=dict)
 
     def apply(self, params: dict[str, Any]) -> dict[str, Any]:
+        # every statement gets it, so no write path can forget it (a read ignores it)
+        params.setdefault("actor", actor())
         for key, value in self.constants.items():
             params.setdefault(key, value)
         if self.namespace is not None:

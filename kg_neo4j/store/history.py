@@ -66,6 +66,8 @@ class HistoryEvent(BaseModel):
     at: str | None
     event: str
     detail: dict[str, Any]
+    #: who made the change (docs/team.md#attribution); null for a change written before attribution
+    by: str | None = None
 
 
 class History(BaseModel):
@@ -205,7 +207,7 @@ async def entity_history(store: StoreCore, req: HistoryIn) -> History:
             what[0], str(what[1]), f"No {what[0]} {what[1]!r} in this memory, now or in its history"
         )
     events = [
-        HistoryEvent(at=_iso(r["at"]), event=r["event"], detail=_plain(dict(r["detail"])))
+        HistoryEvent(at=_iso(r["at"]), event=r["event"], detail=_plain(dict(r["detail"])), by=r["by"])
         for r in records[: req.limit]
     ]
     return History(

@@ -146,6 +146,7 @@ class Seeded:
     driver: Any
     database: str
     namespace: str
+    seed: Snapshot  # the namespace as the seeder left it
 
     def snapshot(self) -> Snapshot:
         return snapshot(self.driver, self.database, self.namespace)
@@ -170,7 +171,8 @@ async def seeded(neo4j_info: Neo4jInfo, sync_driver: Any, skills_dir: Path) -> A
 
             await write_seed(call, load_schemas(reserved=BUILTIN_TOOL_NAMES))
         async with held(stdio_session(neo4j_info, *args, "--actor", WRITER)) as writer:
-            yield Seeded(writer, sync_driver, neo4j_info.database, namespace)
+            seed = snapshot(sync_driver, neo4j_info.database, namespace)
+            yield Seeded(writer, sync_driver, neo4j_info.database, namespace, seed)
     finally:
         sync_driver.execute_query(
             "MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=namespace, database_=neo4j_info.database
@@ -179,7 +181,7 @@ async def seeded(neo4j_info: Neo4jInfo, sync_driver: Any, skills_dir: Path) -> A
 
 async def test_the_seed_is_the_seeders(seeded: Seeded) -> None:
     """What the tests below compare against: the seed records its own writer, and only that one."""
-    snap = seeded.snapshot()
+    snap = seeded.seed
     entities = [p for labels, p in snap.values() if "Entity" in labels]
     assert entities and {p.get("created_by") for p in entities} == {SEEDER}
     assert {p.get("created_by") for _, p in snap.values()} <= {SEEDER, None}

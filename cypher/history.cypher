@@ -146,7 +146,7 @@ CALL (nodes, rels) {
   UNWIND [{at: m.at, event: 'merged', by: m.by}]
          + CASE WHEN m.undone_at IS NULL THEN [] ELSE [{at: m.undone_at, event: 'unmerged', by: m.undone_by}] END AS ev
   RETURN ev.at AS at, 8 AS ord, ev.event AS event, m.id AS key,
-         {name: m.into, merge: m.id, names: m.names, by: ev.by, reason: m.reason} AS detail
+         {name: m.into, merge: m.id, names: m.names, by: ev.by, reason: m.reason} AS detail, ev.by AS by
   UNION ALL
   UNWIND rels AS r
   WITH r, startNode(r).name + ' -[' + type(r) + ']-> ' + endNode(r).name AS key,

@@ -13,7 +13,6 @@ from mcp.server.lowlevel import NotificationOptions
 from kg_neo4j.errors import SettingError
 from kg_neo4j.server.app import build_server, open_runtime
 from kg_neo4j.settings import Settings
-from kg_neo4j.store.actor import acting_as, default_actor
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -24,9 +23,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         check_port_free(settings.host, settings.port)
         asyncio.run(serve_http(settings))
     else:
-        # stdio: the local user owns the process; its writes are theirs (docs/team.md#attribution)
-        with acting_as(default_actor(settings.actor)):
-            asyncio.run(serve_stdio(settings))
+        asyncio.run(serve_stdio(settings))
     return 0
 
 

@@ -10,7 +10,7 @@ CALL () {
 }
 CALL () {
   MATCH (e:Entity)
-  WHERE (e.embedding_model IS NULL OR e.embedding_model <> $model) AND ($ns IS NULL OR e.namespace = $ns)
+  WHERE e:KgNode AND (e.embedding_model IS NULL OR e.embedding_model <> $model) AND ($ns IS NULL OR e.namespace = $ns)
   RETURN count(e) AS entities
 }
 RETURN observations, entities
@@ -26,8 +26,9 @@ LIMIT $batch
 
 // name: reembed_next_entities
 // The next batch of entities (of namespace $ns, or all when null) whose vector is not from $model.
+// kg-neo4j's own entities only (:KgNode): Memento's :Entity nodes carry an `embedding` of their own
 MATCH (e:Entity)
-WHERE (e.embedding_model IS NULL OR e.embedding_model <> $model) AND ($ns IS NULL OR e.namespace = $ns)
+WHERE e:KgNode AND (e.embedding_model IS NULL OR e.embedding_model <> $model) AND ($ns IS NULL OR e.namespace = $ns)
 RETURN elementId(e) AS id, e.name AS name, e.entityType AS entityType
 LIMIT $batch
 

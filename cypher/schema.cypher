@@ -82,9 +82,12 @@ OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_funct
                        `vector.quantization.enabled`: false}}
 
 // name: schema_entity_vector
-// Native vector index (cosine) over entity name/type embeddings.
+// Native vector index (cosine) over entity name/type embeddings.  On :KgNode (kg-neo4j's entities are the
+// :KgNode nodes with an embedding), not :Entity: Memento indexes (:Entity).embedding itself, and Neo4j makes
+// only one of two vector indexes on the same label and property (IF NOT EXISTS then creates nothing).
+// Indexes created on :Entity by earlier versions keep working (statements use the index by name).
 CREATE VECTOR INDEX kg_entity_embedding IF NOT EXISTS
-FOR (e:Entity) ON (e.embedding)
+FOR (e:KgNode) ON (e.embedding)
 OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine',
                        `vector.quantization.enabled`: false}}
 

@@ -13,15 +13,16 @@ MERGE (m:KgMeta {key: 'text_index'})
 SET m.done = true
 
 // name: text_index_pending
-// How many entities and observations lack :KgText (one label scan each).
-CALL () { MATCH (n:Entity) WHERE NOT n:KgText RETURN count(n) AS entities }
+// How many entities and observations lack :KgText (one label scan each).  Only kg-neo4j's own: Graphiti and
+// Memento label their nodes :Entity too, and a database they share is never changed (docs/moving-over.md).
+CALL () { MATCH (n:Entity) WHERE NOT n:KgText AND n:KgNode RETURN count(n) AS entities }
 CALL () { MATCH (o:Observation) WHERE NOT o:KgText RETURN count(o) AS observations }
 RETURN entities, observations
 
 // name: text_index_move_entities
 // Every entity without :KgText gets it and its text_lower (name and type on two lines), $batch per transaction
-// in one label scan (auto-commit: committed batches stay when it is interrupted).
-MATCH (n:Entity) WHERE NOT n:KgText
+// in one label scan (auto-commit: committed batches stay when it is interrupted); kg-neo4j's own only (:KgNode).
+MATCH (n:Entity) WHERE NOT n:KgText AND n:KgNode
 CALL (n) {
   SET n:KgText, n.text_lower = coalesce(n.name_lower, toLower(n.name)) + '\n' + coalesce(n.type_lower, toLower(n.entityType), '')
 } IN TRANSACTIONS OF $batch ROWS

@@ -14,9 +14,10 @@ MERGE (m:KgMeta {key: $key})
 SET m.done = true
 
 // name: type_labels_pending_namespaces
-// The namespaces (just $ns when given) holding entities without type labels, and how many each.
+// The namespaces (just $ns when given) holding entities without type labels, and how many each (kg-neo4j's own
+// entities only: a peer's :Entity nodes in the same database are not ours to label).
 MATCH (e:Entity)
-WHERE ($ns IS NULL OR e.namespace = $ns) AND e.type_labels IS NULL
+WHERE e:KgNode AND ($ns IS NULL OR e.namespace = $ns) AND e.type_labels IS NULL
 RETURN e.namespace AS ns, count(e) AS n
 ORDER BY ns
 

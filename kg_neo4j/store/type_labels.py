@@ -71,6 +71,10 @@ INTERNAL_LABELS: frozenset[str] = frozenset(
         "KgMerged",
         "KgMergeRecord",
         *TRUST_LABELS.values(),
+        # the peers' labels `import --from` reads (cypher/peers.cypher): an entity typed "Memory" labelled
+        # :Memory would also look like one of mcp-neo4j-memory's nodes to mcp-neo4j-memory in a shared database
+        "Memory",
+        "Episodic",
     }
 )
 

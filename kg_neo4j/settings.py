@@ -80,7 +80,7 @@ ALLOWED: dict[str, str] = {
     "resolve_writes": "true or false",
 }
 #: Never echoed in an error.
-_SECRETS = {"neo4j_password", "auth_token"}
+_SECRETS = {"neo4j_password", "auth_token", "source_neo4j_password"}
 
 
 def default_home() -> Path:
@@ -103,6 +103,13 @@ class Settings(BaseSettings):
     )
     neo4j_database: str = Field(
         default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "neo4j_database")
+    )
+    #: ``import --from``: the peer's Neo4j credentials (None: kg-neo4j's own)
+    source_neo4j_username: str | None = Field(
+        default=None, validation_alias=AliasChoices("SOURCE_NEO4J_USERNAME", "source_neo4j_username")
+    )
+    source_neo4j_password: str | None = Field(
+        default=None, validation_alias=AliasChoices("SOURCE_NEO4J_PASSWORD", "source_neo4j_password")
     )
 
     # --- what the server exposes ---

@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import time
 from typing import Any
 
@@ -54,11 +53,10 @@ def source_settings(settings: Settings, uri: str | None, database: str | None) -
     update: dict[str, Any] = {"neo4j_database": database or settings.neo4j_database}
     if uri:
         update["neo4j_uri"] = uri
-    user, password = os.environ.get("SOURCE_NEO4J_USERNAME"), os.environ.get("SOURCE_NEO4J_PASSWORD")
-    if user is not None:
-        update["neo4j_username"] = user
-    if password is not None:
-        update["neo4j_password"] = password
+    if settings.source_neo4j_username is not None:
+        update["neo4j_username"] = settings.source_neo4j_username
+    if settings.source_neo4j_password is not None:
+        update["neo4j_password"] = settings.source_neo4j_password
     return settings.model_copy(update=update)
 
 

@@ -136,7 +136,7 @@ CALL (a, b, row) {
   WITH a, b, row, count(x) AS existing
   WHERE existing = 0
   CREATE (a)-[r:$(row.type)]->(b)
-  SET r += row.props
+  SET r += row.props, r.created_by = $actor  // who imported it (docs/team.md#attribution)
   RETURN r
 }
 RETURN collect(row.i) AS created

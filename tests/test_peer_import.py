@@ -202,6 +202,7 @@ def sources(info: Neo4jInfo, namespace: str) -> dict[str, list[Any]]:
         ).records
         rels = drv.execute_query(
             "MATCH (a:KgNode {namespace: $ns})-[r]->(:KgNode) RETURN r.source AS s, r.valid_until AS until, "
+            "r.created_by AS by, "
             "[a.name, endNode(r).name, type(r)] AS key",
             ns=namespace,
         ).records
@@ -210,6 +211,7 @@ def sources(info: Neo4jInfo, namespace: str) -> dict[str, list[Any]]:
         "observations": [r["s"] for r in obs],
         "relations": [r["s"] for r in rels],
         "closed": sorted(tuple(r["key"]) for r in rels if r["until"] is not None),
+        "unattributed": [r["key"] for r in rels if not r["by"]],
     }
 
 
@@ -258,6 +260,7 @@ async def test_counts_in_equal_counts_out_provenance_and_a_second_run_adds_nothi
     # provenance: every item names the system and an element id of the source
     stored = sources(neo4j_info, namespace)
     assert stored["closed"] == want["closed"]  # a relation that ended is history
+    assert stored["unattributed"] == []  # the importing actor created them (docs/team.md#attribution)
     for group in ("entities", "observations", "relations"):
         for s_ in stored[group]:
             system, _, element_id = s_.partition(":")

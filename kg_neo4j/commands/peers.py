@@ -19,6 +19,7 @@ from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.errors import ConfigError, ValidationError
 from kg_neo4j.runtime import open_resources
 from kg_neo4j.settings import Settings
+from kg_neo4j.store.actor import acting_as, default_actor
 
 log = logging.getLogger("kg_neo4j.peers")
 
@@ -93,11 +94,13 @@ async def run_peer_import(
             await import_peer(PEERS[system], source, None, report, batch_size=batch_size, progress=progress)
         else:
             clock = clock or SystemClock()
-            async with open_resources(settings, bootstrap="full", embedder=True, clock=clock) as rt:
-                writer = PeerWriter(rt.driver, rt.database, settings.namespace, clock, rt.embedder)
-                await import_peer(
-                    PEERS[system], source, writer, report, batch_size=batch_size, progress=progress
-                )
+            # what the import writes is attributed to this actor (created_by), as a file import's is
+            with acting_as(default_actor(settings.actor)):
+                async with open_resources(settings, bootstrap="full", embedder=True, clock=clock) as rt:
+                    writer = PeerWriter(rt.driver, rt.database, settings.namespace, clock, rt.embedder)
+                    await import_peer(
+                        PEERS[system], source, writer, report, batch_size=batch_size, progress=progress
+                    )
     finally:
         await src_driver.close()
     out = report.as_dict(time.monotonic() - started)

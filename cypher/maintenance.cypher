@@ -259,68 +259,6 @@ WHERE k:Knowledge
 RETURN k.name AS name, k.trust AS trust, k.memory_level AS level, k.access_count AS accesses,
        k.stability AS stability, k.created_at AS created_at
 
-// name: merge_apply
-// Merge each duplicate into its keeper: copy its open edges, add its content as an observation, expire it ('merged'); per batch.
-UNWIND $pairs AS p
-CALL (p) {
-  MATCH (keep:KgNode {namespace: $ns, name: p.keep})
-  MATCH (dup:KgNode {namespace: $ns, name: p.dup})
-  // lock both (in name order; removing an absent property writes nothing) before looking at their labels
-  CALL (keep, dup) {
-    UNWIND CASE WHEN keep.name < dup.name THEN [keep, dup] ELSE [dup, keep] END AS n
-    REMOVE n.kg_lock
-  }
-  WITH keep, dup
-  WHERE keep:Knowledge AND dup:Knowledge AND keep <> dup
-  // open edges of the duplicate, re-created on the keeper unless it has that edge already
-  CALL (keep, dup) {
-    MATCH (dup)-[r]->(x:KgNode)
-    WHERE x <> keep AND (r.valid_until IS NULL OR r.valid_until > $now)
-      AND NOT (keep.trust = 'inference' AND type(r) IN $causal)
-      AND NOT EXISTS { MATCH (keep)-[y]->(x) WHERE type(y) = type(r) AND (y.valid_until IS NULL OR y.valid_until > $now) }
-    CREATE (keep)-[c:$(type(r))]->(x)
-    // a new relationship: created now, by this merge's actor (the copied history lists are the duplicate's)
-    SET c = properties(r), c.created_at = $now, c.created_by = $actor, c.merged_from = dup.name
-  }
-  CALL (keep, dup) {
-    MATCH (x:KgNode)-[r]->(dup)
-    WHERE x <> keep AND (r.valid_until IS NULL OR r.valid_until > $now)
-      AND NOT EXISTS { MATCH (x)-[y]->(keep) WHERE type(y) = type(r) AND (y.valid_until IS NULL OR y.valid_until > $now) }
-    CREATE (x)-[c:$(type(r))]->(keep)
-    SET c = properties(r), c.created_at = $now, c.created_by = $actor, c.merged_from = dup.name
-  }
-  // the duplicate's content, as one more observation of the keeper (with its vector, so recall still finds it)
-  CALL (keep, dup) {
-    WITH keep, dup
-    WHERE dup.content IS NOT NULL AND NOT EXISTS { (keep)-[:HAS_OBSERVATION]->(:Observation {text: dup.content}) }
-    OPTIONAL MATCH (dup)-[:HAS_OBSERVATION]->(c:Observation {role: 'content'})
-    WITH keep, dup, head(collect(c)) AS c, coalesce(keep.obs_next, 0) AS seq
-    SET keep.obs_next = seq + 1
-    CREATE (keep)-[:HAS_OBSERVATION]->(:Observation:KgText {
-      namespace: $ns, text: dup.content, text_lower: toLower(dup.content), seq: seq, created_at: $now,
-      created_by: $actor, role: 'merged', merged_from: dup.name, embedding: c.embedding, embedding_model: c.embedding_model
-    })
-  }
-  CALL (dup) {
-    MATCH (dup)-[r]-(:KgNode)
-    WHERE r.valid_until IS NULL OR r.valid_until > $now
-    // until_before / closed_at: what validUntil was before this close, and when (asOf reads show it)
-    SET r.until_before = r.valid_until, r.closed_at = $now, r.closed_by = $actor,
-        r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END
-  }
-  CALL (dup) {
-    MATCH (dup)-[:HAS_OBSERVATION]->(o:Observation)
-    WHERE o.embedding IS NOT NULL OR o.embedding_model IS NOT NULL
-    REMOVE o.embedding, o.embedding_model
-  }
-  REMOVE dup:KgNode:Entity:Knowledge:KgText, dup:$(coalesce(dup.type_labels, []))  // type labels too
-  REMOVE dup.type_labels
-  SET dup:ExpiredKnowledge, dup.expired_at = $now, dup.expired_by = $actor, dup.expired_reason = 'merged',
-      dup.merged_into = keep.name
-  RETURN count(*) AS merged
-} IN TRANSACTIONS OF $batch ROWS
-RETURN sum(merged) AS merged
-
 // name: knowledge_recent
 // The names of the namespace's most recently stored knowledge (session-start checks them for duplicates).
 MATCH (k:Knowledge)

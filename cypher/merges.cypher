@@ -13,7 +13,8 @@
 //   they were before in m_until, m_until_before, m_closed_at) and marked merge_id and merge_outcome:
 //   'moved' (a copy with every property, created_at = $now, merged_from, merge_copy, starts or ends at the kept entity),
 //   'collided' (the kept entity already has that relation open: the kept one stays as it is, this one stays
-//   closed with merged_into) or 'self_loop' (it linked two of the merged entities: dropped);
+//   closed with merged_into), 'self_loop' (it linked two of the merged entities: dropped) or 'dropped' (a
+//   causal edge out of knowledge the merge keeps as an inference, which holds none);
 // - the kept entity gains the merged names (and theirs) in aliases, with the moment of each in alias_at;
 // - a (:KgMergeRecord) holds who merged what and when, and what unmerge puts back.
 
@@ -90,6 +91,8 @@ CALL (keep, dup) {
   WITH r, out, x,
        CASE
          WHEN x = keep OR x.name IN $names THEN 'self_loop'
+         // knowledge kept as an inference holds no causal edge (docs/knowledge-model.md): not moved
+         WHEN out AND $trust = 'inference' AND type(r) IN $causal THEN 'dropped'
          WHEN out AND EXISTS { MATCH (keep)-[y]->(x) WHERE type(y) = type(r) AND (y.valid_until IS NULL OR y.valid_until > $now) }
            THEN 'collided'
          WHEN NOT out AND EXISTS { MATCH (x)-[y]->(keep) WHERE type(y) = type(r) AND (y.valid_until IS NULL OR y.valid_until > $now) }
@@ -117,7 +120,8 @@ CALL (keep, dup) {
       r.merge_id = $id, r.merge_outcome = outcome, r.merged_into = keep.name
   RETURN count(CASE WHEN outcome = 'moved' THEN 1 END) AS moved,
          count(CASE WHEN outcome = 'collided' THEN 1 END) AS collided,
-         count(CASE WHEN outcome = 'self_loop' THEN 1 END) AS self_loops
+         count(CASE WHEN outcome = 'self_loop' THEN 1 END) AS self_loops,
+         count(CASE WHEN outcome = 'dropped' THEN 1 END) AS dropped
 }
 // aliases: the merged name and the names merged into it before
 CALL (keep, dup) {
@@ -139,14 +143,14 @@ SET dup.m_labels = labels(dup)
 REMOVE dup:$(labels(dup))
 SET dup:ExpiredKnowledge:KgMerged, dup.expired_at = $now, dup.expired_reason = 'merged', dup.merged_into = keep.name,
     dup.alias_of = keep.name, dup.merge_id = $id
-RETURN observations, copied, moved, collided, self_loops, added
+RETURN observations, copied, moved, collided, self_loops, dropped, added
 
 // name: merge_finish
 // The merge's counts on its record; a knowledge entity kept keeps the lowest trust of those merged ($trust).
 MATCH (m:KgMergeRecord {namespace: $ns, id: $id})
 MATCH (keep:KgNode {namespace: $ns, name: $into})
 SET m.observations = $observations, m.copied = $copied, m.moved = $moved, m.collided = $collided,
-    m.self_loops = $self_loops
+    m.self_loops = $self_loops, m.dropped = $dropped
 WITH keep
 WHERE $trust IS NOT NULL AND keep:Knowledge AND keep.trust <> $trust
 SET keep.ds_trust = coalesce(keep.ds_trust, []) + [keep.trust], keep.ds_until = coalesce(keep.ds_until, []) + [$now],

@@ -60,7 +60,7 @@ async def entity(driver: AsyncDriver, db: str, ns: str, name: str) -> None:
 
 async def open_edges(driver: AsyncDriver, db: str, ns: str) -> set[tuple[str, str, str]]:
     records, _, _ = await driver.execute_query(
-        "MATCH (a)-[r]->(b) WHERE a.namespace = $ns AND type(r) <> 'HAS_OBSERVATION' "
+        "MATCH (a)-[r]->(b) WHERE a.namespace = $ns AND NOT type(r) IN ['HAS_OBSERVATION', 'HAD_OBSERVATION'] "
         "AND (r.valid_until IS NULL OR r.valid_until > $now) RETURN a.name AS a, type(r) AS t, b.name AS b",
         ns=ns,
         now=NOW,

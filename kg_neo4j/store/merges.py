@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import neo4j
 from pydantic import BaseModel, Field, field_validator
 
+from kg_neo4j.clock import Clock
 from kg_neo4j.errors import NotFoundError, ValidationError
+from kg_neo4j.knowledge.trust import CAUSAL_EDGE_TYPES
 from kg_neo4j.models import (
     MAX_ITEMS_PER_CALL,
     Entity,
@@ -28,6 +30,7 @@ from kg_neo4j.models import (
     not_null,
 )
 from kg_neo4j.store.actor import actor
+from kg_neo4j.store.executor import Executor
 
 if TYPE_CHECKING:
     from kg_neo4j.store.core import StoreCore
@@ -35,6 +38,8 @@ if TYPE_CHECKING:
 
 #: knowledge trust, weakest first: a merge keeps the weakest trust of the knowledge it merges
 TRUST_ORDER = ("inference", "pattern", "principle")
+#: the edge types an inference holds none of (kg_neo4j/knowledge/trust.py)
+CAUSAL = sorted(t.value for t in CAUSAL_EDGE_TYPES)
 
 
 class MergeIn(StrictInput):
@@ -83,6 +88,10 @@ class MergeCounts(BaseModel):
         description="Relations the kept entity already had open: kept as they were, the merged copy closed"
     )
     selfLoops: int = Field(description="Relations between the merged entities: closed, not re-pointed")
+    causalDropped: int = Field(
+        default=0,
+        description="Knowledge kept as an inference: causal relations (must_precede, reason_for) not moved",
+    )
 
 
 class Merged(BaseModel):
@@ -104,7 +113,14 @@ class Unmerged(BaseModel):
     by: str
 
 
-async def merge_entities(store: StoreCore, req: MergeIn) -> Merged:
+class MergeTarget(Protocol):
+    """What a merge runs on: the graph store, or maintain_graph's store (store/merging.py)."""
+
+    clock: Clock
+    x: Executor
+
+
+async def merge_entities(store: MergeTarget, req: MergeIn) -> Merged:
     if req.into in req.names:
         raise ValidationError(
             f"{req.into!r} is both 'into' and in 'names': an entity cannot be merged into itself; nothing was written",
@@ -127,12 +143,19 @@ async def merge_entities(store: StoreCore, req: MergeIn) -> Merged:
             reason=req.reason,
             now=now,
         )
-        totals = {"observations": 0, "copied": 0, "moved": 0, "collided": 0, "self_loops": 0}
+        totals = {"observations": 0, "copied": 0, "moved": 0, "collided": 0, "self_loops": 0, "dropped": 0}
         aliases: list[str] = []
         for name in req.names:
             rec = (
                 await x.write(
-                    "merge_one", id=merge_id, into=req.into, dup=name, names=list(req.names), now=now
+                    "merge_one",
+                    id=merge_id,
+                    into=req.into,
+                    dup=name,
+                    names=list(req.names),
+                    trust=trust,
+                    causal=CAUSAL,
+                    now=now,
                 )
             )[0]
             for key in totals:
@@ -156,6 +179,7 @@ async def merge_entities(store: StoreCore, req: MergeIn) -> Merged:
             relationsMoved=totals["moved"],
             relationsCollided=totals["collided"],
             selfLoops=totals["self_loops"],
+            causalDropped=totals["dropped"],
         ),
         trust=trust,
     )
@@ -263,7 +287,7 @@ async def merges_of(store: StoreCore, name: str) -> list[dict[str, Any]]:
     return [dict(r) for r in await store.x.read("merge_records", into=name, id=None)]
 
 
-async def alias_targets(store: StoreCore, names: Sequence[str]) -> dict[str, str]:
+async def alias_targets(store: MergeTarget, names: Sequence[str]) -> dict[str, str]:
     """The entity each of ``names`` is an alias of now (names that are entities, or no alias, left out)."""
     if not names:
         return {}

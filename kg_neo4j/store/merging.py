@@ -1,5 +1,6 @@
 """merge: near-duplicate knowledge found by its content embeddings, the weaker of each pair merged
-into the stronger in committed batches (store/maintenance.py says how the sweeps run)."""
+into the stronger with merge_entities' merge (store/merges.py), one transaction per pair
+(store/maintenance.py says how the sweeps run)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ from typing import Any
 
 import neo4j
 
+from kg_neo4j.errors import KgError
 from kg_neo4j.store.maintenance_base import (
-    CAUSAL_TYPES,
-    CHUNK_BATCHES,
     DEFAULT_BATCH_SIZE,
     MERGE_COSINE,
     MERGE_NEIGHBOURS,
@@ -18,6 +18,7 @@ from kg_neo4j.store.maintenance_base import (
     Progress,
     cosine_to_score,
 )
+from kg_neo4j.store.merges import MergeIn, merge_entities
 
 
 class Merging(MaintenanceBase):
@@ -109,28 +110,32 @@ class Merging(MaintenanceBase):
         batch_size: int = DEFAULT_BATCH_SIZE,
         on_progress: Progress | None = None,
     ) -> int:
-        """Merge each duplicate into its keeper (see ``merge_apply``); a node takes part in one
-        merge per call, so chains (a ~ b ~ c) settle over successive runs.  Returns merges made."""
+        """Merge each duplicate into its keeper with merge_entities' merge (store/merges.py: one
+        transaction per pair, undoable with unmerge_entities; the keeper keeps the lower trust of the
+        two, so no content gains trust).  A node takes part in one merge per call, so chains (a ~ b ~ c)
+        settle over successive runs; a pair whose nodes changed since they were read (no longer
+        knowledge, merged, gone) is left out.  ``batch_size`` is kept for the callers: each pair commits
+        on its own.  Returns merges made."""
+        del batch_size
         used: set[str] = set()
-        todo = []
+        merged = 0
         for p in pairs:
             if p["keep"] in used or p["duplicate"] in used:
                 continue
             used.update((p["keep"], p["duplicate"]))
-            todo.append({"keep": p["keep"], "dup": p["duplicate"]})
-        merged = 0
-        step = batch_size * CHUNK_BATCHES
-        for i in range(0, len(todo), step):
-            part = todo[i : i + step]
-            done = int(
-                (await self.x.auto("merge_apply", pairs=part, batch=batch_size, causal=CAUSAL_TYPES))[0][
-                    "merged"
-                ]
-                or 0
+            req = MergeIn(
+                into=p["keep"],
+                names=[p["duplicate"]],
+                force=True,  # near-duplicate content is the test; types may differ (the keeper's stays)
+                reason=f"maintain_graph merge: content similarity {p.get('similarity')}",
             )
-            merged += done
+            try:
+                await merge_entities(self, req)
+                merged += 1
+            except KgError:
+                pass  # changed since the pairs were read: the next run sees it as it is
             if on_progress:
-                on_progress(len(part))
+                on_progress(1)
         return merged
 
 

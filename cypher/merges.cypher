@@ -10,7 +10,7 @@
 //   the kept entity after the kept one's own (seq), in their order, those whose text the kept entity already
 //   has left out; copies carry merged_from and merge_copy (a knowledge node's content becomes role 'merged');
 // - its open relations are closed at $now the way invalidate_relations closes (until_before, closed_at; what
-//   they were before in m_until, m_until_before, m_closed_at) and marked merge_id and merge_outcome:
+//   they were before in m_until, m_until_before, m_closed_at, m_closed_by) and marked merge_id and merge_outcome:
 //   'moved' (a copy with every property, created_at = $now, merged_from, merge_copy, starts or ends at the kept entity),
 //   'collided' (the kept entity already has that relation open: the kept one stays as it is, this one stays
 //   closed with merged_into), 'self_loop' (it linked two of the merged entities: dropped) or 'dropped' (a
@@ -41,7 +41,7 @@ REMOVE keep.kg_lock
 CREATE (m:KgMergeRecord {
   namespace: $ns, id: $id, into: $into, names: $names, at: $now, by: $actor, reason: $reason,
   obs_next_before: coalesce(keep.obs_next, 0), aliases_before: coalesce(keep.aliases, []),
-  alias_at_before: coalesce(keep.alias_at, []), trust_before: keep.trust
+  alias_at_before: coalesce(keep.alias_at, []), trust_before: keep.trust, ds_by_before: keep.ds_by
 })
 RETURN m.id AS id
 
@@ -71,14 +71,15 @@ CALL (keep, dup, have) {
     WITH fresh[i] AS o, base + i AS seq
     CREATE (keep)-[:HAS_OBSERVATION]->(c:Observation)
     SET c = properties(o), c:KgText, c.seq = seq, c.created_at = $now, c.merged_from = dup.name,
-        c.merge_copy = $id, c.role = CASE WHEN o.role = 'content' THEN 'merged' ELSE o.role END
+        c.merge_copy = $id, c.role = CASE WHEN o.role = 'content' THEN 'merged' ELSE o.role END,
+        c.created_by = $actor
   }
   // the originals retire on the entity they were on: reads of before the merge show them there
   CALL (dup, obs) {
     UNWIND obs AS o
     MATCH (dup)-[h:HAS_OBSERVATION]->(o)
     CREATE (dup)-[:HAD_OBSERVATION]->(o)
-    SET o.valid_until = $now, o.merge_id = $id
+    SET o.valid_until = $now, o.merge_id = $id, o.retired_by = $actor
     DELETE h
   }
   RETURN size(obs) AS observations, size(fresh) AS copied
@@ -111,11 +112,13 @@ CALL (keep, dup) {
       CREATE (x)-[c:$(type(r))]->(keep)
       RETURN c
     }
-    SET c = properties(r), c.created_at = $now, c.merged_from = dup.name, c.merge_copy = $id
+    // a new relationship: created now, by this merge's actor (the copied history lists are the original's)
+    SET c = properties(r), c.created_at = $now, c.created_by = $actor, c.merged_from = dup.name, c.merge_copy = $id
   }
   // closed as invalidate_relations closes (asOf reads show what it was); unmerge puts back m_*
-  SET r.m_until = r.valid_until, r.m_until_before = r.until_before, r.m_closed_at = r.closed_at
-  SET r.until_before = r.valid_until, r.closed_at = $now,
+  SET r.m_until = r.valid_until, r.m_until_before = r.until_before, r.m_closed_at = r.closed_at,
+      r.m_closed_by = r.closed_by
+  SET r.until_before = r.valid_until, r.closed_at = $now, r.closed_by = $actor,
       r.valid_until = CASE WHEN r.valid_from > $now THEN r.valid_from ELSE $now END,
       r.merge_id = $id, r.merge_outcome = outcome, r.merged_into = keep.name
   RETURN count(CASE WHEN outcome = 'moved' THEN 1 END) AS moved,
@@ -141,7 +144,8 @@ CALL (keep, dup) {
 // the merged node: retired, found again by its name as an alias
 SET dup.m_labels = labels(dup)
 REMOVE dup:$(labels(dup))
-SET dup:ExpiredKnowledge:KgMerged, dup.expired_at = $now, dup.expired_reason = 'merged', dup.merged_into = keep.name,
+SET dup:ExpiredKnowledge:KgMerged, dup.expired_at = $now, dup.expired_by = $actor, dup.expired_reason = 'merged',
+    dup.merged_into = keep.name,
     dup.alias_of = keep.name, dup.merge_id = $id
 RETURN observations, copied, moved, collided, self_loops, dropped, added
 
@@ -153,6 +157,9 @@ SET m.observations = $observations, m.copied = $copied, m.moved = $moved, m.coll
     m.self_loops = $self_loops, m.dropped = $dropped
 WITH keep
 WHERE $trust IS NOT NULL AND keep:Knowledge AND keep.trust <> $trust
+// who made each change, beside ds_until (cypher/knowledge.cypher knowledge_update)
+SET keep.ds_by = [i IN range(1, size(coalesce(keep.ds_until, [])) - size(coalesce(keep.ds_by, []))) | ''] + coalesce(keep.ds_by, [])
+                 + $actor
 SET keep.ds_trust = coalesce(keep.ds_trust, []) + [keep.trust], keep.ds_until = coalesce(keep.ds_until, []) + [$now],
     keep.ds_stability = coalesce(keep.ds_stability, []) + [keep.stability],
     keep.ds_level = coalesce(keep.ds_level, []) + [keep.memory_level],
@@ -211,19 +218,21 @@ CALL (m) {
   CALL (dup, m) {
     MATCH (dup)-[h:HAD_OBSERVATION]->(o:Observation {merge_id: m.id})
     CREATE (dup)-[:HAS_OBSERVATION]->(o)
-    REMOVE o.valid_until, o.merge_id
+    REMOVE o.valid_until, o.merge_id, o.retired_by
     DELETE h
   }
   CALL (dup, m) {
     MATCH (dup)-[r]-()
     WHERE r.merge_id = m.id
     WITH DISTINCT r
-    SET r.valid_until = r.m_until, r.until_before = r.m_until_before, r.closed_at = r.m_closed_at
-    REMOVE r.m_until, r.m_until_before, r.m_closed_at, r.merge_id, r.merge_outcome, r.merged_into
+    SET r.valid_until = r.m_until, r.until_before = r.m_until_before, r.closed_at = r.m_closed_at,
+        r.closed_by = r.m_closed_by
+    REMOVE r.m_until, r.m_until_before, r.m_closed_at, r.m_closed_by, r.merge_id, r.merge_outcome, r.merged_into
   }
   REMOVE dup:ExpiredKnowledge:KgMerged
   SET dup:$(dup.m_labels)
-  REMOVE dup.m_labels, dup.expired_at, dup.expired_reason, dup.merged_into, dup.alias_of, dup.merge_id
+  REMOVE dup.m_labels, dup.expired_at, dup.expired_by, dup.expired_reason, dup.merged_into, dup.alias_of,
+         dup.merge_id
 }
 SET keep.obs_next = m.obs_next_before
 SET keep.aliases = CASE WHEN size(m.aliases_before) = 0 THEN null ELSE m.aliases_before END,
@@ -240,7 +249,8 @@ CALL (m, keep) {
       keep.ds_stability = CASE WHEN only THEN null ELSE keep.ds_stability[..-1] END,
       keep.ds_level = CASE WHEN only THEN null ELSE keep.ds_level[..-1] END,
       keep.ds_category = CASE WHEN only THEN null ELSE keep.ds_category[..-1] END,
-      keep.ds_since = CASE WHEN only THEN null ELSE keep.ds_since[..-1] END
+      keep.ds_since = CASE WHEN only THEN null ELSE keep.ds_since[..-1] END,
+      keep.ds_by = m.ds_by_before
   REMOVE keep:TrustPrinciple:TrustPattern:TrustInference
   SET keep:$(CASE m.trust_before WHEN 'principle' THEN 'TrustPrinciple' WHEN 'pattern' THEN 'TrustPattern' ELSE 'TrustInference' END)
 }

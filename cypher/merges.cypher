@@ -18,6 +18,16 @@
 // - the kept entity gains the merged names (and theirs) in aliases, with the moment of each in alias_at;
 // - a (:KgMergeRecord) holds who merged what and when, and what unmerge puts back.
 
+// name: merge_lock
+// Take the write locks of the named nodes (in name order: two merges never wait on each other in a circle)
+// before merge_check reads them, so a merge that committed meanwhile is seen as it left them.
+UNWIND $names AS name
+WITH name ORDER BY name
+MATCH (n:KgNode {namespace: $ns, name: name})
+SET n.kg_lock = true
+REMOVE n.kg_lock
+RETURN count(n) AS locked
+
 // name: merge_check
 // The entity of each name (kind, type, trust), and for a name that is no entity whether it is an alias.
 UNWIND $names AS name

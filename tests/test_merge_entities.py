@@ -351,3 +351,40 @@ async def test_writes_resolve_aliases_when_set(neo4j_info: Neo4jInfo, namespace:
             )
             assert "ann lee not found" in message
             assert "w" not in by_name(await ok(s, "read_graph", {}))["Ann Lee"]["observations"]
+
+
+async def test_concurrent_merges_of_one_name(neo4j_info: Neo4jInfo, namespace: str) -> None:
+    """Two sessions merge the same name into two entities at once: one merge wins, the other is refused
+    naming the alias, and an undo at once with a merge stays consistent."""
+    async with (
+        session("stdio", neo4j_info, namespace, *SERVE) as a,
+        session("stdio", neo4j_info, namespace, *SERVE) as b,
+    ):
+        await call(
+            a,
+            "create_entities",
+            {
+                "entities": [
+                    ent("Keep A", "person", ["a"]),
+                    ent("Keep B", "person", ["b"]),
+                    ent("Dup", "person", ["d"]),
+                ]
+            },
+        )
+        results = await asyncio.gather(
+            a.call_tool("merge_entities", {"into": "Keep A", "names": ["Dup"]}),
+            b.call_tool("merge_entities", {"into": "Keep B", "names": ["Dup"]}),
+        )
+        assert sorted(r.is_error for r in results) == [False, True], [r.content[0].text for r in results]
+        won = 0 if not results[0].is_error else 1
+        loser = results[1 - won].content[0].text
+        assert "names" in loser and "Dup" in loser and "alias" in loser, loser
+        kept = ["Keep A", "Keep B"][won]
+        graph = by_name(await call(a, "read_graph", {}))
+        assert graph[kept]["observations"] == [kept[-1].lower(), "d"] and "Dup" not in graph
+        undone = await asyncio.gather(
+            a.call_tool("unmerge_entities", {"name": kept}), b.call_tool("unmerge_entities", {"name": kept})
+        )
+        assert sorted(r.is_error for r in undone) == [False, True], [r.content[0].text for r in undone]
+        graph = by_name(await call(a, "read_graph", {}))
+        assert graph["Dup"]["observations"] == ["d"] and graph[kept]["observations"] == [kept[-1].lower()]

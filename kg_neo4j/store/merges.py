@@ -132,6 +132,7 @@ async def merge_entities(store: MergeTarget, req: MergeIn) -> Merged:
 
     async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[dict[str, int], list[str], str | None]:
         x = store.x.bound(tx)
+        await x.write("merge_lock", names=[req.into, *req.names])
         rows = {r["name"]: r for r in await x.read("merge_check", names=[req.into, *req.names])}
         trust = _check(req, rows)
         await x.write(
@@ -234,6 +235,7 @@ async def unmerge_entities(store: StoreCore, req: UnmergeIn) -> Unmerged:
 
     async def work(tx: neo4j.AsyncManagedTransaction) -> dict[str, Any]:
         x = store.x.bound(tx)
+        await x.write("merge_lock", names=[req.name])  # two undos of one merge: the second sees it undone
         records = await x.read("merge_records", into=req.name, id=None)
         standing = [r for r in records if r["undone_at"] is None]
         if not records:

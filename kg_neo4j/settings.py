@@ -60,6 +60,7 @@ ALLOWED: dict[str, str] = {
     "port": "an integer from 1 to 65535",
     "allowed_origins": 'a JSON list of origins (scheme://host[:port]), e.g. ["https://app.example.com"]',
     "hook_budget_chars": "an integer >= 1",
+    "hook_time_budget": "a number of seconds above 0 and at most 60",
     "hook_corrections": "true or false",
     "hook_guard_tools": "a comma-separated list of tool names (e.g. Edit,Write,Bash; * for every tool)",
     "hook_search_url": "the http(s) URL of a running `kg-neo4j serve --transport http` endpoint, "
@@ -165,6 +166,9 @@ class Settings(BaseSettings):
     hook_guard_tools: Annotated[list[str], NoDecode] = Field(default_factory=list)
     #: the /mcp URL of a running `kg-neo4j serve --transport http` that recall asks for recall by meaning
     hook_search_url: str | None = None
+    #: seconds a hook may spend, connecting included (None: 1, session-start 0.8; docs/hooks.md#latency):
+    #: raise it on a machine too slow for the default, where a hook would print nothing
+    hook_time_budget: Annotated[float, Field(gt=0, le=60)] | None = None
 
     # --- semantic search ---
     #: sentence-transformers model: a packaged name, a local directory, a model already in the

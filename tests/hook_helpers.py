@@ -19,6 +19,9 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 def hook_env(info: Neo4jInfo, namespace: str, state: Path, **extra: str) -> dict[str, str]:
+    """A hook subprocess's environment; its time budget raised to 60 s (a test checks what a hook
+    prints, not how fast: on a busy machine the default 1 s ran out and the hook printed nothing)."""
+    extra.setdefault("KG_NEO4J_HOOK_TIME_BUDGET", "60")
     return server_env(info, KG_NEO4J_NAMESPACE=namespace, KG_NEO4J_HOOK_STATE_DIR=str(state), **extra)
 
 

@@ -414,7 +414,7 @@ RUNTIME_CASES: dict[str, tuple[tuple[str, ...], dict[str, str], int, tuple[str, 
         ("serve", "--transport", "http", "--host", "0.0.0.0"),
         {},
         2,
-        ("without a token", "--auth-token"),
+        ("without authentication", "--grants", "--auth-token"),
     ),
 }
 

@@ -28,7 +28,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         report = asyncio.run(run_export(settings, args.path, fmt=args.fmt, progress=args.progress))
         print(json.dumps(report, indent=2))
         return 0
-    if args.source_system is not None or args.path is None:
+    if args.source_system is None and args.path is None:
+        raise ConfigError(
+            "the following arguments are required: path (the file to import), unless --from names a "
+            "peer whose graph is in Neo4j"
+        )
+    if args.source_system is not None:
         from kg_neo4j.commands import peers  # docs/moving-over.md: a peer's graph in Neo4j
 
         return peers.run(args, settings)

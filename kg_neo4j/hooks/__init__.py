@@ -84,7 +84,8 @@ async def run_hook(
 ) -> str:
     """The text hook ``name`` prints for ``payload``: handed to ``emit`` first, then the hook's
     after-work runs (within AFTER_BUDGET), then it is returned.  Opens and closes its own driver
-    unless given one; past ``time_budget`` (default 1 s, session-start 0.8 s; + 0.2 s) it raises TimeoutError."""
+    unless given one; past ``time_budget`` (default ``KG_NEO4J_HOOK_TIME_BUDGET``, else 1 s, session-start
+    0.8 s; + 0.2 s) it raises TimeoutError."""
     if name not in HOOKS:
         raise ValueError(f"unknown hook {name!r}; one of {', '.join(HOOKS)}")
     if name not in NO_GRAPH:
@@ -92,7 +93,10 @@ async def run_hook(
         import kg_neo4j.store.knowledge  # noqa: F401
         import kg_neo4j.store.maintenance  # noqa: F401
     if time_budget is None:
-        time_budget = SESSION_START_BUDGET if name == "session-start" else TIME_BUDGET
+        time_budget = settings.hook_time_budget or (
+            SESSION_START_BUDGET if name == "session-start" else TIME_BUDGET
+        )
+    connect_timeout = max(CONNECT_TIMEOUT, settings.hook_time_budget or 0)
     deadline = time.monotonic() + time_budget
     config = config or hook_config(settings)
 
@@ -101,7 +105,7 @@ async def run_hook(
             return driver
         from kg_neo4j.runtime import hook_driver
 
-        made, conn = hook_driver(settings, CONNECT_TIMEOUT)
+        made, conn = hook_driver(settings, connect_timeout)
         ctx.database = conn.database
         return made
 

@@ -31,6 +31,7 @@ import json
 import secrets
 import uuid
 from collections import Counter
+from collections.abc import AsyncIterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,7 +136,9 @@ def write_grants(path: Path, principals: dict[str, list[str]]) -> dict[str, str]
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
-async def probe(neo4j_info: Neo4jInfo, sync_driver: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+async def probe(
+    neo4j_info: Neo4jInfo, sync_driver: Any, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Probe]:
     run = f"probe-{uuid.uuid4().hex[:8]}"
     home = tmp_path_factory.mktemp("probe")
     grants = home / "grants.toml"

@@ -29,12 +29,10 @@ import contextlib
 import hashlib
 import random
 import secrets
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -43,7 +41,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from _common import (  # noqa: E402
-    KG,
     WORDS,
     connection,
     delete_namespace,
@@ -57,42 +54,18 @@ from _common import (  # noqa: E402
 )
 from replica_load import balanced_session, check, run_clients  # noqa: E402
 
+from conftest import Neo4jInfo, http_server  # noqa: E402
 from kg_neo4j.settings import Settings  # noqa: E402
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def serving(env: dict[str, str], *args: str) -> Iterator[str]:
-    """``kg-neo4j serve --transport http *args`` on a free port; its base URL once it answers."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [KG, "serve", "--transport", "http", "--port", str(port), *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+def serving(env: dict[str, str], *args: str) -> AbstractContextManager[str]:
+    """``kg-neo4j serve --transport http *args`` with the benchmark's environment (its connection and
+    model); its URL once it answers.  Warnings only: the server's stderr is a pipe nobody reads while it
+    runs, and thousands of access-log lines would fill it."""
+    info = Neo4jInfo(
+        env["NEO4J_URI"], env["NEO4J_USERNAME"], env["NEO4J_PASSWORD"], env["NEO4J_DATABASE"], "bench"
     )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"kg-neo4j serve {' '.join(args)} exited with {proc.returncode}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError("kg-neo4j serve did not answer within 120 s")
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    return http_server(info, *args, "--log-level", "WARNING", env=env)
 
 
 def write_grants(path: Path, grants: list[str]) -> str:

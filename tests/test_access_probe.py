@@ -53,6 +53,9 @@ from kg_neo4j.server.profiles import ALL, DEFAULT, KNOWLEDGE, MEMORYMESH, REFERE
 from kg_neo4j.server.registry import ToolSpec
 
 PROFILES = (REFERENCE, DEFAULT, MEMORYMESH, KNOWLEDGE, ALL)
+# The server's stderr is a pipe nobody reads while it runs (conftest.http_server): the access log of
+# the hundreds of requests the `all` server answers would fill it, and a full pipe blocks the server.
+QUIET = ("--log-level", "WARNING")
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -149,6 +152,7 @@ async def probe(
             neo4j_info,
             *("--namespace", f"{run}/default", "--grants", str(grants)),
             *("--tools", profile, "--skills-dir", str(skills)),
+            *QUIET,
         )
         for profile in PROFILES
     }

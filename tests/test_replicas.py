@@ -53,7 +53,8 @@ def replicas(
     grants.write_text(
         f'[principals.writer]\ntoken_sha256 = "{digest}"\ngrants = ["{namespace}:write"]\n', encoding="utf-8"
     )
-    common = ("--namespace", namespace, "--grants", str(grants))
+    # warnings only: the server's stderr is a pipe nobody reads while it runs (conftest.http_server)
+    common = ("--namespace", namespace, "--grants", str(grants), "--log-level", "WARNING")
     servers = {
         **{("stateless", i): http_server(neo4j_info, *common, "--stateless") for i in range(REPLICAS)},
         **{("stateful", i): http_server(neo4j_info, *common) for i in range(2)},

@@ -159,15 +159,15 @@ RETURN e.name AS name, e.entityType AS entityType,
 CALL () {
   MATCH (e:Entity)
   WHERE e.namespace = $ns AND e.name_lower IN $grams AND e.created_at <= $at
-  RETURN e.name AS name, e.name_lower AS name_lower
+  RETURN e.name AS name, e.name_lower AS name_lower, false AS alias
   UNION
   MATCH (m:KgMerged)
   WHERE m.namespace = $ns AND m.name IS NOT NULL AND toLower(m.name) IN $grams AND m.expired_at <= $at
   MATCH (e:KgNode {namespace: $ns, name: m.alias_of})
   WHERE e:Entity AND e.created_at <= $at
-  RETURN e.name AS name, toLower(m.name) AS name_lower
+  RETURN e.name AS name, toLower(m.name) AS name_lower, true AS alias
 }
-RETURN name, name_lower
+RETURN name, name_lower, alias
 
 // --- Neo4j 2026.x and later: the vector channels filtered inside the index (Cypher 25 SEARCH clause).
 // Same parameters and answer as search_memory_vector / search_memory_entities above; the namespace and

@@ -44,11 +44,25 @@ def strip_mentions(text: str, names_lower: Sequence[str]) -> str:
     original text when nothing meaningful would be left."""
     out = text
     for name in sorted(names_lower, key=len, reverse=True):
-        pattern = r"(?<!\w)" + r"\s+".join(re.escape(p) for p in name.split()) + r"(?:['’]s)?(?!\w)"
-        out = re.sub(pattern, " ", out, flags=re.IGNORECASE)
+        out = re.sub(name_pattern(name), " ", out, flags=re.IGNORECASE)
     out = re.sub(r"\s+", " ", out).strip()
     content = [w for w in _WORD.findall(out.lower()) if w not in STOPWORDS]
     return out if content else text
+
+
+def name_pattern(name_lower: str) -> str:
+    """A mention of the name (any whitespace between its words, any case, with its possessive 's)."""
+    return r"(?<!\w)" + r"\s+".join(re.escape(p) for p in name_lower.split()) + r"(?:['’]s)?(?!\w)"
+
+
+def replace_mention(text: str, name_lower: str, by: str) -> str:
+    """``text`` with each mention of the name replaced by ``by`` (an alias by the name of its entity)."""
+
+    def by_name(m: re.Match[str]) -> str:
+        tail = m.group(0)[-2:]
+        return by + (tail if tail.lower() in ("'s", "’s") else "")
+
+    return re.sub(name_pattern(name_lower), by_name, text, flags=re.IGNORECASE)
 
 
 def fulltext_query(text: str) -> str:

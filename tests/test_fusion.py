@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kg_neo4j.fusion import FusionWeights, Hit, finish, pool, score_channels, strong_entities
-from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
+from kg_neo4j.text import fulltext_query, question_grams, replace_mention, strip_mentions
 
 #: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
 pytestmark = pytest.mark.unit
@@ -226,6 +226,15 @@ def test_strip_mentions() -> None:
     assert strip_mentions("when did maya  o'brien move", ["maya o'brien"]) == "when did move"
     # nothing but stop words would be left: keep the question as it is
     assert strip_mentions("Who is Initech?", ["initech"]) == "Who is Initech?"
+
+
+def test_replace_mention() -> None:
+    # an alias read as its entity's name (search_memory, docs/entities.md#merging-and-undoing)
+    assert (
+        replace_mention("What did bertie's  dog eat?", "bertie", "Robert Jones")
+        == "What did Robert Jones's  dog eat?"
+    )
+    assert replace_mention("Bertie and Albertie", "bertie", "R") == "R and Albertie"
 
 
 def test_fulltext_query_words_only() -> None:

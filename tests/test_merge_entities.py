@@ -312,6 +312,11 @@ async def test_aliases_found_after_a_chain_and_by_search_memory(
         await call(s, "create_entities", {"entities": [ent("Bob Jones", "person", ["a namesake"])]})
         message = await err(s, "unmerge_entities", {"name": "Robert Jones"})
         assert "name" in message and "Bob Jones" in message and "made after the merge" in message
+        # an alias no name, type or observation holds: found only as a mention of the alias
+        await call(s, "create_entities", {"entities": [ent("Bertie", "person", [])]})
+        await call(s, "merge_entities", {"into": "Robert Jones", "names": ["Bertie"]})
+        recalled = await call(s, "search_memory", {"query": "Bertie"})
+        assert [e["name"] for e in recalled["entities"]][:1] == ["Robert Jones"], recalled
 
 
 @pytest.mark.parametrize("resolve", [True, False])

@@ -39,7 +39,7 @@ from kg_neo4j.store.capabilities import vector_statements
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.executor import concurrently
 from kg_neo4j.store.history import memory_prior_at
-from kg_neo4j.text import fulltext_query, question_grams, strip_mentions
+from kg_neo4j.text import fulltext_query, question_grams, replace_mention, strip_mentions
 
 #: Candidates fetched per channel = OVERFETCH x limit (at least MIN_K; entity vectors:
 #: ENTITY_OVERFETCH x limit, at least MIN_K_ENTITIES), grown 4x up to MAX_K while the namespace filter
@@ -175,7 +175,13 @@ async def mentioned(store: StoreCore, query: str, read_at: datetime) -> tuple[li
     (a name in an embedded question drags it towards every mention of the name)."""
     grams = question_grams(query)
     rows = await store.x.read("search_mentions", grams=grams, at=read_at) if grams else []
-    return [r["name"] for r in rows], strip_mentions(query, [r["name_lower"] for r in rows])
+    # an alias (a name merged into an entity: docs/entities.md) reads as the entity's own name
+    text = query
+    for r in rows:
+        if r["alias"]:
+            text = replace_mention(text, r["name_lower"], r["name"])
+    names = list(dict.fromkeys(r["name"] for r in rows))
+    return names, strip_mentions(text, [r["name"].lower() if r["alias"] else r["name_lower"] for r in rows])
 
 
 async def candidates(

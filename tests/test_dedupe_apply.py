@@ -29,7 +29,7 @@ RELATIONS = [rel("Alice Smith", "Acme", "works_at"), rel("alice smith", "Acme", 
 def dedupe(info: Neo4jInfo, namespace: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [KG, "dedupe", "--namespace", namespace, *args],
-        env=server_env(info),
+        env=server_env(info, KG_NEO4J_ACTOR="dedupe-bot"),
         capture_output=True,
         text=True,
         timeout=120,
@@ -88,6 +88,11 @@ async def test_apply_a_reviewed_file_then_again(
     assert (report["merged"], report["skipped"], report["failed"]) == (0, 1, 1)
     assert report["results"][0]["reason"] == "merged already"
     async with stdio_session(neo4j_info, "--namespace", namespace, "--embedding-model", "none") as s:
+        history = await s.call_tool("entity_history", {"name": "Alice Smith"})
+        merged = [e for e in json.loads(history.content[0].text)["events"] if e["event"] == "merged"]
+        assert [(e["detail"]["names"], e["detail"]["by"]) for e in merged] == [
+            (["alice smith", "A. Smith"], "dedupe-bot")
+        ]
         undone = await s.call_tool("unmerge_entities", {"name": "Alice Smith"})
         assert not undone.is_error, undone.content[0].text
         assert set(by_name(await ok(s, "read_graph"))) == {e["name"] for e in ENTITIES}

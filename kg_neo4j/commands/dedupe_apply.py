@@ -16,7 +16,7 @@ from typing import Any
 from kg_neo4j.errors import KgError
 from kg_neo4j.runtime import open_resources
 from kg_neo4j.settings import Settings
-from kg_neo4j.store.actor import current_actor, default_actor
+from kg_neo4j.store.actor import acting_as, default_actor
 from kg_neo4j.store.merges import MergeIn, alias_targets, merge_entities
 
 #: dedupe.py's progress reporter: a step's name -> (set its total, advance by n)
@@ -27,16 +27,14 @@ async def apply_groups(settings: Settings, groups: Sequence[dict[str, Any]], bar
     """Merge every group into its ``keep``; the report lists each group's outcome and the totals."""
     set_total, advance = bars("merge")
     set_total(len(groups))
-    token = current_actor.set(default_actor(settings.actor))  # the merges record who ran the command
     results: list[dict[str, Any]] = []
-    try:
+    # the merges record who ran the command (--actor / KG_NEO4J_ACTOR, else the OS user)
+    with acting_as(default_actor(settings.actor)):
         async with open_resources(settings, bootstrap="schema") as rt:
             store = rt.graph_store()
             for group in groups:
                 results.append(await _apply_one(store, group))
                 advance(1)
-    finally:
-        current_actor.reset(token)
     counts = {k: sum(1 for r in results if r["outcome"] == k) for k in ("merged", "skipped", "failed")}
     return {"namespace": settings.namespace, "groups": len(results), **counts, "results": results}
 

@@ -120,3 +120,17 @@ async def test_the_setting_turns_it_off(
         bad.stderr.strip()
         == "kg-neo4j hook: error: KG_NEO4J_HOOK_CORRECTIONS must be true or false; got 'maybe'"
     )
+
+
+async def test_what_a_hook_records_names_the_configured_actor(
+    driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, tmp_path: Path
+) -> None:
+    """The accesses a hook records are attributed (docs/team.md#attribution) to KG_NEO4J_ACTOR."""
+    await store_knowledge(driver, neo4j_info, namespace, DEPLOY)
+    env = hook_env(neo4j_info, namespace, tmp_path, KG_NEO4J_ACTOR="hook-runner")
+    before = await knowledge_node(driver, neo4j_info, namespace, "Deploy checklist")
+    shown = run_hook_cli("recall", prompt_payload("sess-x", "How do we deploy the database?"), env)
+    assert "Deploy checklist" in shown.stdout
+    after = await knowledge_node(driver, neo4j_info, namespace, "Deploy checklist")
+    added = list(after["ds_by"])[len(list(before.get("ds_by") or [])) :]
+    assert added == ["hook-runner"]

@@ -121,6 +121,11 @@ async def run_hook(
         auth_token=settings.auth_token,
         **({"clock": clock} if clock else {}),
     )
+    acting = None
+    if name not in NO_GRAPH:  # what a hook records (accesses, corrections) names KG_NEO4J_ACTOR
+        from kg_neo4j.store.actor import current_actor, default_actor
+
+        acting = current_actor.set(default_actor(settings.actor))
     try:
         answer = await asyncio.wait_for(_answer(name, ctx), timeout=time_budget + 0.2)
         if emit is not None and answer.text:
@@ -132,6 +137,8 @@ async def run_hook(
                 log.debug("hook %s: after the answer: %s: %s", name, type(exc).__name__, exc)
         return answer.text
     finally:
+        if acting is not None:
+            current_actor.reset(acting)
         if driver is None and ctx._driver is not None:
             await ctx._driver.close()
 

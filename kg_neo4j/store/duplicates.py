@@ -6,7 +6,8 @@ No all-pairs comparison.  Candidate pairs come from two places only:
 1. blocking: the namespace's entities are streamed (name and type, pages of ``PAGE`` in name order,
    ``cypher/duplicates.cypher``), each is filed under its blocking keys (``resolution.blocking_keys``)
    and names are compared only within a key, and only when a name rule relates them;
-2. with the embedding model on, the entity vector index: each entity's ``NEAREST_K`` nearest
+2. with the embedding model on and ``min_score`` at most ``NO_NAME_RULE_CAP`` (above it a pair no name
+   rule relates cannot be listed), the entity vector index: each entity's ``NEAREST_K`` nearest
    name-and-type vectors (batched with UNWIND), kept at cosine ``VECTOR_MIN_COSINE`` or more.
 
 Then the candidates' context (neighbours, observations, counts, vectors) is read for those entities
@@ -32,6 +33,7 @@ from kg_neo4j.errors import ValidationError
 from kg_neo4j.resolution import (
     DEFAULT_MIN_SCORE,
     HUB,
+    NO_NAME_RULE_CAP,
     PEER,
     SPOKE,
     Reason,
@@ -153,7 +155,9 @@ async def duplicate_groups(
     pairs = _blocked_pairs(entities)
     cosines: dict[tuple[str, str], float] = {}
     use_vectors = model is not None and bool(with_vectors)
-    if use_vectors:
+    # The index finds pairs no name rule relates; such a pair scores at most NO_NAME_RULE_CAP, so above it
+    # the index cannot add a group (the cosine of the blocked pairs comes from their own vectors below).
+    if use_vectors and min_score <= NO_NAME_RULE_CAP:
         cosines = await _nearest(store, model, with_vectors, progress)
         pairs |= set(cosines)
     involved = sorted({n for p in pairs for n in p})

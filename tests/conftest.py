@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -208,19 +209,21 @@ async def stdio_session(
 def http_server(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """Run ``kg-neo4j serve --transport http`` and yield its base URL once it answers."""
     port = free_port()
+    # stderr to a file, not a pipe: the server logs a line per request, and a pipe nobody reads fills
+    # (64 KB) and blocks the server
+    log_file = tempfile.TemporaryFile()
     proc = subprocess.Popen(
         [KG, "serve", "--transport", "http", "--port", str(port), *args],
         env=env or server_env(info),
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log_file,
     )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise RuntimeError(
-                    f"HTTP server exited: {proc.stderr.read().decode() if proc.stderr else ''}"
-                )
+                log_file.seek(0)
+                raise RuntimeError(f"HTTP server exited: {log_file.read().decode(errors='replace')}")
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 break
             time.sleep(0.1)
@@ -233,6 +236,7 @@ def http_server(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None) 
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log_file.close()
 
 
 @contextlib.asynccontextmanager

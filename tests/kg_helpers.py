@@ -210,3 +210,17 @@ def doc_after(marker: str) -> str:
     pages = [p for p in user_docs() if marker in p.read_text(encoding="utf-8")]
     assert pages, f"no page of README.md or docs/ holds {marker!r}"
     return pages[0].read_text(encoding="utf-8").split(marker, 1)[1]
+
+
+#: A raw JSON-RPC ``initialize`` request, and the headers streamable HTTP wants (tests that speak the wire).
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

@@ -5,20 +5,10 @@ from __future__ import annotations
 import subprocess
 
 import httpx
+from kg_helpers import INIT
+from kg_helpers import MCP_HEADERS as HEADERS
 
 from conftest import KG, Neo4jInfo, free_port, http_server, http_session, server_env
-
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 async def test_token_required_and_checked(neo4j_info: Neo4jInfo, namespace: str) -> None:

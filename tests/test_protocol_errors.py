@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from kg_helpers import RawStdio
+from kg_helpers import INIT, RawStdio
 
 from conftest import Neo4jInfo, http_server
 from kg_neo4j.server.app import profile_tools
@@ -18,17 +18,6 @@ from kg_neo4j.server.wire import MAX_JSON_DEPTH, check_message
 
 #: what ``serve`` lists by default (the ``default`` profile's declarations)
 DEFAULT_TOOLS = len(profile_tools("default"))
-
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
 
 
 def _call(rid: int, arguments: Any) -> str:

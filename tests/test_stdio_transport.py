@@ -15,19 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kg_helpers import INIT
 
 from conftest import KG, Neo4jInfo, server_env
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
 #: longer than the pipe's 64 KiB, so one message spans several reads and writes
 BIG_OBSERVATIONS = [f"observation {i}: " + "long text " * 390 for i in range(20)]
 

@@ -15,21 +15,12 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from kg_helpers import INIT
+from kg_helpers import MCP_HEADERS as HEADERS
 from mcp.shared.exceptions import MCPError
 
-from tests.conftest import Neo4jInfo, http_server, http_session
+from conftest import Neo4jInfo, http_server, http_session
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 WRITE_TOOLS = {"create_entities", "create_relations", "add_observations", "delete_entities"}
 
 
@@ -240,10 +231,10 @@ async def test_one_process_serves_a_bounded_number_of_namespaces(
     """A principal with a prefix grant cannot grow the process without bound: past the limit a new
     namespace is refused (503 at the door) and the served ones keep working."""
     import anyio
+    from test_runtime import settings_for
 
     from kg_neo4j.server import http
     from kg_neo4j.server.app import open_runtimes
-    from tests.test_runtime import settings_for
 
     monkeypatch.setattr(http, "MAX_SERVED_NAMESPACES", 2)
     async with open_runtimes(settings_for(neo4j_info)) as runtimes, anyio.create_task_group() as tasks:

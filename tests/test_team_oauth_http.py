@@ -17,9 +17,11 @@ import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
+from kg_helpers import INIT
+from kg_helpers import MCP_HEADERS as HEADERS
+from test_team_http import ns_path
 
-from tests.conftest import Neo4jInfo, http_server, http_session, server_env
-from tests.test_team_http import HEADERS, INIT, ns_path
+from conftest import Neo4jInfo, http_server, http_session, server_env
 
 ISSUER = "https://login.example.test/realms/team"
 RESOURCE = "https://memory.example.test"

@@ -46,11 +46,7 @@ FLAGS = {
     "schemas_dir": "--schemas",
     "skills_dir": "--skills-dir",
     "session_id": "--session-id",
-    "grants_file": "--grants",
-    "http_stateless": "--stateless",
-    "public_url": "--public-url",
-    "actor": "--actor",
-    "resolve_writes": "--resolve-writes",
+    **cli_parsers.SERVE_FLAGS,
 }
 #: ``maintain --min-similarity``: the same range as ``maintain_graph``'s ``minSimilarity``.
 MIN_SIMILARITY = (0.5, 1.0)
@@ -137,25 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="session_id",
         help="session recorded on knowledge when a call names none (default: the MCP session)",
     )
-    serve.add_argument(
-        "--grants", dest="grants_file", type=Path, help="grants file (TOML) of principals over HTTP"
-    )
-    serve.add_argument(
-        "--stateless",
-        dest="http_stateless",
-        action="store_const",
-        const=True,
-        help="no server-side MCP sessions over HTTP (replicas behind a load balancer)",
-    )
-    serve.add_argument("--public-url", dest="public_url", help="this server's public base URL (OAuth)")
-    serve.add_argument("--actor", help="who stdio writes are recorded as (default: the OS user)")
-    serve.add_argument(
-        "--resolve-writes",
-        dest="resolve_writes",
-        action="store_const",
-        const=True,
-        help="create_entities/add_observations naming an alias attach to the entity it names (not in reference)",
-    )
+    cli_parsers.add_serve_flags(serve)
     cli_parsers.add_team_and_entity_commands(sub, _common)
 
     reembed = sub.add_parser(

@@ -1,6 +1,6 @@
-"""The parsers of ``kg-neo4j token`` (docs/team.md) and ``kg-neo4j dedupe`` (docs/entities.md), and
-the peer-import flags of ``kg-neo4j import --from`` (docs/moving-over.md); :mod:`kg_neo4j.cli` adds
-them to its own."""
+"""The parsers of ``kg-neo4j token`` (docs/team.md) and ``kg-neo4j dedupe`` (docs/entities.md), the
+peer-import flags of ``kg-neo4j import --from`` (docs/moving-over.md) and ``serve``'s flags for a team
+service and entity resolution; :mod:`kg_neo4j.cli` adds them to its own."""
 
 from __future__ import annotations
 
@@ -11,6 +11,38 @@ from typing import Any
 
 #: ``import --from``: the peer systems whose graphs in Neo4j kg-neo4j imports.
 PEER_SYSTEMS = ("mcp-neo4j-memory", "graphiti", "memento")
+
+
+#: The settings the flags of :func:`add_serve_flags` set, and the flag (errors name the flag).
+SERVE_FLAGS = {
+    "grants_file": "--grants",
+    "http_stateless": "--stateless",
+    "public_url": "--public-url",
+    "actor": "--actor",
+    "resolve_writes": "--resolve-writes",
+}
+
+
+def add_serve_flags(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--grants", dest="grants_file", type=Path, help="grants file (TOML) of principals over HTTP"
+    )
+    serve.add_argument(
+        "--stateless",
+        dest="http_stateless",
+        action="store_const",
+        const=True,
+        help="no server-side MCP sessions over HTTP (replicas behind a load balancer)",
+    )
+    serve.add_argument("--public-url", dest="public_url", help="this server's public base URL (OAuth)")
+    serve.add_argument("--actor", help="who stdio writes are recorded as (default: the OS user)")
+    serve.add_argument(
+        "--resolve-writes",
+        dest="resolve_writes",
+        action="store_const",
+        const=True,
+        help="create_entities/add_observations naming an alias attach to the entity it names (not in reference)",
+    )
 
 
 def add_team_and_entity_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:

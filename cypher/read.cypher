@@ -275,8 +275,31 @@ CALL (nodes) {
 }
 RETURN entities, relations
 
+// name: alias_entities
+// Of $names, each that was no entity at $at but an alias then, with the entities it was an alias of then.
+// The one rule every read by name resolves an alias with (kg_neo4j/store/aliases.py): a name merged into
+// another entity by $at (cypher/merges.cypher) names the entity holding it in aliases since alias_at <= $at.
+// Before the merge the name is still its own entity (an :ExpiredKnowledge with expired_at > $at), so it is
+// left out and reads of then answer the merged entity as it was.
+UNWIND $names AS name
+MATCH (m:KgMerged {namespace: $ns, name: name})
+WHERE m.expired_at <= $at
+  AND NOT EXISTS { MATCH (x:KgNode {namespace: $ns, name: name}) WHERE x:Entity AND x.created_at <= $at }
+  AND NOT EXISTS { MATCH (x:ExpiredKnowledge {namespace: $ns, name: name}) WHERE x.created_at <= $at AND x.expired_at > $at }
+UNWIND [m.alias_of] + coalesce(m.alias_of_was, []) AS target
+CALL (target) {
+  MATCH (e:KgNode {namespace: $ns, name: target}) WHERE e:Entity RETURN e
+  UNION
+  MATCH (e:ExpiredKnowledge {namespace: $ns, name: target}) WHERE e.expired_at > $at RETURN e
+}
+WITH name, e
+WHERE e.created_at <= $at AND any(i IN range(0, size(coalesce(e.aliases, [])) - 1) WHERE e.aliases[i] = name AND e.alias_at[i] <= $at)
+WITH name, e ORDER BY e.name
+RETURN name, collect(DISTINCT e.name) AS entities
+
 // name: open_nodes
 // Entities by exact (case-sensitive) name, with every relation that starts or ends at one of them.
+// (Aliases are resolved before, by alias_entities: kg_neo4j/store/reading.py.)
 CALL () {
   UNWIND $names AS name
   MATCH (e:KgNode {namespace: $ns, name: name})
@@ -286,23 +309,6 @@ CALL () {
   // knowledge forgotten or expired since $at was an entity then
   MATCH (e:ExpiredKnowledge)
   WHERE e.namespace = $ns AND e.name IN $names AND e.created_at <= $at AND e.expired_at > $at
-  RETURN e
-  UNION
-  // a name that was no entity at $at but an alias (merged into another by then: cypher/merges.cypher)
-  // answers the entity it was an alias of then: the one holding it in aliases since alias_at <= $at
-  UNWIND $names AS name
-  MATCH (m:KgMerged {namespace: $ns, name: name})
-  WHERE m.expired_at <= $at
-    AND NOT EXISTS { MATCH (x:KgNode {namespace: $ns, name: name}) WHERE x:Entity AND x.created_at <= $at }
-    AND NOT EXISTS { MATCH (x:ExpiredKnowledge {namespace: $ns, name: name}) WHERE x.created_at <= $at AND x.expired_at > $at }
-  UNWIND [m.alias_of] + coalesce(m.alias_of_was, []) AS target
-  CALL (target) {
-    MATCH (e:KgNode {namespace: $ns, name: target}) WHERE e:Entity RETURN e
-    UNION
-    MATCH (e:ExpiredKnowledge {namespace: $ns, name: target}) WHERE e.expired_at > $at RETURN e
-  }
-  WITH name, e
-  WHERE e.created_at <= $at AND any(i IN range(0, size(coalesce(e.aliases, [])) - 1) WHERE e.aliases[i] = name AND e.alias_at[i] <= $at)
   RETURN e
 }
 WITH DISTINCT e ORDER BY e.name

@@ -11,6 +11,7 @@ from kg_neo4j.server.declare import tool
 from kg_neo4j.server.profiles import A, D
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
 from kg_neo4j.store import duplicates
+from kg_neo4j.store.aliases import resolve_names
 from kg_neo4j.store.duplicates import DEFAULT_LIMIT, MAX_LIMIT, Duplicates, decode_offset
 
 
@@ -61,8 +62,10 @@ class FindDuplicatesIn(StrictInput):
     ),
 )
 async def find_duplicates(rt: Runtime, req: FindDuplicatesIn) -> ToolOutput:
+    # a name merged into another entity asks for the groups of the entity it names (store/aliases.py)
+    names = await resolve_names(rt.store.x, req.names) if req.names is not None else None
     found = await duplicates.find_duplicates(
-        rt.store, names=req.names, min_score=req.minScore, limit=req.limit, cursor=req.cursor
+        rt.store, names=names, min_score=req.minScore, limit=req.limit, cursor=req.cursor
     )
     data = found.model_dump()
     text = dump(data)

@@ -30,7 +30,8 @@ from kg_neo4j.models import (
     SimilarKnowledge,
     StoredKnowledge,
 )
-from kg_neo4j.store.executor import Executor
+from kg_neo4j.store.aliases import resolve_names
+from kg_neo4j.store.executor import Executor, Records
 from kg_neo4j.store.experiences import Experiences
 from kg_neo4j.store.graph import GraphStore
 from kg_neo4j.store.records import entity_text, knowledge_item, relation
@@ -387,8 +388,8 @@ class KnowledgeStore(Experiences):
         skills directory (docs/knowledge.md#skill-files-import-skills-and-crystallize_skill)."""
         if sort not in ("time", "access", "strength"):
             raise ValidationError("sortBy must be one of time, access, strength", field="sortBy")
-        records = await self.x.read(
-            "knowledge_list",
+
+        params: dict[str, Any] = dict(
             include_expired=include_expired,
             sort=sort,
             limit=limit,
@@ -396,9 +397,17 @@ class KnowledgeStore(Experiences):
             type=parse(KnowledgeType, type, field="type").value if type is not None else None,
             category=parse(Category, category, field="category").value if category is not None else None,
             source=source,
-            names=names,
             element=f"/elements/{element}/" if element is not None else None,
         )
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> Records:
+            x = self.x.bound(tx)
+            # a name merged into other knowledge also lists the knowledge it names now (store/aliases.py);
+            # the merged node itself stays listed with includeExpired
+            wanted = None if names is None else list(dict.fromkeys([*names, *await resolve_names(x, names)]))
+            return await x.read("knowledge_list", names=wanted, **params)
+
+        records = await self.x.transaction(work, read=True)
         return [knowledge_item(dict(r)) for r in records]
 
     async def stats(self) -> dict[str, Any]:

@@ -10,11 +10,14 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
+from neo4j import AsyncManagedTransaction
+
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import KnowledgeGraph, reference_text
+from kg_neo4j.store.aliases import alias_entities, resolved
 from kg_neo4j.store.answer_cache import Built
 from kg_neo4j.store.core import StoreCore
-from kg_neo4j.store.executor import concurrently
+from kg_neo4j.store.executor import Records, concurrently
 from kg_neo4j.store.records import decode_cursor, dedupe, encode_cursor, graph_of
 
 _gc_pauses = [0, False]  # overlapping pauses, and whether the collector ran before the first one
@@ -113,7 +116,21 @@ class Reading(StoreCore):
         return graph
 
     async def open_nodes(self, names: Sequence[str], *, as_of: datetime | None = None) -> KnowledgeGraph:
-        records = await self.x.read("open_nodes", names=dedupe(names), at=as_of)
+        """Entities by exact name; a name that is an alias answers the entity it names (store/aliases.py)."""
+        wanted = dedupe(names)
+
+        async def work(tx: AsyncManagedTransaction) -> Records:
+            x = self.x.bound(tx)
+            records = await x.read("open_nodes", names=wanted, at=as_of)
+            found = {e["name"] for e in records[0]["entities"]}
+            # only a name that found nothing can be an alias: a read of entities' own names is one statement
+            missing = [n for n in wanted if n not in found]
+            aliases = await alias_entities(x, missing, as_of) if missing else {}
+            if aliases:
+                records = await x.read("open_nodes", names=resolved(wanted, aliases), at=as_of)
+            return records
+
+        records = await self.x.transaction(work, read=True)
         graph = graph_of(records[0])
         graph.aliases = {a["name"]: list(a["aliases"]) for a in records[0]["aliases"] if a["aliases"]}
         self.cap.check("open_nodes", graph=graph)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kg_neo4j.models import Traversal, TraversalEntity, TraversalPath, TraverseIn
+from kg_neo4j.store.aliases import resolve_names
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.records import dedupe, relation
 
@@ -13,9 +14,11 @@ from kg_neo4j.store.records import dedupe, relation
 class Traversing(StoreCore):
     async def traverse(self, req: TraverseIn) -> Traversal:
         """Breadth-first walk (one query); the per-hop fan-out cap is applied inside the query."""
+        # a start name that is an alias starts at the entity it names (store/aliases.py)
+        start_names = await resolve_names(self.x, dedupe(req.start), req.asOf)
         records = await self.x.read(
             "traverse_graph",
-            start=dedupe(req.start),
+            start=start_names,
             max_depth=req.maxDepth,
             direction=req.direction,
             types=req.relationTypes,

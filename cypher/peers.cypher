@@ -50,7 +50,7 @@ WHERE NOT n:KgNode AND n.uuid IS NOT NULL AND n.group_id IS NOT NULL AND n.name 
 WITH n ORDER BY elementId(n)
 LIMIT $limit
 RETURN elementId(n) AS id, n.name AS name, [l IN labels(n) WHERE l <> 'Entity'] AS labels,
-       n.summary AS summary,
+       n.summary AS summary, n.created_at AS created_at,
        [k IN keys(n) WHERE NOT k IN $known | [k, n[k]]] AS attributes
 
 // name: peers_graphiti_relationships
@@ -78,7 +78,15 @@ WHERE NOT n:KgNode AND n.entityType IS NOT NULL AND n.name IS NOT NULL AND n.val
   AND elementId(n) > $after
 WITH n ORDER BY elementId(n)
 LIMIT $limit
-RETURN elementId(n) AS id, n.name AS name, n.entityType AS type, n.observations AS observations
+RETURN elementId(n) AS id, n.name AS name, n.entityType AS type, n.observations AS observations,
+       n.createdAt AS created_at, n.validFrom AS valid_from, n.version AS version
+
+// name: peers_memento_older_versions
+// Memento: the older versions (validTo set) of the entities named $names: when each began and what it held
+// (an observation of the current version dates from the oldest version of the run that holds it).
+MATCH (n:Entity)
+WHERE NOT n:KgNode AND n.entityType IS NOT NULL AND n.validTo IS NOT NULL AND n.name IN $names
+RETURN n.name AS name, n.version AS version, n.validFrom AS valid_from, n.observations AS observations
 
 // name: peers_memento_versions
 // Memento: how many older versions (validTo set) of entities and of relations the source holds (not carried).
@@ -102,17 +110,22 @@ RETURN elementId(r) AS id, r.id AS version_id, a.name AS from, b.name AS to, r.r
        r.validFrom AS valid_from
 
 // name: peers_mark_sources
-// Provenance of one batch's entities: `source` on the entities this batch created and on the observations
-// it added ($rows: {name, source, created, observations: [{text, source}]}); anything already there is left.
+// Provenance and the peer's dates of one batch's entities: `source` and `created_at` on the entities this batch
+// created and on the observations it added ($rows: {name, source, created, created_at, observations: [{text,
+// source, created_at}]}; a created_at of null: the peer records none, the import's moment stays); anything
+// already there is left, and an observation added to an entity that was already there is not dated before it.
 UNWIND $rows AS row
 MATCH (e:KgNode {namespace: $ns, name: row.name})
-SET e.source = CASE WHEN row.created AND e.source IS NULL THEN row.source ELSE e.source END
+SET e.source = CASE WHEN row.created AND e.source IS NULL THEN row.source ELSE e.source END,
+    e.created_at = CASE WHEN row.created AND row.created_at IS NOT NULL THEN row.created_at ELSE e.created_at END
 WITH e, row
 CALL (e, row) {
   UNWIND row.observations AS obs
   MATCH (e)-[:HAS_OBSERVATION]->(o:Observation {text: obs.text})
   WHERE o.source IS NULL
-  SET o.source = obs.source
+  SET o.source = obs.source,
+      o.created_at = CASE WHEN obs.created_at IS NULL THEN o.created_at
+                          WHEN obs.created_at < e.created_at THEN e.created_at ELSE obs.created_at END
 }
 RETURN count(*) AS marked
 

@@ -45,6 +45,10 @@ class PeerEntity:
     source: str  # "<system>:<element id>"
     observations: list[tuple[str, str]] = field(default_factory=list)  # (text, source)
     error: str | None = None  # what makes the source's node unreadable (the item is rejected)
+    # when the peer recorded the entity, and each observation (by text; default: the entity's time);
+    # None: the peer records no time, the import's moment is used
+    created_at: datetime | None = None
+    observed_at: dict[str, datetime] = field(default_factory=dict)
 
 
 @dataclass
@@ -106,11 +110,13 @@ def from_epoch_ms(value: Any) -> datetime | None:
 
 
 def to_datetime(value: Any) -> datetime | None:
+    """A peer's temporal value as a UTC offset time, as kg-neo4j stores its own: a time kept with a zone id
+    (Graphiti's ``...Z[UTC]``) is a different value to Cypher, and ``<=`` between the two at the same
+    instant is not true, so an ``asOf`` of that very moment would miss it."""
     if isinstance(value, neo4j.time.DateTime):
-        native = value.to_native()
-        return native if native.tzinfo else native.replace(tzinfo=UTC)
+        value = value.to_native()
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
     return None
 
 
@@ -222,6 +228,11 @@ class PeerReport:
         }
 
 
+def _until(at: datetime | None, now: datetime) -> datetime | None:
+    """A peer's time, never after the import (a clock ahead of ours would hide the item from reads of now)."""
+    return None if at is None else min(at, now)
+
+
 def _error(exc: pydantic.ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" if err["loc"] else str(err["msg"])
@@ -284,7 +295,16 @@ class PeerWriter:
                         "name": e.name,
                         "source": e.source,
                         "created": e.name in created,
-                        "observations": [{"text": t, "source": s} for t, s in e.observations if t in mine],
+                        "created_at": _until(e.created_at, now),
+                        "observations": [
+                            {
+                                "text": t,
+                                "source": s,
+                                "created_at": _until(e.observed_at.get(t, e.created_at), now),
+                            }
+                            for t, s in e.observations
+                            if t in mine
+                        ],
                     }
                 )
             await self.x.bound(tx).write("peers_mark_sources", rows=rows)

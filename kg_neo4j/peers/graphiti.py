@@ -6,7 +6,7 @@ created_at, group_id}]->(:Entity)``, ``(:Episodic {content, ...})-[:MENTIONS]->(
 
 Mapping (docs/moving-over.md#moving-over-from-graphiti): an entity node is an entity, its type the first of
 its labels beyond ``Entity`` (``Entity`` when it has none); its summary and each custom attribute
-(``key: value``) are observations.  A RELATES_TO edge is a relation typed by its ``name``, its ``fact`` the
+(``key: value``) are observations, dated by the node's ``created_at``.  A RELATES_TO edge is a relation typed by its ``name``, its ``fact`` the
 relation's reasoning, ``valid_at`` / ``invalid_at`` its validity (a closed one is history), ``expired_at``
 when it was closed.  Episodes are not carried (counted in the report).  Every group_id goes to the one
 namespace.  Provenance: ``graphiti:<element id>``.
@@ -58,7 +58,10 @@ async def entities(x: Executor, limit: int) -> AsyncIterator[list[PeerEntity]]:
             for key, value in sorted(r["attributes"]):
                 if not key.endswith("_embedding") and value is not None:
                     obs.append((f"{key}: {_text(value)}", src))
-            out.append(PeerEntity(r["name"], labels[0] if labels else "Entity", src, obs))
+            # the node's created_at dates the entity and every observation made of it
+            entity = PeerEntity(r["name"], labels[0] if labels else "Entity", src, obs)
+            entity.created_at = to_datetime(r["created_at"])
+            out.append(entity)
         yield out
 
 

@@ -8,7 +8,8 @@ metadata: "<JSON>", version, createdAt, updatedAt, validFrom, validTo, changedBy
 version can hang on several versions of its ends.  Times are JavaScript milliseconds.
 
 Mapping (docs/moving-over.md#moving-over-from-memento-mcp): the current version of an entity is the entity
-(entityType, observations); the current version of a relation is the relation (``relationType`` its type,
+(entityType, observations), dated by its ``createdAt``, each observation by the start (``validFrom``) of the
+oldest version of the run that holds it; the current version of a relation is the relation (``relationType`` its type,
 ``strength`` its weight, its first ``createdAt`` its start; ``confidence`` and ``metadata``, which our
 relations have no field for, go into its reasoning as text).  Older versions are not carried (counted in the
 report).  Provenance: ``memento:<element id>``.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any
 
 from kg_neo4j.peers.common import (
@@ -51,8 +53,32 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _observed_at(current: dict[str, Any], older: list[dict[str, Any]]) -> dict[str, datetime]:
+    """When each observation of the current version was made: the start (validFrom) of the oldest version of
+    the unbroken run of versions, ending at the current one, that holds it."""
+    began = from_epoch_ms(current["valid_from"])
+    chain = sorted(
+        older, key=lambda v: (_number(v["version"]) or 0.0, _number(v["valid_from"]) or 0.0), reverse=True
+    )
+    held = [(from_epoch_ms(v["valid_from"]), set(_observations(v["observations"]) or [])) for v in chain]
+    out: dict[str, datetime] = {}
+    for text in _observations(current["observations"]) or []:
+        at = began
+        for start, texts in held:
+            if text not in texts:
+                break
+            at = start or at
+        if at is not None:
+            out[text] = at
+    return out
+
+
 async def entities(x: Executor, limit: int) -> AsyncIterator[list[PeerEntity]]:
     async for page in pages(x, "peers_memento_nodes", limit):
+        # the page's older versions in one read: the times of its observations
+        older: dict[str, list[dict[str, Any]]] = {}
+        for v in await x.read("peers_memento_older_versions", names=[r["name"] for r in page]):
+            older.setdefault(v["name"], []).append(v.data())
         out = []
         for r in page:
             src = source_of(SYSTEM, r["id"])
@@ -60,6 +86,9 @@ async def entities(x: Executor, limit: int) -> AsyncIterator[list[PeerEntity]]:
             entity = PeerEntity(r["name"], r["type"], src, [(o, src) for o in obs or []])
             if obs is None:
                 entity.error = "observations: not a JSON list of strings"
+            else:
+                entity.created_at = from_epoch_ms(r["created_at"]) or from_epoch_ms(r["valid_from"])
+                entity.observed_at = _observed_at(r, older.get(r["name"], []))
             out.append(entity)
         yield out
 

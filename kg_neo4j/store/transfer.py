@@ -182,9 +182,12 @@ class TransferStore:
             counts = ImportCounts()
             x = self.x.bound(tx)
             if node_rows:
-                counts.entities_added = len(
-                    await x.write("transfer_full_import_nodes", rows=node_rows, now=now)
-                )
+                created = [
+                    r["name"] for r in await x.write("transfer_full_import_nodes", rows=node_rows, now=now)
+                ]
+                counts.entities_added = len(created)
+                # the aliases of the entities it created resolve again (docs/graph-model.md#merged-entities-and-aliases)
+                await x.write("transfer_full_import_aliases", names=created, now=now)
                 if turns:
                     await x.write("transfer_full_import_turns", next=max(turns) + 1)
             if rel_rows:

@@ -29,7 +29,9 @@ Import formats (``--format``, detected from the content when ``auto``):
     for a named zone), ``$localdatetime``, ``$date``, ``$time``, ``$localtime``,
     ``$duration``, ``$point``, ``$bytes``.  Imported as stored: into an empty namespace
     it reproduces the exported one; an existing name, or a relationship equal to an
-    existing one, is skipped.
+    existing one, is skipped.  A kept entity's ``aliases`` / ``alias_at`` properties (names
+    merged into it) travel with it, and import makes the nodes reads resolve them by
+    (``transfer_full_import_aliases``); merged nodes and merge records do not travel.
 
 Detection reads the first non-empty line: a JSON object whose ``type`` is ``header``
 (with ``format: kg-neo4j-full``), ``entity``/``relation`` or ``node``/``edge`` names the

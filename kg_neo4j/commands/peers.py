@@ -25,8 +25,7 @@ log = logging.getLogger("kg_neo4j.peers")
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    if args.source_system is None:
-        raise ConfigError("kg-neo4j import needs a file to import, or --from and a peer's Neo4j")
+    """``kg-neo4j import --from PEER``: called by commands/transfer.py only when ``--from`` is given."""
     if args.path is not None:
         raise ConfigError(
             f"--from {args.source_system} reads a Neo4j database, not a file: leave out {args.path}"

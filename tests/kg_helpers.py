@@ -140,6 +140,30 @@ async def session(transport: str, info: Any, namespace: str, *serve_args: str) -
         raise leaf from None
 
 
+def dedupe(
+    info: Any, namespace: str, *args: str, actor: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``kg-neo4j dedupe --namespace NAMESPACE ARGS`` on the test Neo4j, as ``actor`` when given
+    (``KG_NEO4J_ACTOR``)."""
+    from conftest import KG, server_env
+
+    env = server_env(info, **({"KG_NEO4J_ACTOR": actor} if actor else {}))
+    return subprocess.run(
+        [KG, "dedupe", "--namespace", namespace, *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+async def seeded(
+    info: Any, namespace: str, entities: list[dict[str, Any]], relations: list[dict[str, str]]
+) -> None:
+    """Write ``entities``, then ``relations``, into ``namespace`` through a stdio session (no model)."""
+    from conftest import stdio_session
+
+    async with stdio_session(info, "--namespace", namespace, "--embedding-model", "none") as s:
+        await ok(s, "create_entities", {"entities": entities})
+        await ok(s, "create_relations", {"relations": relations})
+
+
 class RawStdio:
     """``kg-neo4j serve`` over stdio, written to and read from line by line."""
 

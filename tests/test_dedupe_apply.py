@@ -6,14 +6,13 @@ progress bar on stderr unless ``--no-progress``; the merges are undoable with un
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kg_helpers import by_name, ent, ok, rel
+from kg_helpers import by_name, dedupe, ent, ok, rel, seeded
 
-from conftest import KG, Neo4jInfo, server_env, stdio_session
+from conftest import Neo4jInfo, stdio_session
 
 ENTITIES = [
     ent("Alice Smith", "person", ["works at Acme in Paris"]),
@@ -25,21 +24,8 @@ ENTITIES = [
 ]
 RELATIONS = [rel("Alice Smith", "Acme", "works_at"), rel("alice smith", "Acme", "works_at")]
 
-
-def dedupe(info: Neo4jInfo, namespace: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [KG, "dedupe", "--namespace", namespace, *args],
-        env=server_env(info, KG_NEO4J_ACTOR="dedupe-bot"),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-async def seeded(info: Neo4jInfo, namespace: str) -> None:
-    async with stdio_session(info, "--namespace", namespace, "--embedding-model", "none") as s:
-        await ok(s, "create_entities", {"entities": ENTITIES})
-        await ok(s, "create_relations", {"relations": RELATIONS})
+#: who the merges of --apply are by (KG_NEO4J_ACTOR): entity_history names it
+ACTOR = "dedupe-bot"
 
 
 async def graph(info: Neo4jInfo, namespace: str) -> dict[str, Any]:
@@ -56,7 +42,7 @@ def reviewed(path: Path, namespace: str, groups: list[dict[str, Any]]) -> Path:
 async def test_apply_a_reviewed_file_then_again(
     progress: bool, neo4j_info: Neo4jInfo, namespace: str, tmp_path: Path
 ) -> None:
-    await seeded(neo4j_info, namespace)
+    await seeded(neo4j_info, namespace, ENTITIES, RELATIONS)
     groups = [
         {
             "keep": "Alice Smith",
@@ -69,7 +55,7 @@ async def test_apply_a_reviewed_file_then_again(
     ]
     path = reviewed(tmp_path / "groups.json", namespace, groups)
     flags = ["--apply", "--reviewed", str(path)] + ([] if progress else ["--no-progress"])
-    done = dedupe(neo4j_info, namespace, *flags)
+    done = dedupe(neo4j_info, namespace, *flags, actor=ACTOR)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert (report["groups"], report["merged"], report["skipped"], report["failed"]) == (2, 1, 0, 1)
@@ -82,7 +68,7 @@ async def test_apply_a_reviewed_file_then_again(
     assert ents["Alice Smith"]["observations"] == ["works at Acme in Paris", "works at Acme", "plays chess"]
     assert "alice smith" not in ents and "A. Smith" not in ents and "carol jones" in ents
 
-    again = dedupe(neo4j_info, namespace, *flags)
+    again = dedupe(neo4j_info, namespace, *flags, actor=ACTOR)
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)
     assert (report["merged"], report["skipped"], report["failed"]) == (0, 1, 1)
@@ -91,7 +77,7 @@ async def test_apply_a_reviewed_file_then_again(
         history = await s.call_tool("entity_history", {"name": "Alice Smith"})
         merged = [e for e in json.loads(history.content[0].text)["events"] if e["event"] == "merged"]
         assert [(e["detail"]["names"], e["detail"]["by"]) for e in merged] == [
-            (["alice smith", "A. Smith"], "dedupe-bot")
+            (["alice smith", "A. Smith"], ACTOR)
         ]
         undone = await s.call_tool("unmerge_entities", {"name": "Alice Smith"})
         assert not undone.is_error, undone.content[0].text
@@ -101,12 +87,12 @@ async def test_apply_a_reviewed_file_then_again(
 async def test_apply_without_a_file_merges_what_scores_at_the_threshold(
     neo4j_info: Neo4jInfo, namespace: str
 ) -> None:
-    await seeded(neo4j_info, namespace)
+    await seeded(neo4j_info, namespace, ENTITIES, RELATIONS)
     dry = dedupe(neo4j_info, namespace, "--dry-run", "--no-progress")
     assert dry.returncode == 0, dry.stderr
     expected = json.loads(dry.stdout)["groups"]
     assert expected, "the seed holds a group at the default threshold"
-    done = dedupe(neo4j_info, namespace, "--apply", "--no-progress")
+    done = dedupe(neo4j_info, namespace, "--apply", "--no-progress", actor=ACTOR)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert [(r["keep"], r["outcome"]) for r in report["results"]] == [(g["keep"], "merged") for g in expected]

@@ -5,14 +5,13 @@ same groups in the reviewable ``--out`` file, the progress bar on stderr (and no
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kg_helpers import ent, ok, rel
+from kg_helpers import dedupe, ent, rel, seeded
 
-from conftest import KG, Neo4jInfo, server_env, stdio_session
+from conftest import Neo4jInfo
 from kg_neo4j.resolution import AUTO_MERGE_THRESHOLD
 
 ENTITIES = [
@@ -25,22 +24,6 @@ ENTITIES = [
 RELATIONS = [rel("Alice Smith", "Acme", "works_at"), rel("alice smith", "Acme", "works_at")]
 
 
-def dedupe(info: Neo4jInfo, namespace: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [KG, "dedupe", "--namespace", namespace, *args],
-        env=server_env(info),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-async def seeded(info: Neo4jInfo, namespace: str) -> None:
-    async with stdio_session(info, "--namespace", namespace, "--embedding-model", "none") as s:
-        await ok(s, "create_entities", {"entities": ENTITIES})
-        await ok(s, "create_relations", {"relations": RELATIONS})
-
-
 def group_names(report: dict[str, Any]) -> list[set[str]]:
     return [set(g["names"]) for g in report["groups"]]
 
@@ -49,7 +32,7 @@ def group_names(report: dict[str, Any]) -> list[set[str]]:
 async def test_dry_run_lists_and_writes_the_groups(
     progress: bool, neo4j_info: Neo4jInfo, namespace: str, tmp_path: Path
 ) -> None:
-    await seeded(neo4j_info, namespace)
+    await seeded(neo4j_info, namespace, ENTITIES, RELATIONS)
     out = tmp_path / "groups.json"
     flags = ["--dry-run", "--threshold", "0.4", "--out", str(out)] + ([] if progress else ["--no-progress"])
     done = dedupe(neo4j_info, namespace, *flags)
@@ -70,7 +53,7 @@ async def test_dry_run_lists_and_writes_the_groups(
 
 
 async def test_the_default_threshold_is_the_auto_merge_one(neo4j_info: Neo4jInfo, namespace: str) -> None:
-    await seeded(neo4j_info, namespace)
+    await seeded(neo4j_info, namespace, ENTITIES, RELATIONS)
     done = dedupe(neo4j_info, namespace, "--dry-run", "--no-progress")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

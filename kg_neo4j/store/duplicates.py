@@ -18,9 +18,6 @@ only, every pair scored, and pairs at or above ``min_score`` grouped by the star
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +26,6 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from kg_neo4j.errors import ValidationError
 from kg_neo4j.resolution import (
     DEFAULT_MIN_SCORE,
     HUB,
@@ -46,6 +42,10 @@ from kg_neo4j.resolution import (
 )
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.executor import concurrently
+
+# the paging cursor (store/records.py); decode_offset re-exported: server/duplicates.py checks cursors with it
+from kg_neo4j.store.records import decode_offset as decode_offset
+from kg_neo4j.store.records import encode_offset
 
 #: Entities per streamed page, names per vector or context batch.
 PAGE = 10_000
@@ -101,23 +101,6 @@ class _Entity:
 
     def side(self) -> Side:
         return Side(self.name, self.type, self.neighbours, self.observations)
-
-
-def encode_offset(offset: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"offset": offset}).encode()).decode().rstrip("=")
-
-
-def decode_offset(cursor: str) -> int:
-    try:
-        data = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
-        offset = data["offset"]
-        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-            raise TypeError
-        return offset
-    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-        raise ValidationError(
-            "cursor is not one this server returned; omit it to start from the beginning", field="cursor"
-        ) from exc
 
 
 def _no_progress(_step: str) -> tuple[Callable[[int], None], Callable[[int], None]]:

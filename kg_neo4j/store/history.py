@@ -6,9 +6,6 @@ What the graph keeps for history and how reads use it is described in docs/histo
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -18,6 +15,7 @@ from pydantic import AwareDatetime, BaseModel, Field, field_validator, model_val
 from kg_neo4j.errors import NotFoundError, ValidationError
 from kg_neo4j.knowledge.decay import MEMORY_SCORE_MAX, elapsed_days, memory_score, retention
 from kg_neo4j.models import MAX_OBSERVATIONS_PER_ITEM, Name, ObservationText, RelationKey, StrictInput
+from kg_neo4j.store.records import decode_offset, encode_offset
 
 if TYPE_CHECKING:
     from kg_neo4j.store.core import StoreCore
@@ -25,6 +23,8 @@ if TYPE_CHECKING:
 #: entity_history: events per page by default and at most
 DEFAULT_HISTORY_LIMIT = 100
 MAX_HISTORY_LIMIT = 1000
+#: the key of entity_history's paging cursor (store/records.py): the events the next page skips
+CURSOR_KEY = "skip"
 
 
 class ObservationInvalidate(StrictInput):
@@ -58,7 +58,7 @@ class HistoryIn(StrictInput):
     @classmethod
     def _cursor(cls, v: str | None) -> str | None:
         if v is not None:
-            _decode_skip(v)
+            decode_offset(v, key=CURSOR_KEY, returned_by="entity_history")
         return v
 
 
@@ -73,23 +73,6 @@ class HistoryEvent(BaseModel):
 class History(BaseModel):
     events: list[HistoryEvent]
     nextCursor: str | None = None
-
-
-def _encode_skip(skip: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"skip": skip}).encode()).decode().rstrip("=")
-
-
-def _decode_skip(cursor: str) -> int:
-    try:
-        data = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
-        skip = data["skip"]
-        if not isinstance(skip, int) or isinstance(skip, bool) or skip < 0:
-            raise TypeError
-        return skip
-    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-        raise ValueError(
-            "cursor is not one entity_history returned; omit it to start from the beginning"
-        ) from exc
 
 
 def _iso(value: Any) -> str | None:
@@ -186,7 +169,7 @@ async def memory_prior_at(store: StoreCore, names: Iterable[str], at: datetime) 
 
 async def entity_history(store: StoreCore, req: HistoryIn) -> History:
     """The dated changes of one entity, or of one relation, in order of time; one page."""
-    skip = _decode_skip(req.cursor) if req.cursor else 0
+    skip = decode_offset(req.cursor, key=CURSOR_KEY, returned_by="entity_history") if req.cursor else 0
     rel = req.relation
     records = await store.x.read(
         "history_events",
@@ -211,5 +194,6 @@ async def entity_history(store: StoreCore, req: HistoryIn) -> History:
         for r in records[: req.limit]
     ]
     return History(
-        events=events, nextCursor=_encode_skip(skip + req.limit) if len(records) > req.limit else None
+        events=events,
+        nextCursor=encode_offset(skip + req.limit, key=CURSOR_KEY) if len(records) > req.limit else None,
     )

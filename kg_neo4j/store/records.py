@@ -1,5 +1,5 @@
 """The store's shared record helpers: Neo4j values to answer fields, the relation of a row, batch
-de-duplication, read_graph's paging cursor, the text an entity's own embedding encodes."""
+de-duplication, the paging cursors (read_graph's, entity_history's, find_duplicates'), the text an entity's own embedding encodes."""
 
 from __future__ import annotations
 
@@ -85,22 +85,52 @@ def check_observation_total(n: int) -> None:
         )
 
 
+# Paging cursors are opaque to clients: unpadded base64url of a small JSON object saying where the next
+# page starts (read_graph: after a name; entity_history, find_duplicates: an offset).  A cursor that is not
+# one of ours is an error naming the field, never a silent first page.
+
+
+def _pack(data: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+
+def _unpack(cursor: str, key: str, returned_by: str) -> Any:
+    try:
+        return json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))[key]
+    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+        raise _not_ours(returned_by) from exc
+
+
+def _not_ours(returned_by: str) -> ValidationError:
+    return ValidationError(
+        f"cursor is not one {returned_by} returned; omit it to start from the beginning", field="cursor"
+    )
+
+
 def encode_cursor(after: str) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"after": after}).encode()).decode().rstrip("=")
+    return _pack({"after": after})
 
 
 def decode_cursor(cursor: str) -> str:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        after = data["after"]
-        if not isinstance(after, str):
-            raise TypeError
-        return after
-    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-        raise ValidationError(
-            "cursor is not one this server returned; omit it to start from the beginning", field="cursor"
-        ) from exc
+    after = _unpack(cursor, "after", "this server")
+    if not isinstance(after, str):
+        raise _not_ours("this server")
+    return after
+
+
+def encode_offset(offset: int, *, key: str = "offset") -> str:
+    """A cursor for the page that starts ``offset`` rows in (``key``: the JSON key, kept per tool so that
+    the cursors already handed out stay valid)."""
+    return _pack({key: offset})
+
+
+def decode_offset(cursor: str, *, key: str = "offset", returned_by: str = "this server") -> int:
+    """The offset of a cursor :func:`encode_offset` made with ``key``; else a ValidationError on the field
+    ``cursor`` saying it is not one ``returned_by`` returned."""
+    offset = _unpack(cursor, key, returned_by)
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise _not_ours(returned_by)
+    return offset
 
 
 def knowledge_item(r: dict[str, Any]) -> KnowledgeItem:

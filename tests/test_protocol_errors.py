@@ -5,6 +5,7 @@ would refuse to send most of these."""
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -99,7 +100,8 @@ def _assert_error(answer: dict[str, Any], code: int, rid: Any, words: list[str])
 
 @pytest.fixture(scope="module")
 def raw_stdio(neo4j_info: Neo4jInfo) -> Iterator[RawStdio]:
-    raw = RawStdio(neo4j_info, "test-protocol-errors")
+    # a namespace of this run's own: test_stdio_nothing_written_by_refused_call reads all of it
+    raw = RawStdio(neo4j_info, f"test-protocol-errors-{uuid.uuid4().hex[:8]}")
     raw.send(json.dumps(INIT))
     assert raw.receive()["id"] == 1
     raw.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -149,7 +151,7 @@ def test_stdio_nothing_written_by_refused_call(raw_stdio: RawStdio) -> None:
 
 @pytest.fixture(scope="module")
 def http_url(neo4j_info: Neo4jInfo) -> Iterator[tuple[str, dict[str, str]]]:
-    with http_server(neo4j_info, "--namespace", "test-protocol-errors-http") as url:
+    with http_server(neo4j_info, "--namespace", f"test-protocol-errors-http-{uuid.uuid4().hex[:8]}") as url:
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
         with httpx.Client(base_url=url, timeout=30) as client:
             r = client.post("/mcp", headers=headers, content=json.dumps(INIT))

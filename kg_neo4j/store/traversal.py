@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kg_neo4j.models import Traversal, TraversalEntity, TraversalPath, TraverseIn
-from kg_neo4j.store.aliases import resolve_names
+from kg_neo4j.store.aliases import alias_entities, resolved
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.records import dedupe, relation
 
@@ -14,21 +14,14 @@ from kg_neo4j.store.records import dedupe, relation
 class Traversing(StoreCore):
     async def traverse(self, req: TraverseIn) -> Traversal:
         """Breadth-first walk (one query); the per-hop fan-out cap is applied inside the query."""
-        # a start name that is an alias starts at the entity it names (store/aliases.py)
-        start_names = await resolve_names(self.x, dedupe(req.start), req.asOf)
-        records = await self.x.read(
-            "traverse_graph",
-            start=start_names,
-            max_depth=req.maxDepth,
-            direction=req.direction,
-            types=req.relationTypes,
-            min_weight=req.minWeight,
-            fanout=req.fanout,
-            fanout_probe=req.fanout + 1,
-            frontier_cap=req.limit + 1,
-            at=req.asOf,
-        )
-        rec = records[0]
+        wanted = dedupe(req.start)
+        rec = await self._walk(req, wanted)
+        # a start name that found nothing may be an alias: it starts at the entity it names (store/aliases.py);
+        # a walk from entities' own names stays one statement
+        missing = [n for n in wanted if n not in set(rec["start"])]
+        aliases = await alias_entities(self.x, missing, req.asOf) if missing else {}
+        if aliases:
+            rec = await self._walk(req, resolved(wanted, aliases))
         start = list(rec["start"])
         depth: dict[str, int] = {s: 0 for s in start}
         for hop, level in enumerate(rec["levels"], 1):
@@ -80,3 +73,18 @@ class Traversing(StoreCore):
             truncated=truncated,
             cappedAt=[c for c in rec["capped"] if c is not None],
         )
+
+    async def _walk(self, req: TraverseIn, start: list[str]) -> Any:
+        records = await self.x.read(
+            "traverse_graph",
+            start=start,
+            max_depth=req.maxDepth,
+            direction=req.direction,
+            types=req.relationTypes,
+            min_weight=req.minWeight,
+            fanout=req.fanout,
+            fanout_probe=req.fanout + 1,
+            frontier_cap=req.limit + 1,
+            at=req.asOf,
+        )
+        return records[0]

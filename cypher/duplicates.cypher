@@ -18,19 +18,23 @@ LIMIT $limit
 RETURN collect([e.name, e.entityType, e.embedding_model IS NOT NULL AND e.embedding_model = $model]) AS rows
 
 // name: duplicates_nearest
-// For the entities $names: the $k nearest entity vectors in the whole index, kept when in this namespace and at least $min_score (Neo4j's cosine score, (1 + cos) / 2).
-// Neo4j 5.26's vector index cannot filter by namespace inside the index: $k over-fetches (the store's choice).
+// For the entities $names: the $k nearest entity vectors in the whole index, kept when in this namespace and at least
+// $min_score (Neo4j's cosine score, (1 + cos) / 2).  Neo4j 5.26's vector index cannot filter by namespace
+// inside the index, so other namespaces' near copies can take places among the $k: `crowded` says they did
+// (all $k scored $min_score, the entity itself included, and fewer than $want are this namespace's), and
+// the store asks again for that entity with a larger $k.
 UNWIND $names AS name
 MATCH (e:KgNode {namespace: $ns, name: name})
 WHERE e:Entity AND e.embedding IS NOT NULL AND e.embedding_model = $model
 CALL (e) {
   CALL db.index.vector.queryNodes('kg_entity_embedding', $k, e.embedding) YIELD node, score
-  WITH node, score
-  WHERE score >= $min_score AND node.namespace = $ns AND node <> e AND node.created_at <= $at
-  RETURN collect([node.name, score]) AS near
+  WITH node, score WHERE score >= $min_score
+  WITH collect([node, score]) AS hits
+  WITH hits, [h IN hits WHERE h[0].namespace = $ns AND h[0] <> e AND h[0].created_at <= $at | [h[0].name, h[1]]] AS near
+  RETURN near, size(hits) >= $k AND size(near) < $want AS crowded
 }
-WITH e, near WHERE size(near) > 0
-RETURN collect([e.name, near]) AS rows
+WITH e, near, crowded WHERE size(near) > 0 OR crowded
+RETURN collect([e.name, near[0..$want], crowded]) AS rows
 
 // name: duplicates_context
 // For the candidate entities $names: type, neighbours (current relations either way), relation and observation counts, the first $max_obs current observations, and the vector when $vectors.

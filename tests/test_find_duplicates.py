@@ -8,8 +8,12 @@ from typing import Any
 
 import pytest
 from kg_helpers import dumps, ent, err, ok, rel, text_of
+from neo4j import AsyncDriver
 
 from conftest import Neo4jInfo, mcp_session, server_env, stdio_session
+from kg_neo4j.models import EntityIn
+from kg_neo4j.store import GraphStore
+from kg_neo4j.store.duplicates import duplicate_groups
 
 ENTITIES = [
     ent("Alice Smith", "person", ["works at Acme in Paris"]),
@@ -118,6 +122,32 @@ async def test_the_model_adds_the_embedding_signal(neo4j_info: Neo4jInfo, namesp
         cosines = [r["detail"] for r in alice["reasons"] if r["code"] == "embedding_cosine"]
         assert all("cosine" in d for d in cosines)
         assert not any("Mercury" in g["names"] for g in answer["groups"])
+
+
+async def test_near_copies_in_other_namespaces_do_not_hide_a_duplicate(
+    semantic_store: GraphStore, driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, embedder: Any
+) -> None:
+    """The 5.26 vector index holds every namespace: 12 other namespaces holding the same two names take
+    every place among an entity's first nearest (identical vectors score 1.0), so find_duplicates asks
+    again with more until this namespace's own near name is among them.  The pair has no name rule
+    (cosine 0.93, one observation alike): only the index finds it."""
+    seen = ["works at Nyota Labs in Nairobi"]
+    pair = [ent("Katherine Oduya", "person", seen), ent("Katharine Oduya", "person", seen)]
+    others = [f"{namespace}-copy{i:02d}" for i in range(12)]
+    try:
+        for other in others:
+            copy = GraphStore(driver, database=neo4j_info.database, namespace=other, embedder=embedder)
+            await copy.create_entities([EntityIn(**e) for e in pair])
+        await semantic_store.create_entities([EntityIn(**e) for e in pair])
+        groups = await duplicate_groups(semantic_store, model=embedder.name)
+        assert [set(g.names) for g in groups] == [{"Katherine Oduya", "Katharine Oduya"}]
+        assert {r.code for r in groups[0].reasons} == {"embedding_cosine", "overlapping_observations"}
+    finally:
+        await driver.execute_query(
+            "MATCH (n:KgNode) WHERE n.namespace IN $others DETACH DELETE n",
+            others=others,
+            database_=neo4j_info.database,
+        )
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ from neo4j_lines import private_server
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.cypher import queries
 from kg_neo4j.embeddings import resolve_model
-from kg_neo4j.localdb import CURRENT_VERSION, entry_point, parse_java_major
+from kg_neo4j.localdb import CURRENT_VERSION, config, entry_point, parse_java_major
 from kg_neo4j.localdb.java import java_requirement
 from kg_neo4j.localdb.server import LocalNeo4j
 from kg_neo4j.models import EntityIn
@@ -71,6 +71,27 @@ def test_current_line_runs_its_own_main_class_on_a_java_it_supports(current: Loc
     major = parse_java_major(out.stderr)
     assert major is not None and major >= java_requirement(CURRENT_VERSION) == 21
     assert status["data_version"] == CURRENT_VERSION
+
+
+async def test_lucene_gets_the_vector_api_on_the_current_lines_java(
+    current: LocalNeo4j, driver: AsyncDriver
+) -> None:
+    """Java 21+: the JVM is started with the incubator vector module, so Lucene computes the vector
+    indexes' distances with SIMD instead of warning that it cannot (its warning is written when the
+    first vector index is opened; the driver fixture's bootstrap has opened two)."""
+    status = current.status()
+    cmdline = Path(f"/proc/{status['pid']}/cmdline").read_bytes().decode().split("\0")
+    assert "--add-modules=jdk.incubator.vector" in cmdline
+    log = current.log_file.read_text(encoding="utf-8", errors="replace")
+    assert "vector incubator module is not readable" not in log
+    assert "Java version is too old" not in log
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("major", "flag"), [(17, False), (21, True), (25, True)])
+def test_the_vector_api_flag_only_for_a_java_lucene_can_use_it_on(major: int, flag: bool) -> None:
+    cmd = config.command(Path("java"), major, Path("lib"), "Main", Path("home"), Path("conf"), "1g")
+    assert ("--add-modules=jdk.incubator.vector" in cmd) is flag
 
 
 async def test_bolt_answers_with_the_pinned_version(driver: AsyncDriver) -> None:

@@ -103,13 +103,25 @@ def browser_settings(guide_port: int) -> list[str]:
     ]
 
 
-def command(java: Path, lib_dir: Path, main_class: str, home: Path, conf_dir: Path, heap: str) -> list[str]:
-    """The JVM command line: the same flags for both lines, only the main class differs."""
+#: Lucene, under Neo4j's vector indexes, computes vector distances with SIMD only when the JVM lets it
+#: read this incubator module, from Java 21 (Lucene 9.11 in 5.26 and Lucene 10 in 2025.x+; on Java 17
+#: it only logs that the Java is too old).  find_duplicates at 100k on 2026.09: 102 s without, 44 s with
+#: (docs/performance.md#find_duplicates); Lucene logs a warning asking for it when it is missing.
+VECTOR_API_JAVA = 21
+_VECTOR_API_FLAG = "--add-modules=jdk.incubator.vector"
+
+
+def command(
+    java: Path, java_major: int, lib_dir: Path, main_class: str, home: Path, conf_dir: Path, heap: str
+) -> list[str]:
+    """The JVM command line: the same flags for both lines, only the main class differs (and the
+    vector API flag, given to a Java that Lucene can use it on)."""
     return [
         str(java),
         f"-Xms{heap}",
         f"-Xmx{heap}",
         *_JVM_FLAGS,
+        *([_VECTOR_API_FLAG] if java_major >= VECTOR_API_JAVA else []),
         "-cp",
         f"{lib_dir}{os.sep}*",
         main_class,

@@ -222,9 +222,15 @@ class LocalNeo4j:
     def _conf_text(self) -> str:
         return config.conf_text(self.settings, self.home, self.bolt_port, self.http_port)
 
-    def _command(self, java: Path, main_class: str) -> list[str]:
+    def _command(self, java: JavaChoice, main_class: str) -> list[str]:
         return config.command(
-            java, self.lib_dir, main_class, self.home, self.conf_dir, self.settings.local_heap
+            java.path,
+            java.major,
+            self.lib_dir,
+            main_class,
+            self.home,
+            self.conf_dir,
+            self.settings.local_heap,
         )
 
     def _log_tail(self, lines: int = 25) -> str:
@@ -274,7 +280,7 @@ class LocalNeo4j:
         (self.conf_dir / "neo4j.conf").write_text(self._conf_text(), encoding="utf-8")
 
         started = time.monotonic()
-        cmd = self._command(java.path, main_class)
+        cmd = self._command(java, main_class)
         with open(self.log_file, "ab") as log:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S")
             log.write(

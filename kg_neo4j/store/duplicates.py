@@ -7,8 +7,9 @@ No all-pairs comparison.  Candidate pairs come from two places only:
    ``cypher/duplicates.cypher``), each is filed under its blocking keys (``resolution.blocking_keys``)
    and names are compared only within a key, and only when a name rule relates them;
 2. with the embedding model on and ``min_score`` at most ``NO_NAME_RULE_CAP`` (above it a pair no name
-   rule relates cannot be listed), the entity vector index: each entity's ``NEAREST_K`` nearest
-   name-and-type vectors (batched with UNWIND), kept at cosine ``VECTOR_MIN_COSINE`` or more.
+   rule relates cannot be listed), the entity vector index: each entity's ``NEAREST`` nearest name-and-type
+   vectors in its namespace at cosine ``VECTOR_MIN_COSINE`` or more (batched with UNWIND; asked again
+   with more when other namespaces' near copies took their places).
 
 Then the candidates' context (neighbours, observations, counts, vectors) is read for those entities
 only, every pair scored, and pairs at or above ``min_score`` grouped by the star rule
@@ -50,10 +51,13 @@ from kg_neo4j.store.records import encode_offset
 #: Entities per streamed page, names per vector or context batch.
 PAGE = 10_000
 BATCH = 500
-#: Nearest vectors asked per entity (over-fetched: the 5.26 index holds every namespace) and the cosine a
-#: vector candidate needs.
-NEAREST_K = 12
+#: The cosine a vector candidate needs, and how many of an entity's nearest in its namespace are kept.
+#: The index is asked for ``NEAREST + 1`` (the entity itself is one); when other namespaces' near copies
+#: took places (the 5.26 index holds every namespace), four times as many, up to ``MAX_NEAREST_K``.  A
+#: fixed 12 was asked before: 2.9 ms a query at 100k on 5.26 against 2.2 ms for 6 (docs/performance.md).
 VECTOR_MIN_COSINE = 0.9
+NEAREST = 5
+MAX_NEAREST_K = 384
 #: Vector batches read at once: the index answers one query per thread, and two reads use both cores of
 #: a small server (10k entities: 154 s one at a time, 87 s two at a time, 89 s four; docs/performance.md).
 NEAREST_READS = 2
@@ -216,21 +220,36 @@ async def _nearest(
     out: dict[tuple[str, str], float] = {}
     min_score = (1.0 + VECTOR_MIN_COSINE) / 2.0  # Neo4j's cosine score is (1 + cos) / 2
 
-    async def batch(chunk: list[str]) -> None:
+    async def batch(chunk: list[str], k: int) -> list[str]:
+        """Reads ``chunk`` with ``k`` nearest each; the names to ask again with a larger ``k``."""
         rows = (
             await store.x.read(
-                "duplicates_nearest", names=chunk, k=NEAREST_K, min_score=min_score, model=model
+                "duplicates_nearest", names=chunk, k=k, want=NEAREST, min_score=min_score, model=model
             )
         )[0]["rows"]
-        for name, near in rows:
+        for name, near, _ in rows:
             for other, score in near:
                 p = (name, other) if name < other else (other, name)
                 out[p] = 2.0 * float(score) - 1.0
-        advance(len(chunk))
+        return [name for name, _, crowded in rows if crowded]
 
-    chunks = [names[i : i + BATCH] for i in range(0, len(names), BATCH)]
-    for i in range(0, len(chunks), NEAREST_READS):
-        await concurrently([batch(c) for c in chunks[i : i + NEAREST_READS]])
+    async def level(names: list[str], k: int, shown: bool) -> list[str]:
+        chunks = [names[i : i + BATCH] for i in range(0, len(names), BATCH)]
+        again: list[str] = []
+        for i in range(0, len(chunks), NEAREST_READS):
+            group = chunks[i : i + NEAREST_READS]
+            for crowded in await concurrently([batch(c, k) for c in group]):
+                again += crowded
+            if shown:
+                advance(sum(len(c) for c in group))
+        return again
+
+    k, todo, shown = NEAREST + 1, names, True
+    while todo:
+        todo = await level(todo, k, shown)
+        k, shown = k * 4, False
+        if k > MAX_NEAREST_K:
+            break  # other namespaces hold a crowd of near copies: what the largest ask found is kept
     return out
 
 

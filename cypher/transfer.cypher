@@ -117,7 +117,8 @@ RETURN row.name AS name
 // `alias_at`, not the merged nodes (a merge's record and what it moved stay behind: no merge to undo).  Each alias
 // gets the node every read resolves an alias by (cypher/merges.cypher, alias_entities in cypher/read.cypher): a
 // :KgMerged named by it, alias_of the entity, retired the moment it became an alias (created then too, so no read
-// of any moment shows it as an entity of its own).
+// of any moment shows it as an entity of its own) and by nobody (the import made no merge: the file does not
+// say who merged; docs/graph-model.md).
 UNWIND $names AS name
 MATCH (k:KgNode {namespace: $ns, name: name})
 WHERE k:Entity AND size(coalesce(k.aliases, [])) > 0
@@ -125,7 +126,7 @@ UNWIND range(0, size(k.aliases) - 1) AS i
 WITH k, k.aliases[i] AS alias, coalesce(k.alias_at[i], $now) AS at
 WHERE NOT EXISTS { MATCH (m:KgMerged {namespace: $ns, name: alias}) WHERE m.alias_of = k.name }
 CREATE (:ExpiredKnowledge:KgMerged {namespace: $ns, name: alias, alias_of: k.name, merged_into: k.name,
-        created_at: at, expired_at: at, expired_by: $actor, expired_reason: 'merged'})
+        created_at: at, expired_at: at, expired_reason: 'merged'})
 RETURN count(*) AS aliases
 
 // name: transfer_full_import_turns

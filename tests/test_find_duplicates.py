@@ -144,7 +144,7 @@ async def test_near_copies_in_other_namespaces_do_not_hide_a_duplicate(
         assert {r.code for r in groups[0].reasons} == {"embedding_cosine", "overlapping_observations"}
     finally:
         await driver.execute_query(
-            "MATCH (n:KgNode) WHERE n.namespace IN $others DETACH DELETE n",
+            "MATCH (n:KgNode|Observation) WHERE n.namespace IN $others DETACH DELETE n",
             others=others,
             database_=neo4j_info.database,
         )

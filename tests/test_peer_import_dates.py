@@ -9,7 +9,7 @@ then."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -177,3 +177,49 @@ async def test_imported_items_keep_the_peers_dates(
                 if known(created, at) and known(since, at) and not known(until, at)
             )
             assert sorted(rel_keys(graph)) == holding, at
+
+
+async def test_a_name_held_twice_is_dated_by_its_earliest_node_and_no_date_is_after_the_import(
+    source: Neo4jInfo, neo4j_info: Neo4jInfo, namespace: str
+) -> None:
+    """Graphiti keeps exact-name duplicates: a second "Alice Smith" node a month older than the first, in
+    the same page and read before it, makes one entity dated by the older node (its summary dated with it, the other's by its
+    own node); a fact whose created_at is a day after the import (the source's clock ahead) is dated at
+    the import, so reads of now show it."""
+    data = load("graphiti")
+    nodes = data["nodes"]
+    first = next(n for n in nodes if n["properties"].get("name") == "Alice Smith")
+    twin = json.loads(json.dumps(first))
+    twin["id"] = max(n["id"] for n in nodes) + 1
+    twin["properties"] |= {
+        "uuid": "0b9d3b7e-5e63-4b4e-9d55-0d7e7c1e2f11",
+        "created_at": {"$datetime": "2025-02-01T00:00:00.000000000+00:00"},
+        "summary": "Alice Smith ran the Berlin office before Munich.",
+    }
+    nodes.insert(0, twin)  # read first (element id order): the older node is not simply the last written
+    fact = next(r for r in data["relationships"] if r["type"] == "RELATES_TO" and r["start"] == first["id"])
+    ahead = datetime.now(UTC) + timedelta(days=1)
+    fact["properties"] |= {"created_at": {"$datetime": ahead.isoformat()}, "valid_at": None}
+    fact["properties"] = {k: v for k, v in fact["properties"].items() if v is not None}
+    replay(source, data)
+    t0 = datetime.now(UTC)
+    done = kg_import(neo4j_info, source, "graphiti", namespace)
+    t1 = datetime.now(UTC)
+    assert done.returncode == 0, done.stderr
+    got = stored_dates(neo4j_info, namespace)
+    older = datetime(2025, 2, 1, tzinfo=UTC)
+    assert got["entities"]["Alice Smith"] == older
+    assert got["observations"][("Alice Smith", twin["properties"]["summary"])] == older
+    assert got["observations"][("Alice Smith", first["properties"]["summary"])] == _time(
+        first["properties"]["created_at"]
+    )
+    key = (
+        "Alice Smith",
+        next(n for n in nodes if n["id"] == fact["end"])["properties"]["name"],
+        fact["properties"]["name"],
+    )
+    created, since, _ = got["relations"][key]
+    assert created is not None and t0 <= created <= t1
+    assert since == created  # no valid_at: it holds from its (capped) creation
+    async with session("stdio", neo4j_info, namespace) as s:
+        assert key in rel_keys(await ok(s, "read_graph", {}))

@@ -13,10 +13,9 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-import neo4j
 import pydantic
 from neo4j import AsyncDriver, AsyncManagedTransaction
 from tqdm import tqdm
@@ -25,6 +24,7 @@ from kg_neo4j.clock import Clock, ManualClock
 from kg_neo4j.embeddings import Embedder
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import EntityIn, ObservationAdd, RelationIn
+from kg_neo4j.peers.dates import not_after
 from kg_neo4j.store.executor import Executor, Shared
 from kg_neo4j.store.graph import GraphStore
 
@@ -100,24 +100,6 @@ def relation_type(name: Any) -> str:
     peers' own edge type, RELATES_TO."""
     text = name.strip() if isinstance(name, str) else ""
     return text or "RELATES_TO"
-
-
-def from_epoch_ms(value: Any) -> datetime | None:
-    """Memento's times: JavaScript milliseconds since the epoch (stored as floats)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value / 1000.0, tz=UTC)
-    return None
-
-
-def to_datetime(value: Any) -> datetime | None:
-    """A peer's temporal value as a UTC offset time, as kg-neo4j stores its own: a time kept with a zone id
-    (Graphiti's ``...Z[UTC]``) is a different value to Cypher, and ``<=`` between the two at the same
-    instant is not true, so an ``asOf`` of that very moment would miss it."""
-    if isinstance(value, neo4j.time.DateTime):
-        value = value.to_native()
-    if isinstance(value, datetime):
-        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-    return None
 
 
 async def pages(
@@ -228,11 +210,6 @@ class PeerReport:
         }
 
 
-def _until(at: datetime | None, now: datetime) -> datetime | None:
-    """A peer's time, never after the import (a clock ahead of ours would hide the item from reads of now)."""
-    return None if at is None else min(at, now)
-
-
 def _error(exc: pydantic.ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}" if err["loc"] else str(err["msg"])
@@ -287,27 +264,32 @@ class PeerWriter:
             added: dict[str, list[str]] = {}
             for result in await store.add_observations(adds) if adds else []:
                 added.setdefault(result.entityName, []).extend(result.addedObservations)
-            rows = []
+            # One row a name: a peer may hold two nodes of one name (Graphiti's exact-name duplicates),
+            # which create_entities made one entity (the first's type); it is dated by the earliest of
+            # them and carries the first's source, and each added text is dated once.
+            rows: dict[str, dict[str, Any]] = {}
             for e, _, _ in valid:
                 mine = set(added.get(e.name, []))
-                rows.append(
+                at = not_after(e.created_at, now)
+                row = rows.setdefault(
+                    e.name,
                     {
                         "name": e.name,
                         "source": e.source,
                         "created": e.name in created,
-                        "created_at": _until(e.created_at, now),
-                        "observations": [
-                            {
-                                "text": t,
-                                "source": s,
-                                "created_at": _until(e.observed_at.get(t, e.created_at), now),
-                            }
-                            for t, s in e.observations
-                            if t in mine
-                        ],
-                    }
+                        "created_at": at,
+                        "observations": [],
+                    },
                 )
-            await self.x.bound(tx).write("peers_mark_sources", rows=rows)
+                if at is not None and (row["created_at"] is None or at < row["created_at"]):
+                    row["created_at"] = at
+                texts = {o["text"] for o in row["observations"]}
+                row["observations"] += [
+                    {"text": t, "source": s, "created_at": not_after(e.observed_at.get(t, e.created_at), now)}
+                    for t, s in e.observations
+                    if t in mine and t not in texts
+                ]
+            await self.x.bound(tx).write("peers_mark_sources", rows=list(rows.values()))
             return created, added
 
         created, added = await self.x.transaction(work)
@@ -338,11 +320,13 @@ class PeerWriter:
                 report.reject("relations", r.source, f"relation: {_error(exc)}")
                 continue
             # a relation with no time of its own starts at the import (as create_relations does)
+            # (a validity the peer gave may lie ahead; its clock's creation time may not)
+            created_at = not_after(r.created_at, now) or now
             props: dict[str, Any] = {
                 "weight": float(r.weight),
-                "valid_from": r.valid_from or r.created_at or now,
+                "valid_from": r.valid_from or created_at,
                 "valid_until": r.valid_until,
-                "created_at": r.created_at or now,
+                "created_at": created_at,
                 "reasoning": r.reasoning,
                 "source": r.source,
             }

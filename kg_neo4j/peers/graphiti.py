@@ -26,8 +26,8 @@ from kg_neo4j.peers.common import (
     pages,
     relation_type,
     source_of,
-    to_datetime,
 )
+from kg_neo4j.peers.dates import to_datetime
 from kg_neo4j.store.executor import Executor
 
 SYSTEM = "graphiti"

@@ -27,11 +27,11 @@ from kg_neo4j.peers.common import (
     PeerEntity,
     PeerRelation,
     Shape,
-    from_epoch_ms,
     pages,
     relation_type,
     source_of,
 )
+from kg_neo4j.peers.dates import from_epoch_ms
 from kg_neo4j.store.executor import Executor
 
 SYSTEM = "memento"

@@ -1,7 +1,7 @@
 """find_duplicates on the labelled pairs and at 100k entities (issue 31; docs/performance.md#find_duplicates).
 
-    .venv/bin/python benchmarks/bench_duplicates.py pairs            # dev and frozen halves, model on and off
-    .venv/bin/python benchmarks/bench_duplicates.py scale --n 100000 # the 100k-entity timing, model on and off
+    python -m benchmarks.bench_duplicates pairs            # dev and frozen halves, model on and off
+    python -m benchmarks.bench_duplicates scale --n 100000 # the 100k-entity timing, model on and off
 
 ``pairs``: every pair of benchmarks/entity_pairs/*.jsonl goes into a namespace of its own (its two
 entities, their neighbours as entities, the relations to them), written through GraphStore with the
@@ -14,7 +14,7 @@ A sample of frozen pairs also goes through a real MCP stdio session, which must 
 
 ``scale``: a namespace of ``--n`` entities (70% people, 20% organisations, 10% projects; 1% of them a
 variant of another: case, initials, nickname, honorific) with 3 observations each, seeded with batched
-UNWIND writes in create_entities' data model (benchmarks/_common.py), each entity's name-and-type
+UNWIND writes in create_entities' data model (benchmarks/harness.py), each entity's name-and-type
 vector from the default model (observation vectors skipped: find_duplicates never reads them, and the
 numpy runtime embeds ~70 observations/s on this machine).  Then the timing of one whole-namespace
 duplicate_groups, model on and off, at the auto-merge threshold (and with ``--low`` at minScore 0.5,
@@ -27,15 +27,27 @@ import argparse
 import asyncio
 import json
 import random
-import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, connection, delete_namespace, log, sync_driver, table
 from neo4j import AsyncGraphDatabase
 
+from benchmarks.entity_pairs import build
+from benchmarks.harness import (
+    ROOT,
+    Results,
+    common,
+    connection,
+    delete_namespace,
+    kg_serve,
+    log,
+    mcp_session,
+    structured,
+    sync_driver,
+)
 from kg_neo4j.models import EntityIn, RelationIn
 from kg_neo4j.resolution import AUTO_MERGE_THRESHOLD
 from kg_neo4j.store import GraphStore
@@ -43,14 +55,14 @@ from kg_neo4j.store.duplicates import DuplicateGroup, duplicate_groups
 from kg_neo4j.store.records import entity_text
 
 PAIRS = ROOT / "benchmarks" / "entity_pairs"
-RESULTS = Path("/tmp/bench_duplicates.json")  # the printed tables go to benchmarks/results/
 MODEL = "all-MiniLM-L6-v2"
 CURVE = [round(0.5 + 0.05 * i, 2) for i in range(10)]
 LOW = 0.05
 
 
-def load_pairs(half: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (PAIRS / f"{half}.jsonl").read_text(encoding="utf-8").splitlines()]
+def load_pairs(half: str, limit: int | None = None) -> list[dict[str, Any]]:
+    lines = (PAIRS / f"{half}.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines[:limit]]
 
 
 async def write_pair(store: GraphStore, pair: dict[str, Any]) -> None:
@@ -113,7 +125,7 @@ async def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
     sem = asyncio.Semaphore(args.concurrency)
     try:
         for half in args.halves:
-            pairs = load_pairs(half)
+            pairs = load_pairs(half, args.limit)
             log(f"{half}: writing {len(pairs)} pairs (model {MODEL})")
             t0 = time.perf_counter()
 
@@ -159,12 +171,15 @@ async def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
                 log(f"{half} model {'on' if model_on else 'off'}: {at} ({secs:.0f} s)")
             out["halves"][half] = per_model
         if args.mcp_sample:
-            out["mcp_sample"] = await mcp_sample(conn, prefix, load_pairs("frozen")[: args.mcp_sample])
+            sampled = args.halves[-1]
+            out["mcp_sample"] = await mcp_sample(
+                conn, prefix, load_pairs(sampled, args.limit)[: args.mcp_sample]
+            )
     finally:
         if not args.keep:
             log("deleting the pairs' namespaces")
             sync = sync_driver(conn)
-            ids = [p["id"] for half in args.halves for p in load_pairs(half)]
+            ids = [p["id"] for half in args.halves for p in load_pairs(half, args.limit)]
             for i in ids:
                 delete_namespace(sync, conn.database, prefix + i)
             sync.close()
@@ -174,23 +189,15 @@ async def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
 
 async def mcp_sample(conn: Any, prefix: str, pairs: list[dict[str, Any]]) -> dict[str, Any]:
     """The same groups through a real MCP stdio session (model on) as through the store."""
-    from _common import KG, server_env
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
     drv = AsyncGraphDatabase.driver(
         conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
     )
     same = 0
     for p in pairs:
         ns = prefix + p["id"]
-        env = server_env(conn) | {"KG_NEO4J_EMBEDDING_MODEL": MODEL}
-        params = StdioServerParameters(command=KG, args=["serve", "--namespace", ns], env=env)
-        async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
-            await session.initialize()
+        async with mcp_session(kg_serve(conn, ns, "--embedding-model", MODEL)) as session:
             res = await session.call_tool("find_duplicates", {"minScore": AUTO_MERGE_THRESHOLD})
-            assert not res.is_error, res.content[0].text
-            via_mcp = res.structured_content["groups"]
+            via_mcp = structured(res, "find_duplicates")["groups"]
         store = GraphStore(drv, database=conn.database, namespace=ns)
         direct = [
             g.model_dump() for g in await duplicate_groups(store, model=MODEL, min_score=AUTO_MERGE_THRESHOLD)
@@ -201,7 +208,7 @@ async def mcp_sample(conn: Any, prefix: str, pairs: list[dict[str, Any]]) -> dic
     return {"pairs": len(pairs), "equal": same}
 
 
-def report_pairs(out: dict[str, Any]) -> None:
+def report_pairs(results: Results, out: dict[str, Any]) -> None:
     for half, per_model in out["halves"].items():
         rows = []
         for model, r in per_model.items():
@@ -218,31 +225,24 @@ def report_pairs(out: dict[str, Any]) -> None:
                     r["seconds"],
                 ]
             )
-        print(f"\n### {half} half at the shipped threshold\n")
-        print(table(["model", "threshold", "precision", "recall", "TP", "FP", "FN", "seconds"], rows))
+        headers = ["model", "threshold", "precision", "recall", "TP", "FP", "FN", "seconds"]
+        print(results.table(f"{half}", headers, rows, title=f"\n{half} half at the shipped threshold"))
         curve_rows = []
         for t in CURVE:
             on, off = per_model["on"]["curve"][str(t)], per_model["off"]["curve"][str(t)]
             curve_rows.append([t, on["precision"], on["recall"], off["precision"], off["recall"]])
-        print(f"\n### {half} half: the curve\n")
-        print(
-            table(
-                ["threshold", "precision (on)", "recall (on)", "precision (off)", "recall (off)"], curve_rows
-            )
-        )
+        headers = ["threshold", "precision (on)", "recall (on)", "precision (off)", "recall (off)"]
+        print(results.table(f"{half}-curve", headers, curve_rows, title=f"\n{half} half: the curve"))
         kinds: dict[str, list[int]] = {}
         for j in per_model["on"]["pairs"]:
             k = kinds.setdefault(j["kind"], [j["label"], 0, 0])
             k[1] += 1
             k[2] += j["at_threshold"]
-        print(f"\n### {half} half by kind (model on, at the threshold)\n")
-        print(
-            table(
-                ["kind", "label", "pairs", "grouped"],
-                [[k, v[0], v[1], v[2]] for k, v in sorted(kinds.items())],
-                left_first=True,
-            )
-        )
+        kind_rows = [[k, v[0], v[1], v[2]] for k, v in sorted(kinds.items())]
+        title = f"\n{half} half by kind (model on, at the threshold)"
+        print(results.table(f"{half}-kinds", ["kind", "label", "pairs", "grouped"], kind_rows, title=title))
+    if "mcp_sample" in out:
+        results.figures["mcp_sample"] = out["mcp_sample"]
 
 
 # --- scale ------------------------------------------------------------------------------------
@@ -263,9 +263,6 @@ CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {namespace: $ns, text: row.o
 
 
 def scale_entities(n: int, seed: int = 31) -> list[tuple[str, str, list[str]]]:
-    sys.path.insert(0, str(PAIRS))
-    import build  # benchmarks/entity_pairs/build.py: the same pools
-
     rng = random.Random(seed)
     syll = "ka lo mi ne ra su ti vo be da fe gu ho ji ke la mo nu pe ri sa to ve wi ze ar el in or ul".split()
     surnames = build.SURNAMES + [("".join(rng.sample(syll, 3))).title() for _ in range(3000)]
@@ -316,7 +313,7 @@ async def run_scale(args: argparse.Namespace) -> dict[str, Any]:
     conn = connection()
     # the schema: bootstrap() below (ensure_schema runs its own event loop)
     rows = scale_entities(args.n)
-    cache = Path(f"/tmp/bench_duplicates_vectors_{args.n}.npy")
+    cache = Path(tempfile.gettempdir()) / f"bench_duplicates_vectors_{args.n}.npy"
     import numpy as np
 
     if cache.exists():
@@ -366,29 +363,33 @@ async def run_scale(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="what", required=True)
-    pp = sub.add_parser("pairs")
+    pp = common(sub.add_parser("pairs"))
     pp.add_argument("--halves", nargs="+", default=["dev", "frozen"], choices=["dev", "frozen"])
+    pp.add_argument("--limit", type=int, help="the first LIMIT pairs of each half (default: all)")
     pp.add_argument("--concurrency", type=int, default=4)
-    pp.add_argument("--mcp-sample", type=int, default=6)
+    pp.add_argument("--mcp-sample", type=int, default=6, help="pairs of the last half asked through MCP too")
     pp.add_argument("--keep", action="store_true", help="keep the pairs' namespaces")
-    sp = sub.add_parser("scale")
+    sp = common(sub.add_parser("scale"))
     sp.add_argument("--n", type=int, default=100_000)
     sp.add_argument("--models", nargs="+", default=["off", "on"], choices=["on", "off"])
     sp.add_argument(
         "--low", action="store_true", help="also time minScore 0.5 (the vector index's candidates)"
     )
     args = p.parse_args()
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     if args.what == "pairs":
-        out = asyncio.run(run_pairs(args))
-        report_pairs(out)
-        results["pairs"] = out
+        if args.tiny:
+            args.halves, args.limit, args.mcp_sample = ["dev"], 4, 1
+        results = Results("duplicates-pairs" + ("" if args.limit is None else f"-{args.limit}"), args)
+        report_pairs(results, asyncio.run(run_pairs(args)))
     else:
+        if args.tiny:
+            args.n, args.low = 200, True
+        results = Results(f"duplicates-scale-{args.n}", args)
         out = asyncio.run(run_scale(args))
-        print(json.dumps(out, indent=2))
-        results[f"scale_{args.n}"] = out
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+        rows = [[k, v["seconds"], v["groups"]] for k, v in out.items() if isinstance(v, dict)]
+        title = f"find_duplicates over a whole namespace of {out['entities']:,} entities"
+        print(results.table("scale", ["model, minScore", "seconds", "groups"], rows, title=title))
+    results.save(connection())
     return 0
 
 

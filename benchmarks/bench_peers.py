@@ -22,8 +22,8 @@ warm-ups) of ``search_nodes`` (a name prefix hitting 10 names), ``open_nodes`` (
 creates (3 observations).  Times are request -> validated answer as the client sees them (the client checks
 every answer against the tool's output schema; that part is shown apart for read_graph).
 
-    .venv/bin/python benchmarks/bench_peers.py --sizes 1000 --calls 20 --read-calls 3     # quick
-    .venv/bin/python benchmarks/bench_peers.py --sizes 10000                               # the figures
+    python -m benchmarks.bench_peers --sizes 1000 --calls 20 --read-calls 3     # quick
+    python -m benchmarks.bench_peers --sizes 10000                               # the figures
 """
 
 from __future__ import annotations
@@ -42,24 +42,26 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _common import (  # noqa: E402
-    KG,
+from benchmarks.harness import (
+    Results,
+    Server,
+    arguments,
     connection,
     delete_namespace,
     ensure_schema,
     entity_arg,
     entity_name,
+    kg_serve,
     log,
+    mcp_session,
     new_namespace,
+    own_neo4j,
+    p50_ms,
     percentile,
     ring_relation,
-    server_env,
     sync_driver,
-    table,
+    text_of,
 )
-from bench_reference import FLOOR_ENTITIES, _row_of  # noqa: E402
 
 REFERENCE_VERSION = "2026.8.31"
 NEO4J_MEMORY_VERSION = "0.4.5"
@@ -79,6 +81,38 @@ ROWS = (
     "read_graph after a write",
     "create_entities (1)",
 )
+
+
+# --- kg's raw-driver floor: the same rows in one bare UNWIND, same data model ----------------------------------------
+FLOOR_ENTITIES = """
+UNWIND $rows AS row
+CREATE (n:KgNode:Entity:KgText {namespace: $ns, name: row.name, entityType: row.entityType,
+                                name_lower: row.name_lower, type_lower: row.type_lower,
+                                text_lower: row.name_lower + '\n' + row.type_lower,
+                                created_at: $now, obs_next: size(row.observations)})
+SET n:$(row.type_labels), n.type_labels = row.type_labels
+WITH n, row
+UNWIND range(0, size(row.observations) - 1) AS i
+CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {namespace: $ns, text: row.observations[i],
+                                              text_lower: row.observations_lower[i], seq: i,
+                                              created_at: $now})
+""".strip()
+
+
+def floor_row(e: dict[str, Any]) -> dict[str, Any]:
+    """The floor's row for an MCP entity item (the same fields GraphStore.create_entities sends, the
+    type label included: it is part of the data model, README "Neo4j Browser")."""
+    from kg_neo4j.store.type_labels import type_labels
+
+    return {
+        "name": e["name"],
+        "entityType": e["entityType"],
+        "name_lower": e["name"].lower(),
+        "type_labels": type_labels(e["entityType"]),
+        "type_lower": e["entityType"].lower(),
+        "observations": e["observations"],
+        "observations_lower": [o.lower() for o in e["observations"]],
+    }
 
 
 # --- the peers: install, start, map their dialect ---------------------------------------------------------------
@@ -120,27 +154,7 @@ def neo4j_memory_bin() -> Path:
 
 def peer_neo4j(command: str) -> dict[str, str]:
     """``kg-neo4j neo4j start|stop|env`` for the peer's own local Neo4j (never the project's)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "KG_NEO4J_"))}
-    env.update(
-        KG_NEO4J_HOME=str(PEER_HOME),
-        KG_NEO4J_LOCAL_BOLT_PORT=str(PEER_BOLT),
-        KG_NEO4J_LOCAL_HTTP_PORT=str(PEER_HTTP),
-        KG_NEO4J_LOCAL_GUIDE_PORT=str(PEER_GUIDE),
-        KG_NEO4J_LOCAL_HEAP="1g",
-        KG_NEO4J_LOCAL_PAGECACHE="512m",
-    )
-    out = subprocess.run([KG, "neo4j", command], env=env, check=True, capture_output=True, text=True)
-    sys.stderr.write(out.stderr)
-    return dict(
-        line.removeprefix("export ").split("=", 1)
-        for line in out.stdout.splitlines()
-        if line.startswith("export ")
-    )
-
-
-def _text(res: Any) -> str:
-    block = res.content[0] if res.content else None
-    return str(getattr(block, "text", "")) if block is not None else ""
+    return own_neo4j(command, PEER_HOME, (PEER_BOLT, PEER_HTTP, PEER_GUIDE), "1g", "512m")
 
 
 def _peer_entity(e: dict[str, Any]) -> dict[str, Any]:
@@ -154,8 +168,8 @@ def _peer_relation(r: dict[str, Any]) -> dict[str, Any]:
 class System:
     """How to start one system and how to say each call in its dialect."""
 
-    def __init__(self, name: str, command: str, args: list[str], env: dict[str, str]) -> None:
-        self.name, self.command, self.args, self.env = name, command, args, env
+    def __init__(self, name: str, server: Server) -> None:
+        self.name, self.server = name, server
         self.peer = name == "neo4j-memory"
 
     def tool(self, call: str) -> str:
@@ -191,7 +205,7 @@ class Floor:
     async def write(self, items: list[dict[str, Any]]) -> float:
         from datetime import UTC, datetime
 
-        rows = [_row_of(e) for e in items]
+        rows = [floor_row(e) for e in items]
         t0 = time.perf_counter()
         await self.drv.execute_query(
             FLOOR_ENTITIES, rows=rows, ns=self.ns, now=datetime.now(UTC), database_=self.conn.database
@@ -209,9 +223,6 @@ async def run_system(
     extra_every: int = 1,
 ) -> dict[str, Any]:
     """The workload through one MCP stdio session; returns per-row durations and notes."""
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
     rng = random.Random(7)
     out: dict[str, Any] = {row: [] for row in ROWS}
     out.update(
@@ -224,10 +235,7 @@ async def run_system(
         read_bytes=0,
         read_entities=0,
     )
-    params = StdioServerParameters(command=sys_.command, args=sys_.args, env=sys_.env)
-    async with stdio_client(params, errlog=sys.stderr) as (r, w), ClientSession(r, w) as s:
-        await s.initialize()
-        await s.list_tools()  # the client caches the output schemas and validates every answer against them
+    async with mcp_session(sys_.server) as s:
         validate = s.validate_tool_result
         spent: list[float] = []
 
@@ -243,7 +251,7 @@ async def run_system(
             res = await s.call_tool(sys_.tool(name), args)
             dt = time.perf_counter() - t0
             if res.is_error:
-                raise RuntimeError(f"{sys_.name} {name}: {_text(res)[:300]}")
+                raise RuntimeError(f"{sys_.name} {name}: {text_of(res)[:300]}")
             return dt, res
 
         # ingest
@@ -323,12 +331,12 @@ async def run_system(
             res = await s.call_tool(sys_.tool("read_graph"), {})
             dt = time.perf_counter() - t0
             if res.is_error:  # kg-neo4j past its answer cap (by design): the paged read is timed instead
-                out["notes"].append(f"{sys_.name}: read_graph answers an error: {_text(res)[:120]}...")
+                out["notes"].append(f"{sys_.name}: read_graph answers an error: {text_of(res)[:120]}...")
                 break
             if k > 0:  # the first call warms up
                 out["read_graph"].append(dt)
                 out["validation"].append(spent[-1] if spent else 0.0)
-            out["read_bytes"] = len(_text(res).encode())
+            out["read_bytes"] = len(text_of(res).encode())
             out["read_entities"] = len((res.structured_content or {}).get("entities", []))
         log(f"  {sys_.name}: read_graph p50 {percentile(out['read_graph'], 50) * 1000:.0f} ms")
         # The same read right after a write (not timed): kg-neo4j cannot reuse its kept answer
@@ -359,19 +367,10 @@ async def run_system(
 async def echo_floor(calls: int) -> dict[str, list[float]]:
     """The MCP round trip without any work: ``calls`` create_entities of 100 and of 1 entity (after 10
     warm-ups each) through the same client against ``mcp_echo_server.py`` (same schemas, no database)."""
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
     rng = random.Random(11)
     out: dict[str, list[float]] = {"100": [], "1": []}
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[str(Path(__file__).with_name("mcp_echo_server.py"))],
-        env=dict(os.environ),
-    )
-    async with stdio_client(params, errlog=sys.stderr) as (r, w), ClientSession(r, w) as s:
-        await s.initialize()
-        await s.list_tools()  # the client validates every answer against the advertised output schema
+    echo = Server(sys.executable, ["-m", "benchmarks.mcp_echo_server"], dict(os.environ))
+    async with mcp_session(echo) as s:
         k = 0
         for size, key in ((BATCH, "100"), (1, "1")):
             for i in range(calls + 10):
@@ -381,7 +380,7 @@ async def echo_floor(calls: int) -> dict[str, list[float]]:
                 res = await s.call_tool("create_entities", {"entities": items})
                 dt = time.perf_counter() - t0
                 if res.is_error or res.structured_content != {"entities": items}:
-                    raise RuntimeError(f"mcp-echo: unexpected answer {_text(res)[:300]}")
+                    raise RuntimeError(f"mcp-echo: unexpected answer {text_of(res)[:300]}")
                 if i >= 10:
                     out[key].append(dt)
     return out
@@ -389,25 +388,20 @@ async def echo_floor(calls: int) -> dict[str, list[float]]:
 
 async def paged_read(sys_: System, page: int) -> tuple[float, int, int]:
     """kg-neo4j's whole graph read in pages of ``page`` (the default profile's read_graph paging)."""
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
+    srv = sys_.server
     args = [
-        *sys_.args[: sys_.args.index("--tools")],
+        *srv.args[: srv.args.index("--tools")],
         "--tools",
         "default",
-        *sys_.args[sys_.args.index("--tools") + 2 :],
+        *srv.args[srv.args.index("--tools") + 2 :],
     ]
-    params = StdioServerParameters(command=sys_.command, args=args, env=sys_.env)
-    async with stdio_client(params, errlog=sys.stderr) as (r, w), ClientSession(r, w) as s:
-        await s.initialize()
-        await s.list_tools()
+    async with mcp_session(Server(srv.command, args, srv.env)) as s:
         t0 = time.perf_counter()
         cursor, entities, pages = None, 0, 0
         while True:
             res = await s.call_tool("read_graph", {"limit": page, **({"cursor": cursor} if cursor else {})})
             if res.is_error:
-                raise RuntimeError(_text(res)[:300])
+                raise RuntimeError(text_of(res)[:300])
             sc = res.structured_content or {}
             entities += len(sc["entities"])
             pages += 1
@@ -418,22 +412,7 @@ async def paged_read(sys_: System, page: int) -> tuple[float, int, int]:
 
 # --- the run -----------------------------------------------------------------------------------------------------
 def kg_system(name: str, conn: Any, ns: str, model: str) -> System:
-    return System(
-        name,
-        KG,
-        [
-            "serve",
-            "--tools",
-            "reference",
-            "--namespace",
-            ns,
-            "--log-level",
-            "WARNING",
-            "--embedding-model",
-            model,
-        ],
-        server_env(conn),
-    )
+    return System(name, kg_serve(conn, ns, "--tools", "reference", "--embedding-model", model))
 
 
 def clear_peer(env: dict[str, str]) -> None:
@@ -492,9 +471,11 @@ async def run_size(n: int, systems: list[str], a: argparse.Namespace) -> dict[st
                 cleanup.append(partial(shutil.rmtree, tmp, ignore_errors=True))
                 sys_ = System(
                     name,
-                    "node",
-                    [str(reference_js())],
-                    {**os.environ, "MEMORY_FILE_PATH": str(tmp / "memory.jsonl")},
+                    Server(
+                        "node",
+                        [str(reference_js())],
+                        {**os.environ, "MEMORY_FILE_PATH": str(tmp / "memory.jsonl")},
+                    ),
                 )
                 extra = None
             else:
@@ -505,15 +486,17 @@ async def run_size(n: int, systems: list[str], a: argparse.Namespace) -> dict[st
                 cleanup.append(partial(clear_peer, peer_neo4j_env))
                 sys_ = System(
                     name,
-                    str(exe),
-                    [],
-                    {
-                        **{k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")},
-                        "NEO4J_URL": peer_neo4j_env["NEO4J_URI"],
-                        "NEO4J_USERNAME": peer_neo4j_env["NEO4J_USERNAME"],
-                        "NEO4J_PASSWORD": peer_neo4j_env["NEO4J_PASSWORD"],
-                        "NEO4J_DATABASE": "neo4j",
-                    },
+                    Server(
+                        str(exe),
+                        [],
+                        {
+                            **{k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")},
+                            "NEO4J_URL": peer_neo4j_env["NEO4J_URI"],
+                            "NEO4J_USERNAME": peer_neo4j_env["NEO4J_USERNAME"],
+                            "NEO4J_PASSWORD": peer_neo4j_env["NEO4J_PASSWORD"],
+                            "NEO4J_DATABASE": "neo4j",
+                        },
+                    ),
                 )
                 extra = None
             cap = a.peer_ingest_cap if name == "neo4j-memory" else float("inf")
@@ -532,11 +515,7 @@ async def run_size(n: int, systems: list[str], a: argparse.Namespace) -> dict[st
     return results
 
 
-def _p50(xs: list[float]) -> float:
-    return percentile(xs, 50) * 1000 if xs else float("nan")
-
-
-def report(n: int, res: dict[str, dict[str, Any]]) -> str:
+def report(results: Results, n: int, res: dict[str, dict[str, Any]]) -> str:
     names = list(res)
     ratio_to = [p for p in ("reference", "neo4j-memory") if p in res and "kg" in res]
     headers = ["p50 ms", *names, *(f"kg / {p}" for p in ratio_to)]
@@ -555,34 +534,34 @@ def report(n: int, res: dict[str, dict[str, Any]]) -> str:
         )
 
     for row in ROWS:
-        line(row, {s: _p50(r[row]) for s, r in res.items()})
+        line(row, {s: p50_ms(r[row]) for s, r in res.items()})
     if "kg" in res and res["kg"]["extra"]:
-        line("  raw-driver floor, 100 entities", {"kg": _p50(res["kg"]["extra"])}, ratios=False)
-        line("  raw-driver floor, 1 entity", {"kg": _p50(res["kg"]["extra_single"])}, ratios=False)
+        line("  raw-driver floor, 100 entities", {"kg": p50_ms(res["kg"]["extra"])}, ratios=False)
+        line("  raw-driver floor, 1 entity", {"kg": p50_ms(res["kg"]["extra_single"])}, ratios=False)
     if "kg" in res and "echo" in res["kg"]:
         echo = res["kg"]["echo"]
-        line("  MCP round trip alone (echo server), 100 entities", {"kg": _p50(echo["100"])}, ratios=False)
-        line("  MCP round trip alone (echo server), 1 entity", {"kg": _p50(echo["1"])}, ratios=False)
+        line("  MCP round trip alone (echo server), 100 entities", {"kg": p50_ms(echo["100"])}, ratios=False)
+        line("  MCP round trip alone (echo server), 1 entity", {"kg": p50_ms(echo["1"])}, ratios=False)
         if res["kg"]["extra"]:
             for size, row, floor in (
                 ("100", "create_entities (100)", "extra"),
                 ("1", "create_entities (1)", "extra_single"),
             ):
-                both = _p50(res["kg"][floor]) + _p50(echo[size])
+                both = p50_ms(res["kg"][floor]) + p50_ms(echo[size])
                 line(
                     f"  kg {row} / (raw floor + MCP round trip)",
-                    {"kg": _p50(res["kg"][row]) / both},
+                    {"kg": p50_ms(res["kg"][row]) / both},
                     ratios=False,
                 )
     if "kg-embed" in res and res["kg-embed"]["extra"]:
         line(
             "  bare encode, a batch's texts",
-            {"kg-embed": _p50([t for t, _ in res["kg-embed"]["extra"]])},
+            {"kg-embed": p50_ms([t for t, _ in res["kg-embed"]["extra"]])},
             ratios=False,
         )
         line(
             "  bare encode, 1 entity's texts",
-            {"kg-embed": _p50([t for t, _ in res["kg-embed"]["extra_single"]])},
+            {"kg-embed": p50_ms([t for t, _ in res["kg-embed"]["extra_single"]])},
             ratios=False,
         )
     line("ingest, entities + relations (s)", {s: sum(r["ingest_s"][:2]) for s, r in res.items()})
@@ -591,19 +570,24 @@ def report(n: int, res: dict[str, dict[str, Any]]) -> str:
         "ingest, relations/s", {s: r["ingest_s"][3] / r["ingest_s"][1] for s, r in res.items()}, ratios=False
     )
     line("read_graph answer (MB)", {s: r["read_bytes"] / 1e6 for s, r in res.items() if r["read_graph"]})
-    line("  of which client validation", {s: _p50(r["validation"]) for s, r in res.items()})
+    line("  of which client validation", {s: p50_ms(r["validation"]) for s, r in res.items()})
     line(
         "search hits per query",
         {s: sum(r["hits"]) / max(1, len(r["hits"])) for s, r in res.items()},
         ratios=False,
     )
     out = [
-        f"N = {n:,} entities (3 observations each) and {n:,} relations; batches of {BATCH}",
-        table(headers, rows, left_first=True),
+        results.table(
+            f"{n}",
+            headers,
+            rows,
+            title=f"N = {n:,} entities (3 observations each) and {n:,} relations; batches of {BATCH}",
+        )
     ]
+    notes: list[str] = []
     if "kg" in res and "paged" in res["kg"]:
         secs, ents, pages = res["kg"]["paged"]
-        out.append(
+        notes.append(
             f"kg read_graph past the answer cap: paged read (limit 10,000, default profile) "
             f"{secs * 1000:,.0f} ms for {ents:,} entities in {pages} pages"
         )
@@ -612,23 +596,23 @@ def report(n: int, res: dict[str, dict[str, Any]]) -> str:
         texts = sum(k for _, k in r["extra"])
         mcp = texts / sum(r["create_entities (100)"][b] for b in r["extra_batches"])
         raw = texts / sum(t for t, _ in r["extra"])
-        out.append(
+        notes.append(
             f"kg-embed ingest: {mcp:,.0f} texts/s through MCP vs {raw:,.0f} texts/s bare model.encode of the "
             f"same texts ({100 * mcp / raw:.0f}%; {len(r['extra'])} batches of {BATCH}, each encoded right after its call)"
         )
     for r in res.values():
-        out += r["notes"]
+        notes += r["notes"]
     if "neo4j-memory" in res:
-        out.append(
+        notes.append(
             "neo4j-memory's search_memories is a Lucene query over a fulltext index (terms, not substrings; "
             "asked the prefix query '000004*' where the others get the substring 'Entity-000004'): its row "
             "is not the same operation as search_nodes"
         )
-    return "\n".join(out)
+    return "\n".join([*out, *(results.note(x) for x in notes)])
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = arguments(__doc__)
     ap.add_argument(
         "--sizes", default="10000", help="entities per run, comma-separated (e.g. 1000,10000,100000)"
     )
@@ -651,18 +635,30 @@ def main() -> None:
         "(its MERGE scans every :Memory)",
     )
     a = ap.parse_args()
+    if a.tiny:  # kg-neo4j alone (the peers need npm and PyPI), both models, twenty entities
+        a.sizes, a.systems, a.calls, a.read_calls, a.encode_every = "20", "kg,kg-embed", 3, 1, 1
     systems = [s for s in a.systems.split(",") if s]
     bad = [s for s in systems if s not in SYSTEMS]
     if bad:
         ap.error(f"--systems: unknown {bad}; allowed: {', '.join(SYSTEMS)}")
-    tables = []
+    sizes = [int(x) for x in a.sizes.split(",")]
+    results = Results(
+        "peers-"
+        + "-".join(_size(n) for n in sizes)
+        + ("" if systems == list(SYSTEMS) else "-" + "-".join(systems)),
+        a,
+    )
     try:
-        for n in (int(x) for x in a.sizes.split(",")):
-            tables.append(report(n, asyncio.run(run_size(n, systems, a))))
-            print(tables[-1] + "\n", flush=True)
+        for n in sizes:
+            print(report(results, n, asyncio.run(run_size(n, systems, a))) + "\n", flush=True)
     finally:
         if "neo4j-memory" in systems:
             peer_neo4j("stop")
+    results.save(connection())
+
+
+def _size(n: int) -> str:
+    return f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else str(n)
 
 
 if __name__ == "__main__":

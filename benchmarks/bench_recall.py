@@ -20,15 +20,14 @@ fetching and filtering are the store's, only the fusion differs.
 Conversations run one at a time and each namespace is deleted before the next one is written
 (``--keep`` keeps them), so the database-wide BM25 statistics see one conversation at a time.
 
-    .venv/bin/python benchmarks/bench_recall.py --dataset benchmarks/recall_eval/v2/frozen.json \\
-        [--channels hybrid,bm25,vector] [--conversations c1,c2] [--json out.json] [--keep]
+    python -m benchmarks.bench_recall --dataset benchmarks/recall_eval/v2/frozen.json \\
+        [--channels hybrid,bm25,vector] [--conversations c1,c2] [--ranks ranks.json] [--keep]
 
 Progress goes to stderr (a bar per phase), the tables to stdout.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
@@ -38,9 +37,19 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from _common import KG, connection, delete_namespace, log, server_env, sync_driver
 from tqdm import tqdm
 
+from benchmarks.harness import (
+    Results,
+    arguments,
+    connection,
+    delete_namespace,
+    kg_serve,
+    log,
+    mcp_session,
+    structured,
+    sync_driver,
+)
 from kg_neo4j.embeddings import load_embedder
 from kg_neo4j.fusion import FusionWeights
 from kg_neo4j.settings import Settings
@@ -66,13 +75,6 @@ LABELS = {
 }
 
 
-def _ok(result: Any, tool: str) -> dict[str, Any]:
-    if result.is_error:
-        text = " ".join(getattr(c, "text", "") for c in result.content)
-        raise RuntimeError(f"{tool} failed: {text[:500]}")
-    return dict(result.structured_content or {})
-
-
 def _rank(hits: list[tuple[str, str | None]], evidence: set[tuple[str, str]]) -> int | None:
     return next(
         (i for i, (name, obs) in enumerate(hits, 1) if obs is not None and (name, obs) in evidence), None
@@ -81,7 +83,7 @@ def _rank(hits: list[tuple[str, str | None]], evidence: set[tuple[str, str]]) ->
 
 async def write_conversation(session: Any, conv: dict[str, Any]) -> None:
     """The protocol's writes: one entity per speaker, then each session's turns as observations, in order."""
-    _ok(
+    structured(
         await session.call_tool(
             "create_entities",
             {"entities": [{"name": s, "entityType": "person", "observations": []} for s in conv["speakers"]]},
@@ -89,7 +91,7 @@ async def write_conversation(session: Any, conv: dict[str, Any]) -> None:
         "create_entities",
     )
     for sess in conv["sessions"]:
-        _ok(
+        structured(
             await session.call_tool(
                 "add_observations",
                 {
@@ -106,16 +108,9 @@ async def run_conversation(
     conv: dict[str, Any], ns: str, conn: Any, channels: list[str], store: GraphStore | None, bar: tqdm
 ) -> list[dict[str, Any]]:
     """Write one conversation through MCP, ask its questions; one row per question."""
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
     turns = {t["id"]: (t["speaker"], t["text"], s["id"]) for s in conv["sessions"] for t in s["turns"]}
-    params = StdioServerParameters(
-        command=KG, args=["serve", "--namespace", ns, "--log-level", "WARNING"], env=server_env(conn)
-    )
     rows: list[dict[str, Any]] = []
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
+    async with mcp_session(kg_serve(conn, ns)) as session:
         bar.set_postfix_str(f"{conv['id']} writing")
         t0 = time.perf_counter()
         await write_conversation(session, conv)
@@ -126,7 +121,7 @@ async def run_conversation(
             ev_sessions = {turns[e][2] for e in q["evidence"]}
             row: dict[str, Any] = {"id": q["id"], "category": q["category"], "ingest_s": ingest_s}
             if "hybrid" in channels:
-                data = _ok(
+                data = structured(
                     await session.call_tool("search_memory", {"query": q["question"], "limit": LIMIT}),
                     "search_memory",
                 )
@@ -146,25 +141,41 @@ async def run_conversation(
     return rows
 
 
-def report(rows: list[dict[str, Any]], channels: list[str]) -> str:
+def report(results: Results, rows: list[dict[str, Any]], channels: list[str]) -> str:
     out = []
     cats = sorted({r["category"] for r in rows})
     for ch in channels:
-        out.append(f"\n{LABELS[ch]}\n\n| category | questions | hit@10 | MRR |\n| --- | --- | --- | --- |")
+        table_rows: list[list[Any]] = []
         for cat in [*cats, None]:
             sel = [r for r in rows if cat is None or r["category"] == cat]
             hit = sum(1 for r in sel if r[ch]) / len(sel)
             mrr = sum(1 / r[ch] for r in sel if r[ch]) / len(sel)
-            label = cat or "**all**"
-            out.append(f"| {label} | {len(sel)} | {hit:.3f} | {mrr:.3f} |")
+            table_rows.append([cat or "all", len(sel), round(hit, 3), round(mrr, 3)])
+        out.append(
+            results.table(ch, ["category", "questions", "hit@10", "MRR"], table_rows, title=f"\n{LABELS[ch]}")
+        )
         if ch == "hybrid":
             sess = sum(1 for r in rows if r["hybrid_session"]) / len(rows)
-            out.append(f"\nsession level (any of the 10 hits from an evidence session): {sess:.3f}")
+            results.figures["hybrid_session_level"] = round(sess, 3)
+            out.append(f"session level (any of the 10 hits from an evidence session): {sess:.3f}")
     return "\n".join(out)
 
 
+def tiny(conv: dict[str, Any]) -> dict[str, Any]:
+    """The smoke size: a conversation's first two sessions and at most five questions answered in them."""
+    sessions = conv["sessions"][:2]
+    kept = {t["id"] for s in sessions for t in s["turns"]}
+    questions = [q for q in conv["questions"] if set(q["evidence"]) <= kept][:5]
+    return {**conv, "sessions": sessions, "questions": questions}
+
+
+def _key(dataset: Path) -> str:
+    """v1's dataset.json is "v1"; v2's splits are "v2-dev" and "v2-frozen"."""
+    return "v1" if dataset.stem == "dataset" else f"{dataset.parent.name}-{dataset.stem}"
+
+
 async def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = arguments(__doc__)
     ap.add_argument("--dataset", default=str(HERE / "recall_eval" / "dataset.json"))
     ap.add_argument(
         "--channels",
@@ -177,7 +188,7 @@ async def main() -> int:
         default="all-MiniLM-L6-v2",
         help="embedder of the store-level channels (must be the server's default model)",
     )
-    ap.add_argument("--json", dest="json_out", help="also write the per-question ranks here")
+    ap.add_argument("--ranks", type=Path, help="also write the per-question ranks here")
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     channels = [c for c in args.channels.split(",") if c]
@@ -189,6 +200,12 @@ async def main() -> int:
     if args.conversations:
         wanted = set(args.conversations.split(","))
         convs = [c for c in convs if c["id"] in wanted]
+    if args.tiny:
+        convs = [tiny(convs[0])]
+    results = Results(
+        "recall-" + _key(Path(args.dataset)) + ("" if channels == list(LABELS) else "-" + "-".join(channels)),
+        args,
+    )
     conn = connection()
     sdrv = sync_driver(conn)
     store_needed = any(c != "hybrid" for c in channels)
@@ -233,9 +250,16 @@ async def main() -> int:
         f"({', '.join(f'{k} {v}' for k, v in sorted(per_cat.items()))}); run {elapsed:.0f}s, "
         f"of which MCP ingest {sum(ingest.values()):.0f}s"
     )
-    print(report(rows, channels))
-    if args.json_out:
-        Path(args.json_out).write_text(
+    print(report(results, rows, channels))
+    results.figures.update(
+        dataset=data["name"],
+        questions=len(rows),
+        elapsed_s=round(elapsed),
+        ingest_s=round(sum(ingest.values())),
+    )
+    results.save(conn)
+    if args.ranks:
+        args.ranks.write_text(
             json.dumps({"dataset": data["name"], "elapsed_s": elapsed, "rows": rows}, indent=1)
         )
     return 0

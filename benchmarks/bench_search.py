@@ -8,7 +8,7 @@ against a real Neo4j.  Not a test: it prints tables.
    seed), written through ``GraphStore.create_entities`` with the embedder, ``--batch`` observations
    per call.  Compared with the raw encode of exactly the texts the store embeds (every
    observation and every entity's ``name (type)`` text) in one
-   ``model.encode(..., batch_size=64, normalize_embeddings=True)`` call.
+   call of the model's own encode (:func:`bare_encode`).
    Target: ingest obs/s >= 80% of raw-encode obs/s.
 2. **Query latency**: ``--queries`` generated questions (after 20 warm-up ones); per question,
    interleaved (the order alternates): ``store.search_memory(q, limit=10)`` end to end (entity
@@ -24,13 +24,12 @@ against a real Neo4j.  Not a test: it prints tables.
    big namespace is now the foreign one (N / --foreign times larger).
 4. Deletes its namespaces in batches (auto-commit ``CALL { } IN TRANSACTIONS``) unless ``--keep``.
 
-    .venv/bin/python benchmarks/bench_search.py [--observations 100000] [--queries 200]
+    python -m benchmarks.bench_search [--observations 100000] [--queries 200]
         [--foreign 20000] [--batch 1000] [--keep]
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import random
@@ -40,25 +39,30 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from neo4j import RoutingControl
 
-from _common import log, percentile, summary_ms  # noqa: E402
-from _common import table as _common_table  # noqa: E402
-from neo4j import RoutingControl  # noqa: E402
-
-from kg_neo4j.cypher import queries  # noqa: E402
-from kg_neo4j.embeddings import load_embedder, resolve_model  # noqa: E402
-from kg_neo4j.errors import ConfigError  # noqa: E402
-from kg_neo4j.fusion import FusionWeights  # noqa: E402
-from kg_neo4j.models import EntityIn, RelationIn  # noqa: E402
-from kg_neo4j.settings import Settings  # noqa: E402
-from kg_neo4j.store import GraphStore, connect  # noqa: E402
-from kg_neo4j.store.connection import bootstrap, ensure_vector_indexes  # noqa: E402
-from kg_neo4j.store.hybrid_search import first_vector_k  # noqa: E402
-from kg_neo4j.store.records import entity_text  # noqa: E402
+from benchmarks.harness import (
+    Results,
+    arguments,
+    delete_namespace,
+    log,
+    percentile,
+    summary_ms,
+    sync_driver,
+)
+from kg_neo4j.cypher import queries
+from kg_neo4j.embeddings import load_embedder, resolve_model
+from kg_neo4j.embeddings.numpy_encoder import NumpyEncoder
+from kg_neo4j.errors import ConfigError
+from kg_neo4j.fusion import FusionWeights
+from kg_neo4j.models import EntityIn, RelationIn
+from kg_neo4j.settings import Settings
+from kg_neo4j.store import GraphStore, connect
+from kg_neo4j.store.connection import bootstrap, ensure_vector_indexes
+from kg_neo4j.store.hybrid_search import first_vector_k
+from kg_neo4j.store.records import entity_text
 
 MODEL = "all-MiniLM-L6-v2"
 OBS_PER_ENTITY = 10
@@ -71,16 +75,6 @@ BARE_K = first_vector_k(
 BARE_QUERY = """
 CALL db.index.vector.queryNodes('kg_observation_embedding', $k, $v) YIELD node, score
 RETURN node.namespace AS ns, score
-""".strip()
-
-DELETE_OBSERVATIONS = """
-MATCH (n:Observation) WHERE n.namespace = $ns
-CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS
-""".strip()
-
-DELETE_NODES = """
-MATCH (n:KgNode) WHERE n.namespace = $ns
-CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS
 """.strip()
 
 # --- the synthetic memory: word lists ------------------------------------------------------
@@ -341,11 +335,13 @@ def make_relations(entities: Sequence[EntityIn], seed: int = 3) -> list[Relation
             while other.name == e.name:
                 other = rng.choice(entities)
             out.append(
-                RelationIn(
-                    **{"from": e.name},
-                    to=other.name,
-                    relationType=rng.choice(REL_TYPES[e.entityType]),
-                    weight=round(rng.uniform(0.2, 1.0), 2),
+                RelationIn.model_validate(
+                    {
+                        "from": e.name,
+                        "to": other.name,
+                        "relationType": rng.choice(REL_TYPES[e.entityType]),
+                        "weight": round(rng.uniform(0.2, 1.0), 2),
+                    }
                 )
             )
     return out
@@ -398,12 +394,21 @@ class TimedEmbedder:
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         t0 = time.perf_counter()
         try:
-            return self.inner.encode(texts)
+            vectors: list[list[float]] = self.inner.encode(texts)
+            return vectors
         finally:
             t1 = time.perf_counter()
             self.seconds += t1 - t0
             self.calls += 1
             self.intervals.append((t0, t1))
+
+
+def bare_encode(model: Any, texts: Sequence[str]) -> Any:
+    """The model's own encode of ``texts``, without the store: the numpy runtime's (unit vectors), or
+    sentence-transformers' asked for unit vectors in batches of 64."""
+    if isinstance(model, NumpyEncoder):
+        return model.encode(texts)
+    return model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False)
 
 
 def time_store_runs(store: GraphStore) -> list[tuple[str, float, float]]:
@@ -436,13 +441,13 @@ def covered(intervals: Sequence[tuple[float, float]]) -> float:
 
 def other_benchmarks() -> list[str]:
     try:
-        out = subprocess.run(["pgrep", "-af", "benchmarks/bench_"], capture_output=True, text=True).stdout
+        out = subprocess.run(["pgrep", "-af", "benchmarks[./]bench_"], capture_output=True, text=True).stdout
     except OSError:
         return []
     return [
         line
         for line in out.splitlines()
-        if line.split(" ", 1)[0] != str(os.getpid()) and "pgrep" not in line and "bench_search.py" not in line
+        if line.split(" ", 1)[0] != str(os.getpid()) and "pgrep" not in line and "bench_search" not in line
     ]
 
 
@@ -467,7 +472,7 @@ async def ingest(
     def raw_encode(batch: Sequence[EntityIn]) -> float:
         texts = [t for e in batch for t in (*e.observations, entity_text(e.name, e.entityType))]
         t0 = time.perf_counter()
-        model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+        bare_encode(model, texts)
         return time.perf_counter() - t0
 
     for b, batch in enumerate(batches, 1):
@@ -577,20 +582,6 @@ async def warm_up(store: GraphStore, emb: TimedEmbedder, questions: Sequence[str
     await measure_queries(store, emb, questions, bare=True)
 
 
-async def delete_namespace(store: GraphStore, ns: str) -> float:
-    t0 = time.perf_counter()
-    async with store.driver.session(database=store.database) as s:  # auto-commit: CALL { } IN TRANSACTIONS
-        for stmt in (DELETE_OBSERVATIONS, DELETE_NODES):
-            result = await s.run(stmt, ns=ns)
-            await result.consume()
-    return time.perf_counter() - t0
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """_common.table with the first column (labels, some indented) left-aligned."""
-    return _common_table(headers, rows, left_first=True)
-
-
 def dist(values: Sequence[int]) -> str:
     c = Counter(values)
     return ", ".join(f"{k:,}: {c[k]}" for k in sorted(c))
@@ -601,7 +592,7 @@ def ms(v: float) -> float:
 
 
 async def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = arguments(__doc__)
     ap.add_argument("--observations", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument(
@@ -618,6 +609,16 @@ async def main() -> None:
         help="skip raw encode A (all texts in one call); the verdict then uses B alone",
     )
     args = ap.parse_args()
+    if args.tiny:
+        args.observations, args.queries, args.foreign, args.batch = 100, 4, 50, 50
+    warmup = min(WARMUP, args.queries)
+    results = Results(f"search-{args.observations}", args)
+
+    def table(key: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> str:
+        return results.table(key, headers, rows, title=title)
+
+    def say(text: str) -> None:
+        print(results.note(text))
 
     busy: list[str] = []
 
@@ -676,21 +677,16 @@ async def main() -> None:
         texts = [t for e in entities for t in (*e.observations, entity_text(e.name, e.entityType))]
         n_obs = sum(len(e.observations) for e in entities)
         questions = make_questions(entities, args.queries, seed=1)
-        warm = make_questions(entities, WARMUP, seed=2)
+        warm = make_questions(entities, warmup, seed=2)
 
         # 1. raw encode of exactly the texts the store embeds, then the store's ingest.  Warm the model up
         # first on a sample of the same texts (the first call at each new padded length is slower).
-        model.encode(
-            random.Random(5).sample(texts, min(1000, len(texts))),
-            batch_size=64,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
+        bare_encode(model, random.Random(5).sample(texts, min(1000, len(texts))))
         raw_s = float("nan")
         if not args.skip_encode_all:
             log(f"raw encode of {len(texts):,} texts (batch_size=64)")
             t0 = time.perf_counter()
-            vecs = model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+            vecs = bare_encode(model, texts)
             raw_s = time.perf_counter() - t0
             assert len(vecs) == len(texts)
             del vecs
@@ -705,7 +701,7 @@ async def main() -> None:
         await driver.execute_query("CALL db.awaitIndexes(300)", database_=conn.database)
 
         # 2./3a. plain setting
-        log(f"warm-up ({WARMUP} questions), then {len(questions)} questions")
+        log(f"warm-up ({warmup} questions), then {len(questions)} questions")
         await warm_up(store, emb, warm)
         plain = await measure_queries(store, emb, questions, bare=True)
         check_busy("after plain queries")
@@ -730,16 +726,13 @@ async def main() -> None:
         print(
             f"\n# bench_search: {n_obs:,} observations ({n_entities:,} entities x {OBS_PER_ENTITY}, "
             f"{len(rels):,} relations), "
-            f"model {MODEL}, Neo4j {neo4j_version}, {os.cpu_count()} cores, torch threads "
-            f"{__import__('torch').get_num_threads()}"
+            f"model {MODEL}, Neo4j {neo4j_version}, {os.cpu_count()} cores"
         )
         print(f"# other embedded observations already in the database: {preexisting:,}")
         if busy:
             print("# WARNING: measured while another benchmark ran:\n#   " + "\n#   ".join(busy))
         else:
-            print(
-                "# no other benchmarks/bench_* process seen at start, after ingest or after any query phase"
-            )
+            print("# no other benchmark process seen at start, after ingest or after any query phase")
         if bootstrap_note:
             print(f"# NOTE: {bootstrap_note}")
         print(f"# namespace {ns}" + (" (kept)" if args.keep else ""))
@@ -757,6 +750,7 @@ async def main() -> None:
         )
         print(
             table(
+                "ingest",
                 ["path", "seconds", "obs/s", "note"],
                 [
                     ["A raw model.encode, all texts in one call (before ingest)", raw_s, raw_obs_s, ""],
@@ -790,7 +784,7 @@ async def main() -> None:
             else min(ing_obs_s / raw_obs_s, ing_obs_s / rawb_obs_s)
         )
         verdict = "MET" if share >= 0.8 else "MISSED"
-        print(
+        say(
             f"target ingest >= 80% of raw encode throughput: {ing_obs_s / raw_obs_s:.0%} of A, "
             f"{ing_obs_s / rawb_obs_s:.0%} of B (same load) -> {verdict}; encode is "
             f"{ing['encode_seconds'] / ing_s:.0%} of the ingest time, Neo4j write + rest "
@@ -843,11 +837,11 @@ async def main() -> None:
             )
 
         print(
-            f"\n## 2. Query latency, plain setting ({len(questions)} questions after {WARMUP} warm-up, "
+            f"\n## 2. Query latency, plain setting ({len(questions)} questions after {warmup} warm-up, "
             f"ms, nearest-rank percentiles)\n"
         )
-        print(table(["what", "p50", "p95", "mean", "max"], latency_rows(plain)))
-        print(latency_verdict(plain))
+        print(table("latency", ["what", "p50", "p95", "mean", "max"], latency_rows(plain)))
+        say(latency_verdict(plain))
         print(f"embedding alone p95: {percentile(plain['bare_embed'], 95) * 1000:.1f} ms")
 
         print(
@@ -856,28 +850,30 @@ async def main() -> None:
             "vector channel is ranked exactly in a namespace of <= 2,000; else only the starved channel, "
             "x4 per round up to 10,000; 'vector:exact' = an exact round)\n"
         )
-        print(f"(a) plain, {n_obs:,} observations: {rounds_line(plain)}")
+        say(f"(a) plain, {n_obs:,} observations: {rounds_line(plain)}")
         if with_foreign is not None and in_foreign is not None and fing is not None:
             big_ratio = n_obs / fing["observations"]
-            print(
+            say(
                 f"(b) same questions, after a foreign namespace of {fing['observations']:,} near-duplicates: "
                 f"{rounds_line(with_foreign)}"
             )
-            print(
+            say(
                 f"(c) questions asked in the {fing['observations']:,}-observation namespace, the "
                 f"{n_obs:,} one ({big_ratio:.0f}x larger) being foreign: {rounds_line(in_foreign)}"
             )
             print("\n### (b) latency with the foreign namespace present (ms)\n")
-            print(table(["what", "p50", "p95", "mean", "max"], latency_rows(with_foreign)))
-            print(latency_verdict(with_foreign))
+            print(table("latency-foreign", ["what", "p50", "p95", "mean", "max"], latency_rows(with_foreign)))
+            say(latency_verdict(with_foreign))
             print("\n### (c) latency in the small namespace, big one foreign (ms)\n")
-            print(table(["what", "p50", "p95", "mean", "max"], latency_rows(in_foreign)))
-            print(latency_verdict(in_foreign))
+            print(
+                table("latency-in-foreign", ["what", "p50", "p95", "mean", "max"], latency_rows(in_foreign))
+            )
+            say(latency_verdict(in_foreign))
             for label, r in (("(b)", with_foreign), ("(c)", in_foreign)):
                 by_rounds: dict[int, list[float]] = {}
                 for rounds, t in zip(r["rounds"], r["sm"], strict=True):
                     by_rounds.setdefault(rounds, []).append(t)
-                print(
+                say(
                     f"{label} search_memory p50/p95 by rounds: "
                     + "; ".join(
                         f"{k} round(s): n={len(v)} p50 {percentile(v, 50) * 1000:.1f} / p95 "
@@ -890,11 +886,13 @@ async def main() -> None:
         if args.keep:
             log(f"kept namespaces: {', '.join(made)}")
         else:
-            for name in made:
-                log(f"deleting {name}")
-                secs = await delete_namespace(store, name)
-                log(f"  deleted in {secs:.1f} s")
+            with sync_driver(conn) as sdrv:
+                for name in made:
+                    log(f"deleting {name}")
+                    secs = await asyncio.to_thread(delete_namespace, sdrv, conn.database, name)
+                    log(f"  deleted in {secs:.1f} s")
         await driver.close()
+    results.save(conn)
 
 
 if __name__ == "__main__":

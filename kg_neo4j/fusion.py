@@ -31,7 +31,7 @@ Graph signals on top:
   numbers, docs/recall.md#recall-search_memory).  Where the ``context`` signal above needs the setup among the
   candidates and by the same entity, this one reads the other speaker's question the answer replies to.  It
   raised hit@10 and MRR on the dev split of benchmarks/recall_eval/v2
-  (benchmarks/results/recall_experiments_dev.md);
+  (git show 140ea90:benchmarks/results/recall_experiments_dev.md);
 - proximity: neighbours of the strongest entities get a share, times relation weight,
   and neighbours no channel found become entity hits;
 - prior: an optional per-entity score in [0, 1] (the knowledge layer's memory score,

@@ -1,5 +1,5 @@
 """Clients that spread their MCP calls over stateless HTTP replicas round-robin, and the check that every
-acknowledged write landed exactly once (tests/test_replicas.py; benchmarks/bench_team.py runs it at
+acknowledged write landed exactly once (tests/test_replicas.py; benchmarks/bench_team.py, removed in #36, ran it at
 8 clients x 500 operations).
 
 Each client holds one MCP session whose HTTP requests a load balancer of its own sends to the replicas

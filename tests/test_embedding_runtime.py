@@ -3,7 +3,7 @@ chosen by ``auto`` only for models it runs exactly, and serves a real MCP sessio
 
 Real model (the installed all-MiniLM-L6-v2), real texts (the frozen recall_eval/ conversations
 plus over-long, many-script, emoji, whitespace and empty texts), real Neo4j, real MCP client.
-Speed is measured in benchmarks/bench_first_write.py, not here.
+Speed was measured by benchmarks/bench_first_write.py (docs/performance.md), not here.
 """
 
 from __future__ import annotations

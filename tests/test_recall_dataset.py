@@ -14,16 +14,19 @@ import pytest
 #: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
 pytestmark = pytest.mark.unit
 
-EVAL = Path(__file__).resolve().parent.parent / "benchmarks" / "recall_eval"
+ROOT = Path(__file__).resolve().parent.parent
+EVAL = ROOT / "benchmarks" / "recall_eval"
 V2 = EVAL / "v2"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=120, check=False, cwd=ROOT
+    )
 
 
 def test_v2_files_are_the_generators_output() -> None:
-    done = _run(str(V2 / "generate.py"), "--check")
+    done = _run("-m", "benchmarks.recall_eval.v2.generate", "--check")
     assert done.returncode == 0, done.stderr
 
 

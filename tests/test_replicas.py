@@ -6,7 +6,7 @@ to the next replica, the MCP session's initialize included).  The suite's concur
 nothing unacknowledged is, and a name the clients contest is created by exactly one call.  Two
 replicas without ``--stateless`` show why the setting is needed (and that the balancing does cross
 replicas): a session started on one is unknown to the other.  The full
-8 x 500 is benchmarks/bench_team.py's; a stateless server's refusal of subscriptions is
+8 x 500 was benchmarks/bench_team.py's (docs/performance.md#team-service); a stateless server's refusal of subscriptions is
 tests/test_team_http.py's."""
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ Dump format: ``{"peer", "package", "version", "nodes": [{"id", "labels", "proper
 "relationships": [{"type", "start", "end", "properties"}]}``, values encoded like the full export
 (``kg_neo4j/store/value_codec.py``: ``{"$datetime": ...}``), ids local to the file.
 
-    .venv/bin/python benchmarks/peer_graphs/capture.py                # all three
-    .venv/bin/python benchmarks/peer_graphs/capture.py --peers graphiti --stop
+    python -m benchmarks.peer_graphs.capture                # all three
+    python -m benchmarks.peer_graphs.capture --peers graphiti --stop
 """
 
 from __future__ import annotations
@@ -35,10 +35,9 @@ from typing import Any
 
 from neo4j import GraphDatabase
 
+from benchmarks.harness import ROOT, Server, mcp_session, own_neo4j, structured
 from kg_neo4j.store.value_codec import encode_value
 
-ROOT = Path(__file__).resolve().parents[2]
-KG = str(ROOT / ".venv" / "bin" / "kg-neo4j")
 OUT = ROOT / "tests" / "data" / "peers"
 CACHE = Path.home() / ".cache" / "kg-neo4j-peers"
 NEO4J_MEMORY_VERSION = "0.4.5"
@@ -55,24 +54,7 @@ def log(msg: str) -> None:
 
 def scratch_neo4j(command: str) -> dict[str, str]:
     """``kg-neo4j neo4j start|stop|env`` for the scratch Neo4j (never the project's)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "KG_NEO4J_"))}
-    env.update(
-        KG_NEO4J_HOME=str(SCRATCH_HOME),
-        KG_NEO4J_LOCAL_BOLT_PORT=str(SCRATCH_BOLT),
-        KG_NEO4J_LOCAL_HTTP_PORT=str(SCRATCH_HTTP),
-        KG_NEO4J_LOCAL_GUIDE_PORT=str(SCRATCH_GUIDE),
-        KG_NEO4J_LOCAL_HEAP="512m",
-        KG_NEO4J_LOCAL_PAGECACHE="256m",
-    )
-    out = subprocess.run(
-        [KG, "neo4j", command], env=env, check=command != "start", capture_output=True, text=True
-    )
-    sys.stderr.write(out.stderr)
-    return dict(
-        line.removeprefix("export ").split("=", 1)
-        for line in out.stdout.splitlines()
-        if line.startswith("export ")
-    )
+    return own_neo4j(command, SCRATCH_HOME, (SCRATCH_BOLT, SCRATCH_HTTP, SCRATCH_GUIDE), "512m", "256m")
 
 
 def venv_with(name: str, *requirements: str) -> Path:
@@ -107,16 +89,9 @@ def memento_entry() -> Path:
 async def call_tools(
     command: str, args: list[str], env: dict[str, str], calls: list[tuple[str, dict[str, Any]]]
 ) -> None:
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    params = StdioServerParameters(command=command, args=args, env=env)
-    async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
-        await s.initialize()
+    async with mcp_session(Server(command, args, env)) as s:
         for name, arguments in calls:
-            res = await s.call_tool(name, arguments)
-            if res.is_error:
-                raise RuntimeError(f"{name}: {res.content}")
+            structured(await s.call_tool(name, arguments), name)
             log(f"{name}: ok")
 
 
@@ -148,7 +123,7 @@ def write_neo4j_memory(conn: dict[str, str]) -> None:
         {"source": "Alice Smith", "target": "Munich", "relationType": "LIVES_IN"},
         {"source": "Acme Corp", "target": "Project Apollo", "relationType": "RUNS"},
     ]
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("create_entities", {"entities": entities}),
         ("create_relations", {"relations": relations}),
         (
@@ -205,7 +180,7 @@ def write_memento(conn: dict[str, str]) -> None:
         {"from": "Bob Jones", "to": "Alice Smith", "relationType": "manages"},
         {"from": "Acme Corp", "to": "Project Apollo", "relationType": "runs", "confidence": 0.95},
     ]
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("create_entities", {"entities": entities}),
         ("create_relations", {"relations": relations}),
         # a new version of Alice (Memento versions an entity on every observation change)

@@ -26,7 +26,7 @@ GROUP = "capture"
 OTHER_GROUP = "capture-other"
 
 
-class HashEmbedder(EmbedderClient):
+class HashEmbedder(EmbedderClient):  # type: ignore[misc]  # graphiti-core: only in its own venv
     """Deterministic and local: 8 floats from the text's SHA-256 (no model, no network)."""
 
     async def create(

@@ -26,7 +26,7 @@ from kg_neo4j.embeddings.numpy_support import ModelPlan, weight_names
 log = logging.getLogger(__name__)
 
 #: At most this many texts, and this many tokens (texts x padded length), per forward pass:
-#: intermediates of a few MB stay in cache (measured in benchmarks/bench_first_write.py).
+#: intermediates of a few MB stay in cache (measured by bench_first_write; docs/performance.md).
 MAX_BATCH = 64
 MAX_TOKENS = 1024
 #: Worker threads for passes (never more than the CPUs this process may use).

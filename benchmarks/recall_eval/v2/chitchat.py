@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import random
 
-from episodes import EVENTS
-from world import CITIES, DISHES, INSTRUMENTS, JOBS, LANDMARKS, PETS, RELATIVES, THIRD_NAMES, WEEKDAYS
+from .episodes import EVENTS
+from .world import CITIES, DISHES, INSTRUMENTS, JOBS, LANDMARKS, PETS, RELATIVES, THIRD_NAMES, WEEKDAYS
 
 OPENERS = [
     "hey {B}! sorry, this week got away from me",

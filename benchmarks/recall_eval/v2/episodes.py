@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from world import (
+from .world import (
     CITIES,
     DISHES,
     INSTRUMENTS,
@@ -44,7 +44,7 @@ LITERAL = 0.5
 
 
 def _when(rng: random.Random) -> str:
-    return rng.choice([*RELATIVE_DAYS, *(f"last {d}" for d in WEEKDAYS[4:])])
+    return str(rng.choice([*RELATIVE_DAYS, *(f"last {d}" for d in WEEKDAYS[4:])]))
 
 
 def _a(word: str) -> str:

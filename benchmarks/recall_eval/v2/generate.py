@@ -4,8 +4,8 @@
 Stdlib only, seeded: the same seed gives byte-identical files.  How the set is made and why:
 README.md (section "v2").
 
-    python benchmarks/recall_eval/v2/generate.py            # writes dev.json and frozen.json next to this file
-    python benchmarks/recall_eval/v2/generate.py --check    # regenerates in memory, exit 1 if the files differ
+    python -m benchmarks.recall_eval.v2.generate            # writes dev.json and frozen.json next to this file
+    python -m benchmarks.recall_eval.v2.generate --check    # regenerates in memory, exit 1 if the files differ
 """
 
 from __future__ import annotations
@@ -18,11 +18,9 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from chitchat import CLOSERS, OPENERS, filler  # noqa: E402
-from episodes import KINDS, MIX, Episode  # noqa: E402
-from world import RELATIVE_DAYS, SPEAKERS, WEEKDAYS  # noqa: E402
+from .chitchat import CLOSERS, OPENERS, filler
+from .episodes import KINDS, MIX, Episode
+from .world import RELATIVE_DAYS, SPEAKERS, WEEKDAYS
 
 HERE = Path(__file__).resolve().parent
 SEED = 20261124

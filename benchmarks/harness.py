@@ -1,33 +1,49 @@
-"""Shared helpers of the benchmarks: connection, namespaces, raw-driver seeding, cleanup, stats.
+"""The one harness of the benchmarks: servers, MCP client, timing, tables, results.
 
-Nothing here is product code: the benchmarks only *call* the product (the MCP server over
-stdio, ``GraphStore`` and the named Cypher of ``cypher/*.cypher``).  Every benchmark uses
-its own ``bench-...`` namespace and deletes it afterwards in batches, so a shared Neo4j
-does not bloat.
+Every benchmark is a module of this package, run as ``python -m benchmarks.bench_x``; its ``main``
+builds its arguments with :func:`arguments` (which adds ``--tiny`` and ``--out``), records its tables
+in a :class:`Results` and saves them as JSON tagged with what produced them (:func:`tags`).
+docs/performance.md's tables are rendered from those files (``python -m benchmarks.report``).
+
+Nothing here is product code: the benchmarks only *call* the product (the MCP server over stdio,
+``GraphStore`` and the named Cypher of ``cypher/*.cypher``).  Every benchmark uses its own
+``bench-...`` namespaces and deletes them afterwards in batches, so a shared Neo4j does not bloat.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 import os
+import platform
 import random
+import shlex
 import statistics
+import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from neo4j import Driver, GraphDatabase
 
+from kg_neo4j import __version__
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import resolve_connection
 from kg_neo4j.store.connection import Connection
 
 ROOT = Path(__file__).resolve().parent.parent
-KG = str(ROOT / ".venv" / "bin" / "kg-neo4j")
+RESULTS = ROOT / "benchmarks" / "results"
+#: The installed command beside this Python (what users run), so a venv's benchmark runs its own server.
+KG = str(Path(sys.executable).with_name("kg-neo4j"))
 
 ENTITY_TYPES = ["person", "project", "concept", "tool", "place"]
 RELATION_TYPES = ["knows", "uses", "depends_on", "part_of"]
@@ -39,9 +55,126 @@ WORDS = (
 
 
 def log(msg: str) -> None:
+    """Progress goes to stderr; stdout holds the tables."""
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+# --- the command line and the results ------------------------------------------------------
+def arguments(doc: str | None) -> argparse.ArgumentParser:
+    """The benchmark's parser, with the two arguments every benchmark has (:func:`common`)."""
+    return common(argparse.ArgumentParser(description=(doc or "").split("\n")[0]))
+
+
+def common(ap: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add ``--tiny`` and ``--out`` (to a parser, or to each subcommand's)."""
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="the smoke size (seconds; what CI runs): writes no results file unless --out names one",
+    )
+    ap.add_argument("--out", type=Path, help="the results file (default: benchmarks/results/<name>.json)")
+    return ap
+
+
+def tags(conn: Connection | None = None) -> dict[str, Any]:
+    """What produced a result: kg-neo4j's version, the commit, the Neo4j version, the machine and its load."""
+    git = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    )
+    dirty = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    neo4j = None
+    if conn is not None:
+        with sync_driver(conn) as drv:
+            records, _, _ = drv.execute_query(
+                "CALL dbms.components() YIELD versions, edition RETURN versions[0] AS v, edition AS e",
+                database_=conn.database,
+            )
+            neo4j = f"{records[0]['v']} {records[0]['e']}"
+    return {
+        "kg_neo4j": __version__,
+        "commit": git.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+        if git.returncode == 0
+        else None,
+        "neo4j": neo4j,
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+@dataclass
+class Results:
+    """One run's tables, notes and figures, saved as one JSON file."""
+
+    name: str
+    args: argparse.Namespace
+    tables: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    figures: dict[str, Any] = field(default_factory=dict)
+    load_at_start: list[float] = field(default_factory=lambda: [round(x, 2) for x in os.getloadavg()])
+
+    def table(
+        self, key: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str = ""
+    ) -> str:
+        """Record a table under ``key`` and return it as text (first column left-aligned)."""
+        self.tables.append(
+            {
+                "key": key,
+                "title": title,
+                "headers": list(headers),
+                "rows": [[_json(c) for c in r] for r in rows],
+            }
+        )
+        return (title + "\n" if title else "") + table(headers, rows, left_first=True)
+
+    def note(self, text: str) -> str:
+        self.notes.append(text)
+        return text
+
+    def save(self, conn: Connection | None) -> Path | None:
+        """Write the results file (``--out``, else benchmarks/results/<name>.json unless ``--tiny``)."""
+        out: Path | None = self.args.out or (None if self.args.tiny else RESULTS / f"{self.name}.json")
+        if out is None:
+            return None
+        given = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(self.args).items() if k != "out"}
+        doc = {
+            "benchmark": self.name,
+            "command": "python -m " + shlex.join([_module(), *sys.argv[1:]]),
+            "arguments": given,
+            "tags": {**tags(conn), "loadavg_at_start": self.load_at_start},
+            "tables": self.tables,
+            "notes": self.notes,
+            "figures": {k: _json(v) for k, v in self.figures.items()},
+        }
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        log(f"results: {out}")
+        return out
+
+
+def _module() -> str:
+    main = sys.modules["__main__"]
+    spec = getattr(main, "__spec__", None)
+    return spec.name if spec is not None else Path(sys.argv[0]).stem
+
+
+def _json(c: Any) -> Any:
+    """A cell as JSON: NaN is null; everything else as it is (numbers stay numbers)."""
+    if isinstance(c, float) and math.isnan(c):
+        return None
+    if isinstance(c, str | int | float | bool) or c is None:
+        return c
+    return str(c)
+
+
+# --- connection and servers ----------------------------------------------------------------
 def connection() -> Connection:
     return resolve_connection(Settings())
 
@@ -58,6 +191,69 @@ def server_env(conn: Connection) -> dict[str, str]:
         }
     )
     return env
+
+
+@dataclass
+class Server:
+    """An MCP stdio server: the command, its arguments and its environment."""
+
+    command: str
+    args: list[str]
+    env: dict[str, str]
+
+
+def kg_serve(conn: Connection, namespace: str, *args: str) -> Server:
+    """``kg-neo4j serve --namespace NS`` (quiet) on the benchmark's Neo4j, with more ``args``."""
+    return Server(KG, ["serve", "--namespace", namespace, "--log-level", "WARNING", *args], server_env(conn))
+
+
+@asynccontextmanager
+async def mcp_session(server: Server, errlog: TextIO = sys.stderr) -> AsyncIterator[ClientSession]:
+    """A real MCP client session over stdio, initialised, its tools listed (the client then validates
+    every answer against the tool's output schema, as clients do)."""
+    params = StdioServerParameters(command=server.command, args=server.args, env=server.env)
+    async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        await session.list_tools()
+        yield session
+
+
+def own_neo4j(
+    command: str, home: Path, ports: tuple[int, int, int], heap: str, pagecache: str
+) -> dict[str, str]:
+    """``kg-neo4j neo4j start|stop|env`` for a local Neo4j of the benchmark's own (never the project's),
+    under ``home`` on the (bolt, http, guide) ``ports``; returns the variables ``env`` exports."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "KG_NEO4J_"))}
+    env.update(
+        KG_NEO4J_HOME=str(home),
+        KG_NEO4J_LOCAL_BOLT_PORT=str(ports[0]),
+        KG_NEO4J_LOCAL_HTTP_PORT=str(ports[1]),
+        KG_NEO4J_LOCAL_GUIDE_PORT=str(ports[2]),
+        KG_NEO4J_LOCAL_HEAP=heap,
+        KG_NEO4J_LOCAL_PAGECACHE=pagecache,
+    )
+    out = subprocess.run(
+        [KG, "neo4j", command], env=env, check=command != "start", capture_output=True, text=True
+    )
+    sys.stderr.write(out.stderr)
+    return dict(
+        line.removeprefix("export ").split("=", 1)
+        for line in out.stdout.splitlines()
+        if line.startswith("export ")
+    )
+
+
+def text_of(result: Any) -> str:
+    """The first text block of a tool answer ('' when none)."""
+    block = result.content[0] if result.content else None
+    return str(getattr(block, "text", "")) if block is not None else ""
+
+
+def structured(result: Any, tool: str) -> dict[str, Any]:
+    """A tool answer's structured content; an error answer raises, naming the tool."""
+    if result.is_error:
+        raise RuntimeError(f"{tool}: {text_of(result)[:300]}")
+    return dict(result.structured_content or {})
 
 
 def sync_driver(conn: Connection) -> Driver:
@@ -265,6 +461,11 @@ def percentile(values: Sequence[float], p: float) -> float:
     return s[k]
 
 
+def p50_ms(values: Sequence[float]) -> float:
+    """The median of durations in seconds, in milliseconds (NaN when none)."""
+    return percentile(values, 50) * 1000 if values else math.nan
+
+
 def summary_ms(values: Sequence[float]) -> tuple[float, float, float]:
     """(p50, p95, mean) in milliseconds of durations given in seconds."""
     ms = [v * 1000 for v in values]
@@ -298,7 +499,3 @@ def _fmt(c: Any) -> str:
     if isinstance(c, int):
         return f"{c:,}"
     return str(c)
-
-
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import tempfile
 import time
@@ -325,7 +326,9 @@ async def run_scale(args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         vectors = np.asarray(embedder.encode([entity_text(n, t) for n, t, _ in rows]), dtype=np.float32)
         log(f"embedded in {time.perf_counter() - t0:.0f} s")
-        np.save(cache, vectors)
+        part = cache.with_suffix(f".{os.getpid()}.npy")  # whole or absent: another run may read it
+        np.save(part, vectors)
+        os.replace(part, cache)
     ns = f"bench-dupes-scale-{args.n}-{uuid.uuid4().hex[:8]}"
     sync = sync_driver(conn)
     drv = AsyncGraphDatabase.driver(

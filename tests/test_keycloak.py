@@ -46,9 +46,9 @@ REALM_FILE = Path(__file__).parent / "data" / "keycloak-realm.json"
 PUBLIC_URL = "https://memory.example.com"  # the realm's audience mapper puts it in aud
 CLIENT = "kg-agents"
 PASSWORDS = {"alice": "alice-password", "bob": "bob-password"}
-#: realms imported from the one realm file: "team" for the grants, "other" for a token of another
-#: realm, "rotation" for the key rotation (its keys change: the other tests never depend on them)
-REALMS = ("team", "other", "rotation")
+#: realms imported from the one realm file: "team" for the grants; "other" for a token of another
+#: realm and for the key rotation (its keys change: no test depends on which key signs its tokens)
+REALMS = ("team", "other")
 START_SECONDS = 600  # a first start builds Keycloak (about a minute on a busy 2-core machine)
 
 
@@ -330,21 +330,19 @@ def test_realm_key_rotation(keycloak: Keycloak, neo4j_info: Neo4jInfo, tmp_path:
 
     with (
         keycloak.admin() as admin,
-        http_server(neo4j_info, env=realm_env(neo4j_info, keycloak, "rotation", grants)) as kept,
+        http_server(neo4j_info, env=realm_env(neo4j_info, keycloak, "other", grants)) as kept,
         http_server(
             neo4j_info,
-            env=realm_env(
-                neo4j_info, keycloak, "rotation", grants, KG_NEO4J_OAUTH_JWKS_LIFESPAN=str(lifespan)
-            ),
+            env=realm_env(neo4j_info, keycloak, "other", grants, KG_NEO4J_OAUTH_JWKS_LIFESPAN=str(lifespan)),
         ) as brief,
     ):
-        old_token = keycloak.token("alice", "rotation")
+        old_token = keycloak.token("alice", "other")
         old_kid = jwt.get_unverified_header(old_token)["kid"]
         assert status(kept, old_token) == 200 and status(brief, old_token) == 200  # both keep the old JWKS
 
-        realm_id = admin.get("/rotation").json()["id"]
+        realm_id = admin.get("/other").json()["id"]
         added = admin.post(
-            "/rotation/components",
+            "/other/components",
             json={
                 "name": "rsa-rotated",
                 "providerId": "rsa-generated",
@@ -360,7 +358,7 @@ def test_realm_key_rotation(keycloak: Keycloak, neo4j_info: Neo4jInfo, tmp_path:
             },
         )
         assert added.status_code == 201, added.text
-        new_token = keycloak.token("alice", "rotation")
+        new_token = keycloak.token("alice", "other")
         assert jwt.get_unverified_header(new_token)["kid"] != old_kid  # the new key signs now
         # The default lifespan (300 s) is far from over: only the unknown kid's new fetch lets the token
         # in (PyJWT lets one happen 30 s after the last fetch at the earliest, so a fresh server waits).
@@ -368,12 +366,10 @@ def test_realm_key_rotation(keycloak: Keycloak, neo4j_info: Neo4jInfo, tmp_path:
         poll_status(lambda: status(brief, new_token), 200, within=60)
         assert status(kept, old_token) == 200  # both keys are in the JWKS
 
-        keys = admin.get("/rotation/keys").json()["keys"]
+        keys = admin.get("/other/keys").json()["keys"]
         old_provider = next(k["providerId"] for k in keys if k["kid"] == old_kid)
-        assert admin.delete(f"/rotation/components/{old_provider}").status_code == 204
-        assert old_kid not in {
-            k["kid"] for k in httpx.get(keycloak.jwks("rotation"), timeout=30).json()["keys"]
-        }
+        assert admin.delete(f"/other/components/{old_provider}").status_code == 204
+        assert old_kid not in {k["kid"] for k in httpx.get(keycloak.jwks("other"), timeout=30).json()["keys"]}
         # refused once the kept keys expire: 2 s, with a stated tolerance for a busy machine
         took = poll_status(lambda: status(brief, old_token), 401, within=lifespan + 30)
         assert status(brief, new_token) == 200

@@ -77,6 +77,7 @@ ALLOWED: dict[str, str] = {
     "public_url": "an http(s) URL with a host and no query, e.g. https://memory.example.com",
     "oauth_issuer": "an http(s) URL with a host, e.g. https://login.example.com/realms/team",
     "oauth_jwks": "an http(s) URL or the path of a local JWKS file",
+    "oauth_jwks_lifespan": "a number of seconds from 1 to 86400",
     "http_stateless": "true or false",
     "resolve_writes": "true or false",
 }
@@ -137,6 +138,9 @@ class Settings(BaseSettings):
     oauth_issuer: str | None = None
     #: the issuer's signing keys: a JWKS URL or a local JWKS file (required with oauth_issuer)
     oauth_jwks: str | None = None
+    #: how long keys fetched from a JWKS URL are kept, in seconds: a key the issuer removed is still
+    #: trusted this long (a new key is fetched at once: its unknown key id fetches the JWKS again)
+    oauth_jwks_lifespan: Annotated[float, Field(ge=1, le=86400)] = 300
     #: the audience the tokens must carry (default: the public URL)
     oauth_audience: str | None = None
     #: the claim naming the principal

@@ -206,12 +206,15 @@ async def stdio_session(
 
 
 @contextlib.contextmanager
-def http_server(info: Neo4jInfo, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Run ``kg-neo4j serve --transport http`` and yield its base URL once it answers."""
+def http_server(
+    info: Neo4jInfo, *args: str, env: dict[str, str] | None = None, log: Path | None = None
+) -> Iterator[str]:
+    """Run ``kg-neo4j serve --transport http`` and yield its base URL once it answers; its stderr (every
+    log line) goes to ``log`` when given."""
     port = free_port()
     # stderr to a file, not a pipe: the server logs a line per request, and a pipe nobody reads fills
     # (64 KB) and blocks the server
-    log_file = tempfile.TemporaryFile()
+    log_file = log.open("w+b") if log is not None else tempfile.TemporaryFile()
     proc = subprocess.Popen(
         [KG, "serve", "--transport", "http", "--port", str(port), *args],
         env=env or server_env(info),

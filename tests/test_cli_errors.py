@@ -92,6 +92,16 @@ ENV_CASES = {
         "KG_NEO4J_ALLOWED_ORIGINS", '"https://app.example.com"', "a JSON list of origins"
     ),
     "host-empty": Bad("KG_NEO4J_HOST", "", "a non-empty host name"),
+    "jwks-lifespan-zero": Bad("KG_NEO4J_OAUTH_JWKS_LIFESPAN", "0", "a number of seconds from 1 to 86400"),
+    "jwks-lifespan-day-and-more": Bad(
+        "KG_NEO4J_OAUTH_JWKS_LIFESPAN", "86401", "a number of seconds from 1 to 86400"
+    ),
+    "jwks-lifespan-words": Bad(
+        "KG_NEO4J_OAUTH_JWKS_LIFESPAN",
+        "5 minutes",
+        "a number of seconds from 1 to 86400",
+        ("serve", "--transport", "http"),
+    ),
     "max-answer-negative": Bad("KG_NEO4J_MAX_ANSWER_BYTES", "-1", "an integer >= 1"),
     "max-answer-not-int": Bad("KG_NEO4J_MAX_ANSWER_BYTES", "8MB", "an integer >= 1", ("export", "{OUT}")),
     "max-batch-zero": Bad("KG_NEO4J_MAX_BATCH_ITEMS", "0", "an integer >= 1", ("import", "{IN}")),
@@ -460,6 +470,8 @@ GOOD_VALUES = {
     "origins-empty-list": {"KG_NEO4J_ALLOWED_ORIGINS": "[]"},
     "namespace-255": {"KG_NEO4J_NAMESPACE": "n" * 255},
     "uri-empty-means-local-or-env": {"KG_NEO4J_TOOLS": "all", "KG_NEO4J_TRANSPORT": "stdio"},
+    "jwks-lifespan-bounds": {"KG_NEO4J_OAUTH_JWKS_LIFESPAN": "1"},
+    "jwks-lifespan-fraction": {"KG_NEO4J_OAUTH_JWKS_LIFESPAN": "2.5"},
     "sizes-one": {
         "KG_NEO4J_MAX_ANSWER_BYTES": "1",
         "KG_NEO4J_HOOK_BUDGET_CHARS": "1",

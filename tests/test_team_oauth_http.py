@@ -39,26 +39,32 @@ def sign(key: rsa.RSAPrivateKey, **claims: Any) -> str:
     return jwt.encode(body, key, algorithm="RS256", headers={"kid": KID})
 
 
+def oauth_env(
+    tmp_path: Path, neo4j_info: Neo4jInfo, key: rsa.RSAPrivateKey, grants: str, **extra: str
+) -> dict[str, str]:
+    """A server's environment trusting ISSUER's ``key`` (a local JWKS file), with ``grants``."""
+    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(json.dumps({"keys": [{**public, "kid": KID, "use": "sig", "alg": "RS256"}]}))
+    grants_file = tmp_path / "grants.toml"
+    grants_file.write_text(grants)
+    return server_env(
+        neo4j_info,
+        KG_NEO4J_OAUTH_ISSUER=ISSUER,
+        KG_NEO4J_OAUTH_JWKS=str(jwks),
+        KG_NEO4J_PUBLIC_URL=RESOURCE,
+        KG_NEO4J_GRANTS_FILE=str(grants_file),
+        **extra,
+    )
+
+
 @pytest.fixture
 def oauth_server(tmp_path: Path, neo4j_info: Neo4jInfo, key: rsa.RSAPrivateKey) -> Iterator[tuple[str, str]]:
     """A server trusting ISSUER's key (a local JWKS file); group ``engineers`` writes ``<p>/eng``,
     subject ``auditor-1`` reads it.  Yields (url, prefix)."""
     prefix = f"oauth-{uuid.uuid4().hex[:8]}"
-    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    jwks = tmp_path / "jwks.json"
-    jwks.write_text(json.dumps({"keys": [{**public, "kid": KID, "use": "sig", "alg": "RS256"}]}))
-    grants = tmp_path / "grants.toml"
-    grants.write_text(
-        f'[groups.engineers]\ngrants = ["{prefix}/eng:write"]\n\n'
-        f'[principals."auditor-1"]\ngrants = ["{prefix}/eng:read"]\n'
-    )
-    env = server_env(
-        neo4j_info,
-        KG_NEO4J_OAUTH_ISSUER=ISSUER,
-        KG_NEO4J_OAUTH_JWKS=str(jwks),
-        KG_NEO4J_PUBLIC_URL=RESOURCE,
-        KG_NEO4J_GRANTS_FILE=str(grants),
-    )
+    grants = f'[groups.engineers]\ngrants = ["{prefix}/eng:write"]\n\n[principals."auditor-1"]\ngrants = ["{prefix}/eng:read"]\n'
+    env = oauth_env(tmp_path, neo4j_info, key, grants)
     with http_server(neo4j_info, "--namespace", f"{prefix}/default", env=env) as url:
         yield url, prefix
 

@@ -58,6 +58,7 @@ class Authenticator:
                 audiences(settings),
                 subject_claim=settings.oauth_subject_claim,
                 groups_claim=settings.oauth_groups_claim,
+                jwks_lifespan=settings.oauth_jwks_lifespan,
             )
         return cls(
             single_token=settings.auth_token,

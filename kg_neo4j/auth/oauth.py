@@ -37,9 +37,11 @@ ALGORITHMS: dict[str, tuple[str, ...]] = {
     "OKP": ("EdDSA",),
 }
 ALLOWED_ALGORITHMS = tuple(alg for algs in ALGORITHMS.values() for alg in algs)
-#: How long keys fetched from a JWKS URL are kept before they are fetched again (an unknown ``kid``
-#: fetches at most once per PyJWT's cooldown, 30 s, so random kids cannot make us hammer the issuer).
-JWKS_LIFESPAN_SECONDS = 300
+#: How long keys fetched from a JWKS URL are kept before they are fetched again, by default
+#: (``KG_NEO4J_OAUTH_JWKS_LIFESPAN``).  An unknown ``kid`` fetches at most once per PyJWT's cooldown
+#: (30 s, or the lifespan when shorter), so random kids cannot make us hammer the issuer.
+JWKS_LIFESPAN_SECONDS = 300.0
+JWKS_COOLDOWN_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class JwtVerifier:
         subject_claim: str = "sub",
         groups_claim: str = "groups",
         leeway: float = LEEWAY_SECONDS,
+        jwks_lifespan: float = JWKS_LIFESPAN_SECONDS,
     ) -> None:
         self.issuer = issuer
         self.audience = [audience] if isinstance(audience, str) else list(audience)
@@ -81,7 +84,13 @@ class JwtVerifier:
         self._client: PyJWKClient | None = None
         self._file: WatchedFile[PyJWKSet] | None = None
         if jwks.startswith(("http://", "https://")):
-            self._client = PyJWKClient(jwks, cache_jwk_set=True, lifespan=JWKS_LIFESPAN_SECONDS, timeout=10)
+            self._client = PyJWKClient(
+                jwks,
+                cache_jwk_set=True,
+                lifespan=jwks_lifespan,
+                timeout=10,
+                cooldown_duration=min(JWKS_COOLDOWN_SECONDS, jwks_lifespan),
+            )
         else:
             self._file = WatchedFile(Path(jwks), _parse_jwks, "JWKS file")
             try:

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import copy
 import errno
+import logging
 import socket
 
 from mcp.server.lowlevel import NotificationOptions
@@ -46,6 +47,8 @@ async def serve_http(settings: Settings) -> None:
     # Every log line goes to stderr, uvicorn's access log included (its default is stdout).
     log_config = copy.deepcopy(LOGGING_CONFIG)
     log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    log_config.setdefault("filters", {})["query_string"] = {"()": HideQueryString}
+    log_config["handlers"]["access"]["filters"] = ["query_string"]
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -55,6 +58,20 @@ async def serve_http(settings: Settings) -> None:
         log_config=log_config,
     )
     await uvicorn.Server(config).serve()
+
+
+class HideQueryString(logging.Filter):
+    """Writes an access log line without its query string (``?`` stays, to show there was one): a
+    client that puts a credential in the URL (``?access_token=eyJ...``, ``?code=``, ``?key=``) is
+    refused, and its token must not reach the log either (docs/team.md#attribution).  No MCP request
+    needs a query string, so nothing useful is lost."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        # uvicorn's access line: (client, method, path with query, HTTP version, status)
+        args = record.args
+        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str) and "?" in args[2]:
+            record.args = (args[0], args[1], args[2].split("?", 1)[0] + "?", *args[3:])
+        return True
 
 
 def check_port_free(host: str, port: int) -> None:

@@ -166,13 +166,14 @@ async def sweep(conn: Any, ns: str, batch_size: int, progress: bool) -> dict[str
     from tqdm import tqdm
 
     from kg_neo4j.clock import ManualClock
+    from kg_neo4j.store import GraphStore
     from kg_neo4j.store.maintenance import MaintenanceStore
 
     drv = AsyncGraphDatabase.driver(
         conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
     )
     try:
-        ms = MaintenanceStore(drv, database=conn.database, namespace=ns, clock=ManualClock(NOW))
+        ms = MaintenanceStore(GraphStore(drv, database=conn.database, namespace=ns, clock=ManualClock(NOW)))
         bar = tqdm(total=0, unit="node", desc="decay sweep", file=sys.stderr, disable=not progress)
 
         def total(t: int) -> None:

@@ -39,7 +39,7 @@ from _common import (  # noqa: E402
 
 from kg_neo4j.models import EntityIn, ObservationAdd, RelationIn  # noqa: E402
 from kg_neo4j.store.graph import GraphStore  # noqa: E402
-from kg_neo4j.store.merges import MergeIn, UnmergeIn, merge_entities, unmerge_entities  # noqa: E402
+from kg_neo4j.store.merges import MergeIn, UnmergeIn  # noqa: E402
 
 KEEP, DUP = "Kept Entity", "Merged Entity"
 
@@ -94,10 +94,10 @@ async def via_store(driver: Any, database: str, obs: int, rels: int) -> tuple[fl
     try:
         await seed(store, obs, rels)
         t0 = time.perf_counter()
-        merged = await merge_entities(store, MergeIn(into=KEEP, names=[DUP]))
+        merged = await store.merge_entities(MergeIn(into=KEEP, names=[DUP]))
         t_merge = time.perf_counter() - t0
         t0 = time.perf_counter()
-        await unmerge_entities(store, UnmergeIn(name=KEEP))
+        await store.unmerge_entities(UnmergeIn(name=KEEP))
         t_unmerge = time.perf_counter() - t0
         return t_merge, t_unmerge, merged.counts.model_dump()
     finally:

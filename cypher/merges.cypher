@@ -267,16 +267,6 @@ CALL (m, keep) {
 SET m.undone_at = $now, m.undone_by = $actor
 RETURN m.names AS names
 
-// name: alias_targets
-// The entity each name is an alias of now ($names that are entities are left out).
-UNWIND $names AS name
-MATCH (m:KgMerged {namespace: $ns, name: name})
-WHERE NOT EXISTS { MATCH (x:KgNode {namespace: $ns, name: name}) WHERE x:Entity }
-MATCH (e:KgNode {namespace: $ns, name: m.alias_of})
-WHERE e:Entity
-WITH name, e ORDER BY m.expired_at DESC
-RETURN name, head(collect(e.name)) AS entity
-
 // name: merge_aliases
 // The aliases of the entity $name now.
 MATCH (e:KgNode {namespace: $ns, name: $name})

@@ -276,11 +276,13 @@ CALL (nodes) {
 RETURN entities, relations
 
 // name: alias_entities
-// Of $names, each that was no entity at $at but an alias then, with the entities it was an alias of then.
-// The one rule every read by name resolves an alias with (kg_neo4j/store/aliases.py): a name merged into
-// another entity by $at (cypher/merges.cypher) names the entity holding it in aliases since alias_at <= $at.
-// Before the merge the name is still its own entity (an :ExpiredKnowledge with expired_at > $at), so it is
-// left out and reads of then answer the merged entity as it was.
+// Of $names, each that was no entity at $at but an alias then, with the entities it was an alias of then
+// (by name), and the one of them it was merged into last (where a write that resolves goes).
+// The one rule every read by name, and every write that resolves, finds an alias with
+// (kg_neo4j/store/aliases.py): a name merged into another entity by $at (cypher/merges.cypher) names the
+// entity holding it in aliases since alias_at <= $at.  Before the merge the name is still its own entity
+// (an :ExpiredKnowledge with expired_at > $at), so it is left out and reads of then answer the merged
+// entity as it was.
 UNWIND $names AS name
 MATCH (m:KgMerged {namespace: $ns, name: name})
 WHERE m.expired_at <= $at
@@ -292,10 +294,11 @@ CALL (target) {
   UNION
   MATCH (e:ExpiredKnowledge {namespace: $ns, name: target}) WHERE e.expired_at > $at RETURN e
 }
-WITH name, e
+WITH name, e, m
 WHERE e.created_at <= $at AND any(i IN range(0, size(coalesce(e.aliases, [])) - 1) WHERE e.aliases[i] = name AND e.alias_at[i] <= $at)
-WITH name, e ORDER BY e.name
-RETURN name, collect(DISTINCT e.name) AS entities
+WITH name, e, max(m.expired_at) AS merged_at ORDER BY e.name
+WITH name, collect(e.name) AS entities, collect(merged_at) AS merged_at
+RETURN name, entities, entities[reduce(i = 0, j IN range(0, size(entities) - 1) | CASE WHEN merged_at[j] > merged_at[i] THEN j ELSE i END)] AS latest
 
 // name: open_nodes
 // Entities by exact (case-sensitive) name, with every relation that starts or ends at one of them.

@@ -306,7 +306,6 @@ class Side:
     entity_type: str
     neighbours: set[str] = field(default_factory=set)
     observations: list[str] = field(default_factory=list)
-    embedding: Sequence[float] | None = None
 
 
 @dataclass(frozen=True)
@@ -315,24 +314,14 @@ class Scored:
     reasons: tuple[Reason, ...]
 
 
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
-
-
 def score_pair(a: Side, b: Side, *, cos: float | None = None) -> Scored:
     """The pair's score (``sigmoid`` of the evidence) and its reasons, strongest first.
 
-    ``cos``: the name-and-type embedding cosine when the model is on (computed from the sides'
-    embeddings when not given and both have one)."""
+    ``cos``: the name-and-type embedding cosine when the model is on (store/duplicates.py computes it)."""
     reasons: list[Reason] = []
     rule = name_rule(a.name, b.name)
     if rule is not None:
         reasons.append(rule)
-    if cos is None and a.embedding is not None and b.embedding is not None:
-        cos = cosine(a.embedding, b.embedding)
     if cos is not None and (rule is None or rule.code not in SAME_WORDS):
         # evidence for only: initials and acronyms embed far from the names they stand for; and not for
         # names of the same words, whose embeddings are equal by construction (the name counted twice)

@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from kg_neo4j.clock import Clock, SystemClock
+from kg_neo4j.clock import Clock
 from kg_neo4j.settings import Settings
 
 if TYPE_CHECKING:
@@ -87,16 +87,12 @@ class Resources:
     def transfer_store(self) -> TransferStore:
         from kg_neo4j.store.transfer import TransferStore
 
-        return TransferStore(
-            self.driver, self.database, self.namespace, self.clock or SystemClock(), self.embedder
-        )
+        return TransferStore(self.graph_store())
 
     def maintenance_store(self) -> MaintenanceStore:
         from kg_neo4j.store.maintenance import MaintenanceStore
 
-        return MaintenanceStore(
-            self.driver, database=self.database, namespace=self.namespace, clock=self.clock
-        )
+        return MaintenanceStore(self.graph_store())
 
 
 @contextlib.asynccontextmanager

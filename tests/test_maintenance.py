@@ -156,7 +156,9 @@ def vec(*head: float) -> list[float]:
 @pytest.fixture
 def ms(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock) -> MaintenanceStore:
     clock.set(NOW)
-    return MaintenanceStore(driver, database=neo4j_info.database, namespace=namespace, clock=clock)
+    return MaintenanceStore(
+        GraphStore(driver, database=neo4j_info.database, namespace=namespace, clock=clock)
+    )
 
 
 # --- the decay sweep -------------------------------------------------------------------------
@@ -301,7 +303,7 @@ async def test_expiry_closes_edges_and_drops_vectors(
     assert by_type["causes"]["until"].to_native() == old + DAY
     assert by_type["HAS_OBSERVATION"]["bare"] is True
     # the name is free again (no :KgNode), and reads of the current graph do not show it
-    store = GraphStore(driver, database=db, namespace=namespace, clock=ms.clock)
+    store = GraphStore(driver, database=db, namespace=namespace, clock=ms.graph.clock)
     assert [e.name for e in (await store.read_graph()).entities] == ["fresh"]
 
 
@@ -360,7 +362,7 @@ async def test_sweep_on_knowledge_stored_by_the_store(
     """Knowledge stored by KnowledgeStore (the real layout) decays as the rules say."""
     graph = GraphStore(driver, database=neo4j_info.database, namespace=namespace, clock=clock)
     ks = KnowledgeStore(graph)
-    ms = MaintenanceStore.of(graph)
+    ms = MaintenanceStore(graph)
     await ks.store(
         [
             KnowledgeIn(name="guess", content="maybe the cache is stale", type="insight", trust="inference"),

@@ -44,7 +44,9 @@ def cosine(a: list[float], b: list[float]) -> float:
 @pytest.fixture
 def ms(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock) -> MaintenanceStore:
     clock.set(NOW)
-    return MaintenanceStore(driver, database=neo4j_info.database, namespace=namespace, clock=clock)
+    return MaintenanceStore(
+        GraphStore(driver, database=neo4j_info.database, namespace=namespace, clock=clock)
+    )
 
 
 async def entity(driver: AsyncDriver, db: str, ns: str, name: str) -> None:

@@ -393,3 +393,28 @@ async def test_concurrent_merges_of_one_name(neo4j_info: Neo4jInfo, namespace: s
         assert sorted(r.is_error for r in undone) == [False, True], [r.content[0].text for r in undone]
         graph = by_name(await call(a, "read_graph", {}))
         assert graph["Dup"]["observations"] == ["d"] and graph[kept]["observations"] == [kept[-1].lower()]
+
+
+async def test_a_write_to_a_name_merged_twice_goes_to_the_entity_it_was_merged_into_last(
+    neo4j_info: Neo4jInfo, namespace: str
+) -> None:
+    """One alias rule for reads and writes (store/aliases.py): a name merged into Ann Lee, taken again and
+    merged into Zed names both for a read, and a write that resolves goes to Zed, the later merge."""
+    async with session("stdio", neo4j_info, namespace, *SERVE) as s:
+        await call(
+            s, "create_entities", {"entities": [ent("Ann Lee", "person", ["x"]), ent("ann lee", "person")]}
+        )
+        await call(s, "merge_entities", {"into": "Ann Lee", "names": ["ann lee"]})
+        await call(
+            s, "create_entities", {"entities": [ent("ann lee", "person"), ent("Zed", "person", ["z"])]}
+        )
+        await call(s, "merge_entities", {"into": "Zed", "names": ["ann lee"]})
+        opened = await call(s, "open_nodes", {"names": ["ann lee"]})
+        assert sorted(e["name"] for e in opened["entities"]) == ["Ann Lee", "Zed"]
+    async with session("stdio", neo4j_info, namespace, *SERVE, "--resolve-writes") as s:
+        added = await call(
+            s, "add_observations", {"observations": [{"entityName": "ann lee", "contents": ["w"]}]}
+        )
+        assert added == [{"entityName": "ann lee", "addedObservations": ["w"], "resolvedTo": "Zed"}]
+        graph = by_name(await call(s, "read_graph", {}))
+        assert graph["Zed"]["observations"] == ["z", "w"] and graph["Ann Lee"]["observations"] == ["x"]

@@ -7,35 +7,27 @@
      "groups": [{"keep": "...", "names": ["...", ...], "score": 0.93, "reasons": [...]}]}
 
 A reviewer deletes the groups (or names of a group) they reject.  ``--apply`` merges: the groups of a
-reviewed file, or those at or above the threshold; it runs ``apply_groups(settings, groups, progress)``
-of ``kg_neo4j/commands/dedupe_apply.py`` (the merge's command module).
+reviewed file, or those at or above the threshold, with ``kg_neo4j/commands/dedupe_apply.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
-import importlib.util
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
+from kg_neo4j.commands.dedupe_apply import apply_groups
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.resolution import AUTO_MERGE_THRESHOLD
 from kg_neo4j.runtime import open_resources
 from kg_neo4j.settings import Settings
+from kg_neo4j.store.progress import stderr_bars
 
 #: The reviewable file's format version.
 FILE_VERSION = 1
-APPLY_MODULE = "kg_neo4j.commands.dedupe_apply"
-
-#: A progress reporter: a step's name -> (set its total, advance by n) (store/duplicates.py's Progress).
-Bars = Callable[[str], tuple[Callable[[int], None], Callable[[int], None]]]
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -67,38 +59,20 @@ def check_threshold(value: float | None) -> float:
     return value
 
 
-def _bars(progress: bool, opened: list[tqdm[Any]]) -> Bars:
-    def bar(step: str) -> tuple[Callable[[int], None], Callable[[int], None]]:
-        b = tqdm(total=0, unit="entity", desc=step, file=sys.stderr, disable=not progress, leave=True)
-        opened.append(b)
-
-        def total(n: int) -> None:
-            b.total = n
-            b.refresh()
-
-        return total, b.update
-
-    return bar
-
-
 async def dry_run(settings: Settings, *, threshold: float, progress: bool = True) -> dict[str, Any]:
     """The groups of ``settings.namespace`` at or above ``threshold``, as the reviewable file's content."""
     from kg_neo4j.embeddings.model_files import resolve_model
     from kg_neo4j.store.duplicates import duplicate_groups
 
     info = resolve_model(settings.embedding_model)  # the vectors of this model count; none: model off
-    opened: list[tqdm[Any]] = []
-    try:
+    with stderr_bars(progress, "entity") as bars:
         async with open_resources(settings, bootstrap="schema") as rt:
             groups = await duplicate_groups(
                 rt.graph_store(),
                 model=info.name if info is not None else None,
                 min_score=threshold,
-                progress=_bars(progress, opened),
+                progress=bars,
             )
-    finally:
-        for b in opened:
-            b.close()
     return {
         "version": FILE_VERSION,
         "namespace": settings.namespace,
@@ -147,23 +121,11 @@ def read_groups_file(path: Path, namespace: str) -> list[dict[str, Any]]:
 
 
 def _apply(args: argparse.Namespace, settings: Settings, threshold: float) -> int:
-    if importlib.util.find_spec(APPLY_MODULE) is None:
-        raise ConfigError(
-            "dedupe --apply is not available in this version yet; use --dry-run --out FILE and "
-            "merge_entities for each group"
-        )
     if args.reviewed is not None:
         groups = read_groups_file(args.reviewed, settings.namespace)
     else:
         groups = asyncio.run(dry_run(settings, threshold=threshold, progress=args.progress))["groups"]
-    apply_groups = importlib.import_module(APPLY_MODULE).apply_groups
-    opened: list[tqdm[Any]] = []
-    try:
-        report = apply_groups(settings, groups, _bars(args.progress, opened))
-        if asyncio.iscoroutine(report):  # the merge module may write it as a coroutine
-            report = asyncio.run(report)
-    finally:
-        for b in opened:
-            b.close()
+    with stderr_bars(args.progress, "entity") as bars:
+        report = asyncio.run(apply_groups(settings, groups, bars))
     print(json.dumps(report, indent=2, ensure_ascii=False))
     return 0

@@ -10,20 +10,24 @@ and the run goes on; nothing of that group was written.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from kg_neo4j.errors import KgError
 from kg_neo4j.runtime import open_resources
 from kg_neo4j.settings import Settings
 from kg_neo4j.store.actor import acting_as, default_actor
-from kg_neo4j.store.merges import MergeIn, alias_targets, merge_entities
+from kg_neo4j.store.aliases import alias_targets
+from kg_neo4j.store.merges import MergeIn
+from kg_neo4j.store.progress import Progress
 
-#: dedupe.py's progress reporter: a step's name -> (set its total, advance by n)
-Bars = Callable[[str], tuple[Callable[[int], None], Callable[[int], None]]]
+if TYPE_CHECKING:
+    from kg_neo4j.store.graph import GraphStore
 
 
-async def apply_groups(settings: Settings, groups: Sequence[dict[str, Any]], bars: Bars) -> dict[str, Any]:
+async def apply_groups(
+    settings: Settings, groups: Sequence[dict[str, Any]], bars: Progress
+) -> dict[str, Any]:
     """Merge every group into its ``keep``; the report lists each group's outcome and the totals."""
     set_total, advance = bars("merge")
     set_total(len(groups))
@@ -39,16 +43,16 @@ async def apply_groups(settings: Settings, groups: Sequence[dict[str, Any]], bar
     return {"namespace": settings.namespace, "groups": len(results), **counts, "results": results}
 
 
-async def _apply_one(store: Any, group: dict[str, Any]) -> dict[str, Any]:
+async def _apply_one(store: GraphStore, group: dict[str, Any]) -> dict[str, Any]:
     keep = str(group["keep"])
     names = [str(n) for n in group["names"] if n != keep]
-    done = await alias_targets(store, names)
+    done = await alias_targets(store.x, names)
     todo = [n for n in names if done.get(n) != keep]
     base = {"keep": keep, "names": names}
     if not todo:
         return {**base, "outcome": "skipped", "reason": "merged already" if names else "nothing to merge"}
     try:
-        merged = await merge_entities(store, MergeIn(into=keep, names=todo))
+        merged = await store.merge_entities(MergeIn(into=keep, names=todo))
     except KgError as exc:
         return {**base, "outcome": "failed", "reason": str(exc)}
     return {

@@ -9,7 +9,7 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from tqdm import tqdm
@@ -20,6 +20,7 @@ from kg_neo4j.errors import ConfigError
 from kg_neo4j.runtime import open_resources
 from kg_neo4j.settings import Settings
 from kg_neo4j.store.actor import acting_as, default_actor
+from kg_neo4j.store.progress import stderr_bars
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -102,29 +103,13 @@ async def run_maintain(
     ``apply``; one progress bar per step on stderr.  Returns the report (``summary`` in words)."""
     from kg_neo4j.store.maintenance import DEFAULT_BATCH_SIZE, MERGE_COSINE
 
-    bars: list[tqdm[Any]] = []
-
-    def bar(desc: str) -> tuple[Callable[[int], None], Callable[[int], None]]:
-        b = tqdm(total=0, unit="node", desc=desc, file=sys.stderr, disable=not progress, leave=True)
-        bars.append(b)
-
-        def total(n: int) -> None:
-            b.total = n
-            b.refresh()
-
-        return total, b.update
-
-    try:
-        # what --apply changes (levels, expiries, merges, closed edges) is attributed to this actor
-        with acting_as(default_actor(settings.actor)):
-            async with open_resources(settings, bootstrap="schema", clock=clock) as rt:
-                return await rt.maintenance_store().maintain(
-                    actions,
-                    apply=apply,
-                    batch_size=DEFAULT_BATCH_SIZE if batch_size is None else batch_size,
-                    progress=bar,
-                    min_similarity=MERGE_COSINE if min_similarity is None else min_similarity,
-                )
-    finally:
-        for b in bars:
-            b.close()
+    # what --apply changes (levels, expiries, merges, closed edges) is attributed to this actor
+    with stderr_bars(progress, "node") as bars, acting_as(default_actor(settings.actor)):
+        async with open_resources(settings, bootstrap="schema", clock=clock) as rt:
+            return await rt.maintenance_store().maintain(
+                actions,
+                apply=apply,
+                batch_size=DEFAULT_BATCH_SIZE if batch_size is None else batch_size,
+                progress=bars,
+                min_similarity=MERGE_COSINE if min_similarity is None else min_similarity,
+            )

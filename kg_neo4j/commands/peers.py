@@ -96,7 +96,7 @@ async def run_peer_import(
             # what the import writes is attributed to this actor (created_by), as a file import's is
             with acting_as(default_actor(settings.actor)):
                 async with open_resources(settings, bootstrap="full", embedder=True, clock=clock) as rt:
-                    writer = PeerWriter(rt.driver, rt.database, settings.namespace, clock, rt.embedder)
+                    writer = PeerWriter(rt.graph_store())
                     await import_peer(
                         PEERS[system], source, writer, report, batch_size=batch_size, progress=progress
                     )

@@ -52,10 +52,11 @@ class HookContext:
 
     @functools.cached_property
     def ms(self) -> Any:
+        from kg_neo4j.store import GraphStore
         from kg_neo4j.store.maintenance import MaintenanceStore
 
         return MaintenanceStore(
-            self.driver, database=self.database, namespace=self.namespace, clock=self.clock
+            GraphStore(self.driver, database=self.database, namespace=self.namespace, clock=self.clock)
         )
 
     def left(self) -> float:

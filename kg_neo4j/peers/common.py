@@ -17,15 +17,13 @@ from datetime import datetime
 from typing import Any
 
 import pydantic
-from neo4j import AsyncDriver, AsyncManagedTransaction
+from neo4j import AsyncManagedTransaction
 from tqdm import tqdm
 
-from kg_neo4j.clock import Clock, ManualClock
-from kg_neo4j.embeddings import Embedder
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import EntityIn, ObservationAdd, RelationIn
 from kg_neo4j.peers.dates import not_after
-from kg_neo4j.store.executor import Executor, Shared
+from kg_neo4j.store.executor import Executor
 from kg_neo4j.store.graph import GraphStore
 
 #: Foreign nodes sampled by the shape check (each label).
@@ -223,14 +221,11 @@ def _error(exc: pydantic.ValidationError) -> str:
 
 
 class PeerWriter:
-    """Writes a peer's batches into one namespace, each batch one transaction."""
+    """Writes a peer's batches into the namespace of ``graph``, each batch one transaction."""
 
-    def __init__(
-        self, driver: AsyncDriver, database: str, namespace: str, clock: Clock, embedder: Embedder | None
-    ) -> None:
-        self.driver, self.database, self.namespace = driver, database, namespace
-        self.clock, self.embedder = clock, embedder
-        self.x = Executor(driver, database, Shared(namespace=namespace, clock=clock))
+    def __init__(self, graph: GraphStore) -> None:
+        self.graph = graph
+        self.x: Executor = graph.x.with_shared(reads_at=False)
 
     async def entities(self, batch: Sequence[PeerEntity], report: PeerReport) -> None:
         valid: list[tuple[PeerEntity, EntityIn, ObservationAdd | None]] = []
@@ -249,16 +244,10 @@ class PeerWriter:
             valid.append((e, entity, add))
         if not valid:
             return
-        now = self.clock.now()
+        now = self.graph.clock.now()
 
         async def work(tx: AsyncManagedTransaction) -> tuple[set[str], dict[str, list[str]]]:
-            store = GraphStore(
-                self.driver,
-                database=self.database,
-                namespace=self.namespace,
-                clock=ManualClock(now),  # one "now" for the batch and its retries
-                embedder=self.embedder,
-            ).within(tx)
+            store = self.graph.at_moment(now).within(tx)  # one "now" for the batch and its retries
             created = {c.name for c in await store.create_entities([v[1] for v in valid])}
             adds = [v[2] for v in valid if v[2] is not None]
             added: dict[str, list[str]] = {}
@@ -301,7 +290,7 @@ class PeerWriter:
         report.counts["observations"]["skipped"] += n_read - n_added
 
     async def relations(self, batch: Sequence[PeerRelation], report: PeerReport) -> None:
-        now = self.clock.now()
+        now = self.graph.clock.now()
         rows: list[dict[str, Any]] = []
         for r in batch:
             try:

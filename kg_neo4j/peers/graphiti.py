@@ -18,15 +18,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from kg_neo4j.peers.common import (
-    Peer,
-    PeerEntity,
-    PeerRelation,
-    Shape,
-    pages,
-    relation_type,
-    source_of,
-)
+from kg_neo4j.peers.common import Peer, PeerEntity, PeerRelation, Shape, pages, relation_type, source_of
 from kg_neo4j.peers.dates import to_datetime
 from kg_neo4j.store.executor import Executor
 

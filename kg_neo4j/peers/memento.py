@@ -22,15 +22,7 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any
 
-from kg_neo4j.peers.common import (
-    Peer,
-    PeerEntity,
-    PeerRelation,
-    Shape,
-    pages,
-    relation_type,
-    source_of,
-)
+from kg_neo4j.peers.common import Peer, PeerEntity, PeerRelation, Shape, pages, relation_type, source_of
 from kg_neo4j.peers.dates import from_epoch_ms
 from kg_neo4j.store.executor import Executor
 

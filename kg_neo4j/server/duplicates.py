@@ -68,9 +68,7 @@ async def find_duplicates(rt: Runtime, req: FindDuplicatesIn) -> ToolOutput:
         rt.store, names=names, min_score=req.minScore, limit=req.limit, cursor=req.cursor
     )
     data = found.model_dump()
-    text = dump(data)
-    rt.store.cap.check("find_duplicates", text=text)
-    return text, data
+    return dump(data), data  # its size is checked with every read's (server/registry.py's call)
 
 
 DUPLICATE_TOOLS: list[ToolSpec] = [find_duplicates]

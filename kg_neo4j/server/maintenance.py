@@ -87,7 +87,7 @@ class MaintainGraphOut(BaseModel):
     ),
 )
 async def maintain_graph(rt: Runtime, req: MaintainGraphIn) -> ToolOutput:
-    report = await MaintenanceStore.of(rt.store).maintain(
+    report = await MaintenanceStore(rt.store).maintain(
         list(dict.fromkeys(req.actions)),
         apply=not req.dryRun,
         batch_size=req.batchSize,

@@ -6,7 +6,6 @@ from __future__ import annotations
 from kg_neo4j.server.declare import tool
 from kg_neo4j.server.profiles import A, D
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
-from kg_neo4j.store import merges
 from kg_neo4j.store.merges import Merged, MergeIn, Unmerged, UnmergeIn
 
 
@@ -29,7 +28,7 @@ from kg_neo4j.store.merges import Merged, MergeIn, Unmerged, UnmergeIn
     ),
 )
 async def merge_entities(rt: Runtime, req: MergeIn) -> ToolOutput:
-    result = await merges.merge_entities(rt.store, req)
+    result = await rt.store.merge_entities(req)
     data = result.model_dump()
     return dump(data), data
 
@@ -49,7 +48,7 @@ async def merge_entities(rt: Runtime, req: MergeIn) -> ToolOutput:
     ),
 )
 async def unmerge_entities(rt: Runtime, req: UnmergeIn) -> ToolOutput:
-    result = await merges.unmerge_entities(rt.store, req)
+    result = await rt.store.unmerge_entities(req)
     data = result.model_dump()
     return dump(data), data
 

@@ -32,7 +32,6 @@ from kg_neo4j.server.declare import M, TypedHandler, tool
 from kg_neo4j.server.profiles import A, D, R
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec
 from kg_neo4j.server.search import record_access
-from kg_neo4j.store import merges
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
     t["name"]: t
@@ -197,7 +196,7 @@ def _reference(
 )
 async def create_entities(rt: Runtime, req: CreateEntitiesIn) -> ToolOutput:
     if _resolving(rt):
-        made, resolved = await merges.create_entities_resolving(rt.store, req.entities)
+        made, resolved = await rt.store.create_entities_resolving(req.entities)
         data = [e.model_dump() for e in made]
         if resolved:
             # an alias written to: the answer says which entity took the observations
@@ -250,7 +249,7 @@ async def create_relations(rt: Runtime, req: CreateRelationsIn) -> ToolOutput:
 )
 async def add_observations(rt: Runtime, req: AddObservationsIn) -> ToolOutput:
     if _resolving(rt):
-        named, targets = await merges.add_observations_resolving(rt.store, req.observations)
+        named, targets = await rt.store.add_observations_resolving(req.observations)
         data = [
             {**r.model_dump(), **({"resolvedTo": targets[r.entityName]} if r.entityName in targets else {})}
             for r in named

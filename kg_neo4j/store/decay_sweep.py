@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -17,9 +16,9 @@ from kg_neo4j.store.maintenance_base import (
     DEFAULT_BATCH_SIZE,
     SAMPLE,
     MaintenanceBase,
-    Progress,
     SweepReport,
 )
+from kg_neo4j.store.progress import Count
 
 
 class DecaySweep(MaintenanceBase):
@@ -36,8 +35,8 @@ class DecaySweep(MaintenanceBase):
         resume: bool = False,
         deadline: float | None = None,
         max_chunks: int | None = None,
-        on_total: Callable[[int], None] | None = None,
-        on_progress: Progress | None = None,
+        on_total: Count | None = None,
+        on_progress: Count | None = None,
         sample: int = SAMPLE,
     ) -> SweepReport:
         """Re-level every knowledge node to the level it has earned by now and expire those with
@@ -51,7 +50,7 @@ class DecaySweep(MaintenanceBase):
             raise ValueError("batch_size must be >= 1")
         chunk = chunk_size or batch_size * CHUNK_BATCHES
         started = time.monotonic()
-        now = self.clock.now()
+        now = self.graph.clock.now()
         report = SweepReport(applied=apply, now=now.isoformat())
         after = ""
         if resume:

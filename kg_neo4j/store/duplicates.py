@@ -20,7 +20,7 @@ only, every pair scored, and pairs at or above ``min_score`` grouped by the star
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,7 @@ from kg_neo4j.resolution import (
 )
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.executor import concurrently
+from kg_neo4j.store.progress import Progress, no_progress
 
 # the paging cursor (store/records.py); decode_offset re-exported: server/duplicates.py checks cursors with it
 from kg_neo4j.store.records import decode_offset as decode_offset
@@ -71,9 +72,6 @@ MAX_OBS = 50
 #: find_duplicates' page size: default and most.
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 1000
-
-#: A progress reporter: a step's name -> (set its total, advance by n).
-Progress = Callable[[str], tuple[Callable[[int], None], Callable[[int], None]]]
 
 
 class DuplicateReason(BaseModel):
@@ -107,10 +105,6 @@ class _Entity:
         return Side(self.name, self.type, self.neighbours, self.observations)
 
 
-def _no_progress(_step: str) -> tuple[Callable[[int], None], Callable[[int], None]]:
-    return (lambda _n: None), (lambda _n: None)
-
-
 async def find_duplicates(
     store: StoreCore,
     *,
@@ -141,7 +135,7 @@ async def duplicate_groups(
 ) -> list[DuplicateGroup]:
     """Every group of the namespace at or above ``min_score``, best first.  ``model``: the embedding
     model whose entity vectors count (None: the model is off, no vector signal)."""
-    progress = progress or _no_progress
+    progress = progress or no_progress
     entities, with_vectors = await _stream(store, model, progress)
     pairs = _blocked_pairs(entities)
     cosines: dict[tuple[str, str], float] = {}

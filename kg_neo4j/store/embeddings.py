@@ -4,7 +4,6 @@ idempotent and resumable (a node is done once its ``embedding_model`` is the tar
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 from neo4j import AsyncDriver
@@ -13,8 +12,8 @@ from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.embeddings import Embedder
 from kg_neo4j.store.connection import ensure_vector_indexes
 from kg_neo4j.store.executor import Executor
+from kg_neo4j.store.progress import Count
 
-Progress = Callable[[int], None]
 #: The statement that reads the next batch of each kind still to embed (cypher/embeddings.cypher).
 _NEXT_BATCH_STATEMENTS = {"observations": "reembed_next_observations", "entities": "reembed_next_entities"}
 
@@ -53,8 +52,8 @@ async def reembed(
     *,
     batch_size: int = 256,
     clock: Clock | None = None,
-    on_total: Callable[[int], None] | None = None,
-    on_progress: Progress | None = None,
+    on_total: Count | None = None,
+    on_progress: Count | None = None,
 ) -> dict[str, Any]:
     clock = clock or SystemClock()
     model, dim = embedder.name, embedder.dimension

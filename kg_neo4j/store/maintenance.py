@@ -18,7 +18,7 @@ progress bar can follow it and a time budget can stop it between chunks; with
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from kg_neo4j.store.decay_sweep import DecaySweep
@@ -32,10 +32,9 @@ from kg_neo4j.store.maintenance_base import (
     SAMPLE,
     SEMANTIC_TYPES,
     WEAK_EDGE_WEIGHT,
-    Progress,
-    ProgressFactory,
 )
 from kg_neo4j.store.merging import Merging
+from kg_neo4j.store.progress import Count, Progress
 
 __all__ = [
     "ACTIONS",
@@ -58,8 +57,8 @@ _EDGES_FIND_STATEMENTS = {
 
 
 class MaintenanceStore(DecaySweep, Merging):
-    """Maintenance of one namespace's knowledge (the driver, database, namespace and clock of a
-    GraphStore, or given directly): the decay sweep, merge, and maintain_graph's edge closing."""
+    """Maintenance of one namespace's knowledge (on ``graph``, a StoreCore): the decay sweep, merge,
+    and maintain_graph's edge closing."""
 
     # -- maintain_graph ---------------------------------------------------------------------------
     async def close_edges(
@@ -69,8 +68,8 @@ class MaintenanceStore(DecaySweep, Merging):
         apply: bool,
         batch_size: int = DEFAULT_BATCH_SIZE,
         sample: int = SAMPLE,
-        on_total: Callable[[int], None] | None = None,
-        on_progress: Progress | None = None,
+        on_total: Count | None = None,
+        on_progress: Count | None = None,
     ) -> dict[str, Any]:
         """Close open relationships of one ``kind``: ``weak`` (semantic edges between knowledge
         nodes with weight < 0.3), ``causal`` (must_precede / reason_for from an inference),
@@ -94,7 +93,7 @@ class MaintenanceStore(DecaySweep, Merging):
         closed = 0
         page = first_page
         while page["ids"]:
-            now = self.clock.now()
+            now = self.graph.clock.now()
             done = int(
                 (await self.x.auto("expire_edges_apply", ids=list(page["ids"]), batch=batch_size, now=now))[
                     0
@@ -127,7 +126,7 @@ class MaintenanceStore(DecaySweep, Merging):
         batch_size: int = DEFAULT_BATCH_SIZE,
         sample: int = SAMPLE,
         min_similarity: float = MERGE_COSINE,
-        progress: ProgressFactory | None = None,
+        progress: Progress | None = None,
     ) -> dict[str, Any]:
         """maintain_graph: run ``actions`` (prune, merge, validate, orphans) and say what each
         changed, or with ``apply=False`` (the default) what it would change: counts and the
@@ -137,13 +136,13 @@ class MaintenanceStore(DecaySweep, Merging):
             raise ValueError(f"unknown action {unknown[0]!r}; choose from {', '.join(ACTIONS)}")
         started = time.monotonic()
 
-        def bar(desc: str) -> tuple[Callable[[int], None] | None, Progress | None]:
+        def bar(desc: str) -> tuple[Count | None, Count | None]:
             return progress(desc) if progress else (None, None)
 
         out: dict[str, Any] = {
             "dryRun": not apply,
-            "namespace": self.namespace,
-            "now": self.clock.now().isoformat(),
+            "namespace": self.graph.namespace,
+            "now": self.graph.clock.now().isoformat(),
             "actions": {},
         }
         for action in [a for a in ACTIONS if a in actions]:
@@ -198,7 +197,7 @@ class MaintenanceStore(DecaySweep, Merging):
                 }
                 if apply:
                     on_total, on_progress = bar("merge: apply")
-                    entry["merged"] = await self.merge(pairs, batch_size=batch_size, on_progress=on_progress)
+                    entry["merged"] = await self.merge(pairs, on_progress=on_progress)
                 out["actions"]["merge"] = entry
             elif action == "validate":
                 found = await self.findings(orphans=False, sample=sample)

@@ -3,18 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Self
+from typing import Any
 
 import neo4j
-from neo4j import AsyncDriver
 
-from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.knowledge import decay
 from kg_neo4j.knowledge.trust import CAUSAL_EDGE_TYPES
 from kg_neo4j.knowledge.vocabulary import EdgeType
-from kg_neo4j.store.executor import Executor, Shared
+from kg_neo4j.store.executor import Executor
+from kg_neo4j.store.graph import GraphStore
 
 #: Rows per committed transaction, and the sweep's chunk (names per statement) per batch.
 DEFAULT_BATCH_SIZE = 2000
@@ -37,10 +35,6 @@ MERGE_NEIGHBOURS = 20
 #: validate look at).
 SEMANTIC_TYPES = sorted(t.value for t in EdgeType)
 CAUSAL_TYPES = sorted(t.value for t in CAUSAL_EDGE_TYPES)
-
-Progress = Callable[[int], None]
-#: A progress factory: ``factory(description) -> (on_total, on_progress)``.
-ProgressFactory = Callable[[str], tuple[Callable[[int], None], Progress]]
 
 #: maintain_graph's actions, in the order they run.
 ACTIONS = ("prune", "merge", "validate", "orphans")
@@ -82,30 +76,14 @@ class SweepReport:
 
 
 class MaintenanceBase:
-    """Maintenance of one namespace's knowledge (the driver, database, namespace and clock of a
-    GraphStore, or given directly)."""
+    """Maintenance of one namespace's knowledge: the namespace, clock and executor of ``graph``, with
+    the decay constants as shared parameters (cypher/maintenance.cypher)."""
 
-    def __init__(
-        self,
-        driver: AsyncDriver,
-        *,
-        database: str = "neo4j",
-        namespace: str = "default",
-        clock: Clock | None = None,
-    ) -> None:
-        self.driver = driver
-        self.database = database
-        self.namespace = namespace
-        self.clock = clock or SystemClock()
-        # statements in auto-commit sessions (x.auto) are the only place CALL IN TRANSACTIONS may run
-        self.x = Executor(
-            driver, database, Shared(namespace=namespace, clock=self.clock, constants=decay.cypher_params())
-        )
-
-    @classmethod
-    def of(cls, graph: Any) -> Self:
-        """The maintenance of a ``GraphStore``'s namespace."""
-        return cls(graph.driver, database=graph.database, namespace=graph.namespace, clock=graph.clock)
+    def __init__(self, graph: GraphStore) -> None:
+        self.graph = graph
+        # statements in auto-commit sessions (x.auto) are the only place CALL IN TRANSACTIONS may run;
+        # no ``at`` default: these statements are of now
+        self.x: Executor = graph.x.with_shared(reads_at=False, constants=decay.cypher_params())
 
     # -- plumbing ---------------------------------------------------------------------------
     async def read(self, name: str, /, **params: Any) -> list[neo4j.Record]:
@@ -118,4 +96,4 @@ class MaintenanceBase:
 
     @property
     def _meta_key(self) -> str:
-        return f"decay_sweep:{self.namespace}"
+        return f"decay_sweep:{self.graph.namespace}"

@@ -98,8 +98,8 @@ async def delete_typed(mtx: MeshTx, schema: NodeSchema, name: str) -> None:
 class MeshStore:
     """MemoryMesh operations over a :class:`GraphStore`; each public write is one transaction."""
 
-    def __init__(self, store: GraphStore, bus: EventBus | None = None) -> None:
-        self.store = store
+    def __init__(self, graph: GraphStore, bus: EventBus | None = None) -> None:
+        self.graph = graph
         self.bus = bus if bus is not None else default_bus
 
     async def transaction(self, work: Callable[[MeshTx], Awaitable[T]]) -> T:
@@ -109,7 +109,7 @@ class MeshStore:
         holder: dict[str, MeshTx] = {}
 
         async def unit(tx: AsyncManagedTransaction) -> T:
-            mtx = MeshTx(self.store.within(tx), self.bus)
+            mtx = MeshTx(self.graph.within(tx), self.bus)
             holder["tx"] = mtx  # a retried attempt replaces the pending after-events of the failed one
             try:
                 return await work(mtx)
@@ -119,7 +119,7 @@ class MeshStore:
 
         self.bus.emit("beforeBeginTransaction", {})
         try:
-            result = await self.store.x.transaction(unit)
+            result = await self.graph.x.transaction(unit)
         except BaseException:
             self.bus.emit_safely("afterRollback", {})
             raise
@@ -164,7 +164,7 @@ class MeshStore:
 
     # -- reads (docs/memorymesh.md#neighbour-inclusive-reads) ------------------------------
     async def read_graph(self, *, limit: int | None = None, cursor: str | None = None) -> MeshGraph:
-        return mesh_graph(await self.store.read_graph(limit=limit, cursor=cursor))
+        return mesh_graph(await self.graph.read_graph(limit=limit, cursor=cursor))
 
     async def search_nodes(self, query: str) -> MeshGraph:
         """Nodes whose name, type or metadata contain ``query`` (any case), their neighbours, and the
@@ -180,11 +180,11 @@ class MeshStore:
 
     async def _with_neighbours(self, first: Callable[[GraphStore], Awaitable[KnowledgeGraph]]) -> MeshGraph:
         async def unit(tx: AsyncManagedTransaction) -> MeshGraph:
-            g = self.store.within(tx)
+            g = self.graph.within(tx)
             kg = await first(g)
             matched = {e.name for e in kg.entities}
             around = dedupe(n for r in kg.relations for n in (r.from_, r.to) if n not in matched)
             neighbours = (await g.open_nodes(around)).entities if around else []
             return mesh_graph(KnowledgeGraph(entities=[*kg.entities, *neighbours], relations=kg.relations))
 
-        return await self.store.x.transaction(unit, read=True)
+        return await self.graph.x.transaction(unit, read=True)

@@ -10,31 +10,16 @@ into an entity can be undone: a later one may have re-pointed what an earlier on
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 import neo4j
 from pydantic import BaseModel, Field, field_validator
 
-from kg_neo4j.clock import Clock
 from kg_neo4j.errors import NotFoundError, ValidationError
 from kg_neo4j.knowledge.trust import CAUSAL_EDGE_TYPES
-from kg_neo4j.models import (
-    MAX_ITEMS_PER_CALL,
-    Entity,
-    EntityIn,
-    Name,
-    ObservationAdd,
-    ObservationResult,
-    StrictInput,
-    not_null,
-)
+from kg_neo4j.models import MAX_ITEMS_PER_CALL, Name, StrictInput, not_null
 from kg_neo4j.store.actor import actor
-from kg_neo4j.store.executor import Executor
-
-if TYPE_CHECKING:
-    from kg_neo4j.store.core import StoreCore
-    from kg_neo4j.store.graph import GraphStore
+from kg_neo4j.store.core import StoreCore
 
 #: knowledge trust, weakest first: a merge keeps the weakest trust of the knowledge it merges
 TRUST_ORDER = ("inference", "pattern", "principle")
@@ -113,77 +98,137 @@ class Unmerged(BaseModel):
     by: str
 
 
-class MergeTarget(Protocol):
-    """What a merge runs on: the graph store, or maintain_graph's store (store/merging.py)."""
+class Merges(StoreCore):
+    """merge_entities and unmerge_entities: a part of GraphStore (store/graph.py)."""
 
-    clock: Clock
-    x: Executor
+    async def merge_entities(self, req: MergeIn) -> Merged:
+        if req.into in req.names:
+            raise ValidationError(
+                f"{req.into!r} is both 'into' and in 'names': an entity cannot be merged into itself; nothing was written",
+                field="names",
+            )
+        merge_id = "m-" + uuid.uuid4().hex[:16]
+        now = self.clock.now()
+        by = actor()
 
+        async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[dict[str, int], list[str], str | None]:
+            x = self.x.bound(tx)
+            await x.write("merge_lock", names=[req.into, *req.names])
+            rows = {r["name"]: r for r in await x.read("merge_check", names=[req.into, *req.names])}
+            trust = _check(req, rows)
+            await x.write(
+                "merge_begin",
+                id=merge_id,
+                into=req.into,
+                names=list(req.names),
+                actor=by,
+                reason=req.reason,
+                now=now,
+            )
+            totals = {
+                "observations": 0,
+                "copied": 0,
+                "moved": 0,
+                "collided": 0,
+                "self_loops": 0,
+                "dropped": 0,
+            }
+            aliases: list[str] = []
+            for name in req.names:
+                rec = (
+                    await x.write(
+                        "merge_one",
+                        id=merge_id,
+                        into=req.into,
+                        dup=name,
+                        names=list(req.names),
+                        trust=trust,
+                        causal=CAUSAL,
+                        now=now,
+                    )
+                )[0]
+                for key in totals:
+                    totals[key] += int(rec[key] or 0)
+                aliases += list(rec["added"])
+            await x.write("merge_finish", id=merge_id, into=req.into, trust=trust, now=now, **totals)
+            return totals, aliases, trust
 
-async def merge_entities(store: MergeTarget, req: MergeIn) -> Merged:
-    if req.into in req.names:
-        raise ValidationError(
-            f"{req.into!r} is both 'into' and in 'names': an entity cannot be merged into itself; nothing was written",
-            field="names",
-        )
-    merge_id = "m-" + uuid.uuid4().hex[:16]
-    now = store.clock.now()
-    by = actor()
-
-    async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[dict[str, int], list[str], str | None]:
-        x = store.x.bound(tx)
-        await x.write("merge_lock", names=[req.into, *req.names])
-        rows = {r["name"]: r for r in await x.read("merge_check", names=[req.into, *req.names])}
-        trust = _check(req, rows)
-        await x.write(
-            "merge_begin",
-            id=merge_id,
+        totals, _, trust = await self.x.transaction(work)
+        alias_rows = await self.x.read("merge_aliases", name=req.into)
+        return Merged(
+            merge=merge_id,
             into=req.into,
             names=list(req.names),
-            actor=by,
-            reason=req.reason,
-            now=now,
+            aliases=list(alias_rows[0]["aliases"]) if alias_rows else [],
+            at=now.isoformat(),
+            by=by,
+            counts=MergeCounts(
+                observationsMoved=totals["copied"],
+                observationsDropped=totals["observations"] - totals["copied"],
+                relationsMoved=totals["moved"],
+                relationsCollided=totals["collided"],
+                selfLoops=totals["self_loops"],
+                causalDropped=totals["dropped"],
+            ),
+            trust=trust,
         )
-        totals = {"observations": 0, "copied": 0, "moved": 0, "collided": 0, "self_loops": 0, "dropped": 0}
-        aliases: list[str] = []
-        for name in req.names:
-            rec = (
-                await x.write(
-                    "merge_one",
-                    id=merge_id,
-                    into=req.into,
-                    dup=name,
-                    names=list(req.names),
-                    trust=trust,
-                    causal=CAUSAL,
-                    now=now,
-                )
-            )[0]
-            for key in totals:
-                totals[key] += int(rec[key] or 0)
-            aliases += list(rec["added"])
-        await x.write("merge_finish", id=merge_id, into=req.into, trust=trust, now=now, **totals)
-        return totals, aliases, trust
 
-    totals, _, trust = await store.x.transaction(work)
-    alias_rows = await store.x.read("merge_aliases", name=req.into)
-    return Merged(
-        merge=merge_id,
-        into=req.into,
-        names=list(req.names),
-        aliases=list(alias_rows[0]["aliases"]) if alias_rows else [],
-        at=now.isoformat(),
-        by=by,
-        counts=MergeCounts(
-            observationsMoved=totals["copied"],
-            observationsDropped=totals["observations"] - totals["copied"],
-            relationsMoved=totals["moved"],
-            relationsCollided=totals["collided"],
-            selfLoops=totals["self_loops"],
-            causalDropped=totals["dropped"],
-        ),
-        trust=trust,
-    )
+    async def unmerge_entities(self, req: UnmergeIn) -> Unmerged:
+        now = self.clock.now()
+        by = actor()
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> dict[str, Any]:
+            x = self.x.bound(tx)
+            await x.write("merge_lock", names=[req.name])  # two undos of one merge: the second sees it undone
+            records = await x.read("merge_records", into=req.name, id=None)
+            standing = [r for r in records if r["undone_at"] is None]
+            if not records:
+                raise NotFoundError(
+                    "merge", req.name, f"name: no merge into {req.name!r} was recorded; nothing was written"
+                )
+            if not standing:
+                raise ValidationError(
+                    f"name: every merge into {req.name!r} was undone already; nothing was written",
+                    field="name",
+                )
+            last = standing[0]
+            if req.merge is not None and req.merge != last["id"]:
+                known = {r["id"]: r for r in records}
+                if req.merge not in known:
+                    raise ValidationError(
+                        f"merge: {req.merge!r} is no merge into {req.name!r} (its merges: "
+                        f"{', '.join(r['id'] for r in records)}); nothing was written",
+                        field="merge",
+                    )
+                if known[req.merge]["undone_at"] is not None:
+                    raise ValidationError(
+                        f"merge: {req.merge!r} was undone already; nothing was written", field="merge"
+                    )
+                raise ValidationError(
+                    f"merge: {req.merge!r} is not the last merge into {req.name!r} still standing; undo "
+                    f"{last['id']!r} (of {', '.join(last['names'])}) first; nothing was written",
+                    field="merge",
+                )
+            check = (await x.read("unmerge_check", id=last["id"]))[0]
+            if not check["kept"]:
+                raise ValidationError(
+                    f"name: {req.name!r} is no entity now (merged into another or deleted since); undo that "
+                    "first; nothing was written",
+                    field="name",
+                )
+            if check["taken"]:
+                raise ValidationError(
+                    f"name: {', '.join(repr(n) for n in check['taken'])} names an entity made after the merge; rename "
+                    "or delete it before undoing the merge; nothing was written",
+                    field="name",
+                )
+            await x.write("unmerge_apply", id=last["id"], actor=by, now=now)
+            return dict(last)
+
+        last = await self.x.transaction(work)
+        return Unmerged(
+            merge=last["id"], into=req.name, restored=list(last["names"]), at=now.isoformat(), by=by
+        )
 
 
 def _check(req: MergeIn, rows: dict[str, Any]) -> str | None:
@@ -227,126 +272,3 @@ def _check(req: MergeIn, rows: dict[str, Any]) -> str | None:
 
 def _kind(kind: str) -> str:
     return "knowledge" if kind == "knowledge" else "a plain entity"
-
-
-async def unmerge_entities(store: StoreCore, req: UnmergeIn) -> Unmerged:
-    now = store.clock.now()
-    by = actor()
-
-    async def work(tx: neo4j.AsyncManagedTransaction) -> dict[str, Any]:
-        x = store.x.bound(tx)
-        await x.write("merge_lock", names=[req.name])  # two undos of one merge: the second sees it undone
-        records = await x.read("merge_records", into=req.name, id=None)
-        standing = [r for r in records if r["undone_at"] is None]
-        if not records:
-            raise NotFoundError(
-                "merge", req.name, f"name: no merge into {req.name!r} was recorded; nothing was written"
-            )
-        if not standing:
-            raise ValidationError(
-                f"name: every merge into {req.name!r} was undone already; nothing was written", field="name"
-            )
-        last = standing[0]
-        if req.merge is not None and req.merge != last["id"]:
-            known = {r["id"]: r for r in records}
-            if req.merge not in known:
-                raise ValidationError(
-                    f"merge: {req.merge!r} is no merge into {req.name!r} (its merges: "
-                    f"{', '.join(r['id'] for r in records)}); nothing was written",
-                    field="merge",
-                )
-            if known[req.merge]["undone_at"] is not None:
-                raise ValidationError(
-                    f"merge: {req.merge!r} was undone already; nothing was written", field="merge"
-                )
-            raise ValidationError(
-                f"merge: {req.merge!r} is not the last merge into {req.name!r} still standing; undo "
-                f"{last['id']!r} (of {', '.join(last['names'])}) first; nothing was written",
-                field="merge",
-            )
-        check = (await x.read("unmerge_check", id=last["id"]))[0]
-        if not check["kept"]:
-            raise ValidationError(
-                f"name: {req.name!r} is no entity now (merged into another or deleted since); undo that "
-                "first; nothing was written",
-                field="name",
-            )
-        if check["taken"]:
-            raise ValidationError(
-                f"name: {', '.join(repr(n) for n in check['taken'])} names an entity made after the merge; rename "
-                "or delete it before undoing the merge; nothing was written",
-                field="name",
-            )
-        await x.write("unmerge_apply", id=last["id"], actor=by, now=now)
-        return dict(last)
-
-    last = await store.x.transaction(work)
-    return Unmerged(merge=last["id"], into=req.name, restored=list(last["names"]), at=now.isoformat(), by=by)
-
-
-async def merges_of(store: StoreCore, name: str) -> list[dict[str, Any]]:
-    """The merges into ``name``, latest first (undone ones too)."""
-    return [dict(r) for r in await store.x.read("merge_records", into=name, id=None)]
-
-
-async def alias_targets(store: MergeTarget, names: Sequence[str]) -> dict[str, str]:
-    """The entity each of ``names`` is an alias of now (names that are entities, or no alias, left out)."""
-    if not names:
-        return {}
-    return {r["name"]: r["entity"] for r in await store.x.read("alias_targets", names=list(names))}
-
-
-# --- writes that resolve (the resolve_writes setting; docs/entities.md#writes-that-resolve) ---------------
-class ResolvedWrite(BaseModel):
-    name: str = Field(description="The name the call wrote to: an alias")
-    entity: str = Field(description="The entity the alias names, which the write went to")
-    addedObservations: list[str]
-
-
-async def create_entities_resolving(
-    store: GraphStore, entities: Sequence[EntityIn]
-) -> tuple[list[Entity], list[ResolvedWrite]]:
-    """create_entities where a name that is an alias adds its observations to the entity it names instead
-    of creating an entity (one transaction).  Returns what was created and what was resolved."""
-
-    async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[list[Entity], list[ResolvedWrite]]:
-        view = store.within(tx)
-        targets = await alias_targets(view, list(dict.fromkeys(e.name for e in entities)))
-        first: dict[str, EntityIn] = {}
-        for e in entities:
-            first.setdefault(e.name, e)
-        plain = [e for e in entities if e.name not in targets]
-        created = await view.create_entities(plain) if plain else []
-        aliased = [e for e in first.values() if e.name in targets]
-        adds = [ObservationAdd(entityName=targets[e.name], contents=list(e.observations)) for e in aliased]
-        added = await view.add_observations(adds) if adds else []
-        resolved = [
-            ResolvedWrite(name=e.name, entity=targets[e.name], addedObservations=r.addedObservations)
-            for e, r in zip(aliased, added, strict=True)
-        ]
-        return created, resolved
-
-    return await store.x.transaction(work)
-
-
-async def add_observations_resolving(
-    store: GraphStore, additions: Sequence[ObservationAdd]
-) -> tuple[list[ObservationResult], dict[str, str]]:
-    """add_observations where an entityName that is an alias adds to the entity it names (one transaction).
-    Returns the results (under the names given) and each alias given with the entity it named."""
-
-    async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[list[ObservationResult], dict[str, str]]:
-        view = store.within(tx)
-        targets = await alias_targets(view, list(dict.fromkeys(a.entityName for a in additions)))
-        mapped = [
-            ObservationAdd(entityName=targets.get(a.entityName, a.entityName), contents=list(a.contents))
-            for a in additions
-        ]
-        results = await view.add_observations(mapped)
-        named = [
-            ObservationResult(entityName=a.entityName, addedObservations=r.addedObservations)
-            for a, r in zip(additions, results, strict=True)
-        ]
-        return named, targets
-
-    return await store.x.transaction(work)

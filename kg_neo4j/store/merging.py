@@ -11,14 +11,13 @@ import neo4j
 
 from kg_neo4j.errors import KgError
 from kg_neo4j.store.maintenance_base import (
-    DEFAULT_BATCH_SIZE,
     MERGE_COSINE,
     MERGE_NEIGHBOURS,
     MaintenanceBase,
-    Progress,
     cosine_to_score,
 )
-from kg_neo4j.store.merges import MergeIn, merge_entities
+from kg_neo4j.store.merges import MergeIn
+from kg_neo4j.store.progress import Count
 
 
 class Merging(MaintenanceBase):
@@ -32,7 +31,7 @@ class Merging(MaintenanceBase):
         min_cosine: float = MERGE_COSINE,
         page: int = 500,
         names: Sequence[str] | None = None,
-        on_progress: Progress | None = None,
+        on_progress: Count | None = None,
     ) -> list[dict[str, Any]]:
         """Pairs of knowledge nodes whose content vectors are at least ``min_cosine`` alike,
         best first, each with the node to keep (the stronger: higher trust, then level,
@@ -107,16 +106,13 @@ class Merging(MaintenanceBase):
         self,
         pairs: Sequence[dict[str, Any]],
         *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        on_progress: Progress | None = None,
+        on_progress: Count | None = None,
     ) -> int:
         """Merge each duplicate into its keeper with merge_entities' merge (store/merges.py: one
         transaction per pair, undoable with unmerge_entities; the keeper keeps the lower trust of the
         two, so no content gains trust).  A node takes part in one merge per call, so chains (a ~ b ~ c)
         settle over successive runs; a pair whose nodes changed since they were read (no longer
-        knowledge, merged, gone) is left out.  ``batch_size`` is kept for the callers: each pair commits
-        on its own.  Returns merges made."""
-        del batch_size
+        knowledge, merged, gone) is left out.  Each pair commits on its own.  Returns merges made."""
         used: set[str] = set()
         merged = 0
         for p in pairs:
@@ -130,7 +126,7 @@ class Merging(MaintenanceBase):
                 reason=f"maintain_graph merge: content similarity {p.get('similarity')}",
             )
             try:
-                await merge_entities(self, req)
+                await self.graph.merge_entities(req)
                 merged += 1
             except KgError:
                 pass  # changed since the pairs were read: the next run sees it as it is
@@ -141,7 +137,13 @@ class Merging(MaintenanceBase):
 
 def _strength(n: dict[str, Any]) -> tuple[Any, ...]:
     """Which of two duplicates is kept: higher trust (principle > pattern > inference), then
-    level, accesses, stability, then the older one, then the smaller name."""
+    level, accesses, stability, then the older one, then the smaller name.
+
+    Not find_duplicates' ranking (store/duplicates.py's ``rank``: most observations and relations, then
+    the fuller name), on purpose: a knowledge node is one content (its first observation), so counting
+    its observations says little, and its name is a title, not a name to parse.  What says which of two
+    knowledge nodes is the established memory is its state under the knowledge model (trust, level,
+    accesses, stability, age: docs/knowledge-model.md), which plain entities do not have."""
     rank = {"principle": 3, "pattern": 2, "inference": 1}.get(str(n.get("trust")), 0)
     created = n.get("created_at")
     created_key = -created.to_native().timestamp() if created is not None else float("-inf")

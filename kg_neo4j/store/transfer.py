@@ -16,12 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from neo4j import AsyncDriver, AsyncManagedTransaction
+from neo4j import AsyncManagedTransaction
 
-from kg_neo4j.clock import Clock
-from kg_neo4j.embeddings import Embedder
 from kg_neo4j.models import EntityIn, RelationIn
-from kg_neo4j.store.executor import Executor, Shared
+from kg_neo4j.store.executor import Executor
 from kg_neo4j.store.graph import GraphStore
 from kg_neo4j.store.type_labels import knowledge_labels, type_labels
 from kg_neo4j.store.value_codec import encode_value
@@ -64,16 +62,6 @@ def _imported_type_labels(labels: Sequence[str], entity_type: Any, trust: Any) -
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _FixedClock:
-    """One "now" for every statement of a batch (and for its retries)."""
-
-    at: datetime
-
-    def now(self) -> datetime:
-        return self.at
-
-
 @dataclass
 class Page:
     """One page of an export pass: the last start node's name (None: no more), how many nodes, the items."""
@@ -90,38 +78,22 @@ class ImportCounts:
 
 
 class TransferStore:
-    """Batched import and paged export of one namespace."""
+    """Batched import and paged export of one namespace (the namespace, clock and executor of ``graph``)."""
 
-    def __init__(
-        self,
-        driver: AsyncDriver,
-        database: str,
-        namespace: str,
-        clock: Clock,
-        embedder: Embedder | None = None,
-    ) -> None:
-        self.driver = driver
-        self.database = database
-        self.namespace = namespace
-        self.clock = clock
-        self.embedder = embedder
-        self.x = Executor(driver, database, Shared(namespace=namespace, clock=clock))
+    def __init__(self, graph: GraphStore) -> None:
+        self.graph = graph
+        # no ``at`` default: the pages are read of now, or of the ``now`` the caller gives
+        self.x: Executor = graph.x.with_shared(reads_at=False)
 
     # -- import ----------------------------------------------------------------
     async def import_reference(
         self, entities: Sequence[EntityIn], relations: Sequence[RelationIn]
     ) -> ImportCounts:
         """Create one batch's entities, then its relations, in one transaction (reference semantics)."""
-        now = self.clock.now()
+        now = self.graph.clock.now()
 
         async def work(tx: AsyncManagedTransaction) -> ImportCounts:
-            store = GraphStore(
-                self.driver,
-                database=self.database,
-                namespace=self.namespace,
-                clock=_FixedClock(now),
-                embedder=self.embedder,
-            ).within(tx)
+            store = self.graph.at_moment(now).within(tx)
             created_entities = await store.create_entities(entities) if entities else []
             created_relations = await store.create_relations(relations) if relations else []
             return ImportCounts(len(created_entities), len(created_relations))
@@ -139,7 +111,7 @@ class TransferStore:
         is skipped (with its observations); a relationship equal to an existing one (same ends,
         type and properties) is skipped.
         """
-        now = self.clock.now()
+        now = self.graph.clock.now()
         node_rows = []
         for n in nodes:
             is_entity = "Entity" in n["labels"]
@@ -217,7 +189,7 @@ class TransferStore:
     async def relation_page(self, after: str, limit: int, *, now: datetime | None = None) -> Page:
         """Relations holding ``now`` that start at the (up to ``limit``) named nodes after ``after``."""
         records = await self.x.read(
-            "transfer_relation_page", after=after, limit=limit, now=now or self.clock.now()
+            "transfer_relation_page", after=after, limit=limit, now=now or self.graph.clock.now()
         )
         rels = [
             {"from": r["name"], "to": rel["to"], "relationType": rel["relationType"], "weight": rel["weight"]}

@@ -194,7 +194,7 @@ async def _export_full(store: TransferStore, out: IO[str], progress: bool, clock
         "type": "header",
         "format": FULL_FORMAT,
         "version": FULL_VERSION,
-        "namespace": store.namespace,
+        "namespace": store.graph.namespace,
         "exported_at": encode_value(clock.now()),
         "kg_neo4j_version": __version__,
         "schema_version": SCHEMA_VERSION,

@@ -98,7 +98,8 @@ def reference(model_dir: Path) -> None:
 def tiny_model() -> None:
     """A random 128-d, 2-layer BERT with a 1,000-word vocabulary learnt from the v1 recall set, float16,
     in the packaged model's layout (sentence-transformers >= 6 saves another, which the numpy runtime
-    refuses; sentence-transformers reads both)."""
+    refuses; sentence-transformers reads both).  The WordPiece trainer numbers the ``##`` letters in
+    another order from run to run, so a new run gives another (equally good) tokenizer.json."""
     import torch
     from tokenizers import BertWordPieceTokenizer
     from transformers import BertConfig, BertModel, BertTokenizerFast

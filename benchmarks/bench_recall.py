@@ -127,6 +127,7 @@ async def run_conversation(
                 )
                 hits = [(h["name"], h.get("observation")) for h in data["hits"]]
                 row["hybrid"] = _rank(hits, evidence)
+                row["hybrid_hits"] = hits  # the top-10 list itself, to compare two runs side by side
                 # session level: any hit whose text is a turn of an evidence session (diagnostic)
                 by_text = {(sp, tx): sid for sp, tx, sid in turns.values()}
                 row["hybrid_session"] = any(by_text.get(h) in ev_sessions for h in hits)
@@ -188,7 +189,9 @@ async def main() -> int:
         default="all-MiniLM-L6-v2",
         help="embedder of the store-level channels (must be the server's default model)",
     )
-    ap.add_argument("--ranks", type=Path, help="also write the per-question ranks here")
+    ap.add_argument(
+        "--ranks", type=Path, help="also write the per-question ranks (and hybrid top-10 lists) here"
+    )
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     channels = [c for c in args.channels.split(",") if c]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -39,55 +38,15 @@ def private_neo4j(private_neo4j_server: Neo4jInfo) -> Neo4jInfo:
     return private_neo4j_server
 
 
-#: Makes the 128-d model in a child process: pytest itself never imports torch (issue 27).
-MAKE_SMALL_MODEL = """
-import sys, torch
-from sentence_transformers import SentenceTransformer, models
-from kg_neo4j.embeddings import resolve_model
-model = SentenceTransformer(str(resolve_model("all-MiniLM-L6-v2").path), device="cpu")
-torch.manual_seed(0)
-model.append(models.Dense(384, 128, activation_function=torch.nn.Identity()))
-model.save(sys.argv[1])
-"""
-
-#: A search through the server's own runtime with a model only sentence-transformers runs (the 128-d one),
-#: in a child process for the same reason; settings from the environment (server_env).
-SEARCH_IN_CHILD = """
-import asyncio, json, sys
-from kg_neo4j.server.app import open_runtime
-from kg_neo4j.settings import Settings
-
-async def main():
-    async with open_runtime(Settings()) as rt:
-        result = await rt.store.search_memory(sys.argv[1], limit=3)
-    print(json.dumps({"mode": result.mode, "observations": [h.observation for h in result.hits]}))
-
-asyncio.run(main())
-"""
-
-
-def search_in_child(env: dict[str, str], query: str) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-c", SEARCH_IN_CHILD, query],
-        env={**env, "KG_NEO4J_NAMESPACE": "reembed"},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return dict(json.loads(proc.stdout))
+#: Another model, another dimension: a random 128-d, 2-layer BERT the numpy runtime runs (nothing downloaded,
+#: no torch), made once by tests/data/embeddings/make_reference.py.
+SMALL_MODEL = Path(__file__).resolve().parent / "data" / "embeddings" / "tiny-bert-128"
 
 
 @pytest.fixture(scope="module")
-def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """all-MiniLM-L6-v2 with a 384 -> 128 Dense layer on top: another model, another dimension,
-    made locally (nothing downloaded)."""
-    out = tmp_path_factory.mktemp("model128") / "minilm-128"
-    done = subprocess.run(
-        [sys.executable, "-c", MAKE_SMALL_MODEL, str(out)], capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return out
+def small_model() -> Path:
+    assert (SMALL_MODEL / "model.safetensors").is_file()
+    return SMALL_MODEL
 
 
 def settings_for(info: Neo4jInfo, model: str, namespace: str = "reembed") -> Settings:
@@ -131,8 +90,7 @@ async def test_model_change_is_refused_reembed_fixes_it_and_resumes_when_interru
         await rt.store.create_entities(PEOPLE)
     assert (await vector_dims(private_neo4j))["kg_observation_embedding"] == (384, "ONLINE")
 
-    # 2. the server refuses another model, naming `kg-neo4j reembed`
-    # (the serve process, as users meet it: the model needs torch, so not in pytest's own process)
+    # 2. the server refuses another model, naming `kg-neo4j reembed` (the serve process, as users meet it)
     env = server_env(private_neo4j, KG_NEO4J_EMBEDDING_MODEL=str(small_model))
     proc = subprocess.run(
         [KG, "serve", "--namespace", "reembed"],
@@ -159,9 +117,10 @@ async def test_model_change_is_refused_reembed_fixes_it_and_resumes_when_interru
     assert report["reembedded"] == len(PEOPLE) * 3  # 60 observations + 30 entities
     assert (await vector_dims(private_neo4j))["kg_observation_embedding"] == (128, "ONLINE")
 
-    result = search_in_child(env, "P7 likes topic number 7")
-    assert result["mode"] == "hybrid" and result["observations"]
-    assert "P7 likes topic number 7" in result["observations"]
+    async with open_runtime(settings_for(private_neo4j, str(small_model))) as rt:
+        assert rt.store.embedder is not None and rt.store.embedder.runtime == "numpy"
+        result = await rt.store.search_memory("P7 likes topic number 7", limit=3)
+    assert result.mode == "hybrid" and "P7 likes topic number 7" in [h.observation for h in result.hits]
 
     # 4. back to MiniLM, interrupted (the tests run in random order: one story, one test)
     await interrupted_reembed_is_reported_and_resumes(private_neo4j)

@@ -97,22 +97,27 @@ class _Layer:
 class NumpyBert:
     """The encoder's last hidden state, mean-pooled over the attended tokens.
 
-    The weights are copied out of the file's memory map, except the word-embedding table, which
-    stays mapped (a text reads only its own rows)."""
+    The weights are copied out of the file's memory map (as float32), except the word-embedding
+    table, which stays mapped (a text reads only its own rows)."""
 
     def __init__(self, cfg: BertConfig, tensors: dict[str, F32]) -> None:
         missing = [n for n in weight_names(cfg) if n not in tensors]
         if missing:
             raise Unsupported(f"the weights lack {len(missing)} tensor(s), e.g. {missing[0]!r}")
         for name in weight_names(cfg):
-            if tensors[name].dtype != np.float32:
+            if tensors[name].dtype not in (np.float32, np.float16):
                 raise Unsupported(
-                    f"tensor {name!r} is {tensors[name].dtype}; the numpy runtime reads float32 only"
+                    f"tensor {name!r} is {tensors[name].dtype}; the numpy runtime reads float32 or float16"
                 )
         self.cfg = cfg
         self.head_dim = cfg.hidden // cfg.heads
         scale = np.float32(1.0 / math.sqrt(self.head_dim))
+        # float16 weights (the packaged model's) are upcast to float32 here, once; all arithmetic is
+        # float32.  The word table stays as stored, memory-mapped; its rows are upcast as a text reads them.
         self.words = tensors["embeddings.word_embeddings.weight"]
+        tensors = {
+            n: t.astype(np.float32) for n, t in tensors.items() if n != "embeddings.word_embeddings.weight"
+        }
         self.positions = np.array(tensors["embeddings.position_embeddings.weight"])
         self.types = np.array(tensors["embeddings.token_type_embeddings.weight"])
         self.ln0 = (
@@ -129,7 +134,7 @@ class NumpyBert:
         thousand tokens (cache-sized intermediates; see numpy_encoder.MAX_TOKENS)."""
         batch, length = ids.shape
         h, nh, hd, eps = self.cfg.hidden, self.cfg.heads, self.head_dim, self.cfg.eps
-        x = self.words[ids] + self.positions[:length][None, :, :] + self.types[type_ids]
+        x = self.words[ids].astype(np.float32) + self.positions[:length][None, :, :] + self.types[type_ids]
         x = _layer_norm(x.reshape(batch * length, h), *self.ln0, eps)
         padded = not bool(mask.all())
         bias = (

@@ -2,8 +2,8 @@
 
 :func:`check_model` is strict: it accepts only a sentence-transformers directory whose every
 file it knows how to honour (Transformer + mean Pooling [+ Normalize]; a plain post-LN BERT with
-absolute positions and exact GELU; a WordPiece ``tokenizer.json``; float32 ``model.safetensors``)
-and raises :class:`Unsupported` naming the first thing it does not, so that the caller falls
+absolute positions and exact GELU; a WordPiece ``tokenizer.json``; float32 or float16
+``model.safetensors``, computed in float32) and raises :class:`Unsupported` naming the first thing it does not, so that the caller falls
 back to sentence-transformers.  Why the numpy runtime exists: kg_neo4j/embeddings/bert_numpy.py.
 """
 
@@ -212,6 +212,6 @@ def check_model(model_dir: Path) -> ModelPlan:
         raise Unsupported(str(exc)) from exc
     needed = weight_names(config)
     for prefix in ("", "bert."):
-        if all(header.get(prefix + n, {}).get("dtype") == "F32" for n in needed):
+        if all(header.get(prefix + n, {}).get("dtype") in ("F32", "F16") for n in needed):
             return ModelPlan(tdir, config, max_len, weights, prefix)
-    raise Unsupported("model.safetensors lacks float32 BERT tensors under the expected names")
+    raise Unsupported("model.safetensors lacks float32 or float16 BERT tensors under the expected names")

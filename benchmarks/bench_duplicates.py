@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_duplicates.py pairs            # dev and frozen halves, model on and off
     .venv/bin/python benchmarks/bench_duplicates.py scale --n 100000 # the 100k-entity timing, model on and off
+    .venv/bin/python benchmarks/bench_duplicates.py typos            # the typo set (issue 38), pair by pair and crowded
 
 ``pairs``: every pair of benchmarks/entity_pairs/*.jsonl goes into a namespace of its own (its two
 entities, their neighbours as entities, the relations to them), written through GraphStore with the
@@ -11,6 +12,14 @@ Reported per half and model: precision and recall at the shipped threshold (``AU
 an exact run at it), and the curve over thresholds (from the pair's score: the score of the group
 holding both at minScore 0.05; with two candidates per namespace a group's score is the pair's).
 A sample of frozen pairs also goes through a real MCP stdio session, which must answer the same groups.
+
+``typos``: the records of benchmarks/entity_pairs/typos/*.jsonl (issue 38), written twice: each record in
+a namespace of its own (pair by pair), and the whole half in one namespace (crowded).  Then
+find_duplicates' default call (``DEFAULT_MIN_SCORE``) and the auto-merge threshold, model on and off.
+Pair by pair: a record is predicted "one" when its two entities end in one group.  Crowded: every pair
+of names in one group is a listed pair; a listed pair is true only when labelled a match (a record's
+positive pair, or an initials form and the person it is), every other listed pair is a false one.
+Reported too: hard negatives (and initials forms fitting two people) grouped at the auto-merge threshold.
 
 ``scale``: a namespace of ``--n`` entities (70% people, 20% organisations, 10% projects; 1% of them a
 variant of another: case, initials, nickname, honorific) with 3 observations each, seeded with batched
@@ -43,20 +52,21 @@ from kg_neo4j.store.duplicates import DuplicateGroup, duplicate_groups
 from kg_neo4j.store.records import entity_text
 
 PAIRS = ROOT / "benchmarks" / "entity_pairs"
+TYPOS = PAIRS / "typos"
 RESULTS = Path("/tmp/bench_duplicates.json")  # the printed tables go to benchmarks/results/
 MODEL = "all-MiniLM-L6-v2"
 CURVE = [round(0.5 + 0.05 * i, 2) for i in range(10)]
 LOW = 0.05
 
 
-def load_pairs(half: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (PAIRS / f"{half}.jsonl").read_text(encoding="utf-8").splitlines()]
+def load_pairs(half: str, where: Path = PAIRS) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (where / f"{half}.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
 async def write_pair(store: GraphStore, pair: dict[str, Any]) -> None:
     a, b = pair["a"], pair["b"]
     ents: dict[str, EntityIn] = {}
-    for side in (a, b):
+    for side in (a, b, *pair.get("others", [])):
         ents[side["name"]] = EntityIn(
             name=side["name"], entityType=side["type"], observations=side["observations"]
         )
@@ -93,21 +103,25 @@ def metrics(rows: list[tuple[int, bool]]) -> dict[str, float]:
     }
 
 
-async def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
-    from kg_neo4j.embeddings import load_embedder
+async def open_bench() -> tuple[Any, Any, Any]:
+    """The connection, the loaded default model, and a driver on a bootstrapped schema."""
+    from kg_neo4j.embeddings import load_embedder, resolve_model
+    from kg_neo4j.store.connection import bootstrap
 
     conn = connection()
-    # the schema: bootstrap() below (ensure_schema runs its own event loop)
     embedder = load_embedder(MODEL, background=False)
     assert embedder is not None
     embedder.model()
-    from kg_neo4j.embeddings import resolve_model
-    from kg_neo4j.store.connection import bootstrap
-
     drv = AsyncGraphDatabase.driver(
         conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
     )
+    # the schema (ensure_schema runs its own event loop)
     await bootstrap(drv, conn.database, model=resolve_model(MODEL))
+    return conn, embedder, drv
+
+
+async def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
+    conn, embedder, drv = await open_bench()
     prefix = f"bench-dupes-{uuid.uuid4().hex[:8]}-"
     out: dict[str, Any] = {"threshold": AUTO_MERGE_THRESHOLD, "halves": {}}
     sem = asyncio.Semaphore(args.concurrency)
@@ -245,6 +259,167 @@ def report_pairs(out: dict[str, Any]) -> None:
         )
 
 
+# --- typos ------------------------------------------------------------------------------------
+def typo_records(half: str) -> list[dict[str, Any]]:
+    """The half's records, less any whose names another record of the half already used (one
+    namespace cannot hold two entities of one name; the crowded namespace holds the whole half)."""
+    seen: set[str] = set()
+    out = []
+    for r in load_pairs(half, TYPOS):
+        names = [r["a"]["name"], r["b"]["name"], *(o["name"] for o in r.get("others", []))]
+        if not seen & set(names):
+            seen |= set(names)
+            out.append(r)
+    return out
+
+
+def typo_truth(records: list[dict[str, Any]]) -> tuple[set[frozenset[str]], list[frozenset[str]]]:
+    """The pairs labelled a match, and the pairs never to merge (hard negatives, initials forms that fit
+    two people with either)."""
+    matches: set[frozenset[str]] = set()
+    never: list[frozenset[str]] = []
+    for r in records:
+        ab = frozenset((r["a"]["name"], r["b"]["name"]))
+        if r["label"]:
+            matches.add(ab)
+        elif r["hard"]:
+            never.append(ab)
+        for o in r.get("others", []):
+            matches.add(frozenset((r["a"]["name"], o["name"])))  # the initials form is this person
+            never.append(frozenset((r["a"]["name"], o["name"])))  # ... but the name fits two: never merged
+    return matches, never
+
+
+def listed_pairs(groups: list[DuplicateGroup]) -> set[frozenset[str]]:
+    return {frozenset((x, y)) for g in groups for i, x in enumerate(g.names) for y in g.names[i + 1 :]}
+
+
+async def run_typos(args: argparse.Namespace) -> dict[str, Any]:
+    from kg_neo4j.resolution import DEFAULT_MIN_SCORE
+
+    conn, embedder, drv = await open_bench()
+    prefix = f"bench-typos-{uuid.uuid4().hex[:8]}-"
+    out: dict[str, Any] = {"min_score": DEFAULT_MIN_SCORE, "threshold": AUTO_MERGE_THRESHOLD, "halves": {}}
+    sem = asyncio.Semaphore(args.concurrency)
+    spaces: list[str] = []
+    try:
+        for half in args.halves:
+            records = typo_records(half)
+            matches, never = typo_truth(records)
+            log(f"typos {half}: writing {len(records)} records pair by pair and crowded (model {MODEL})")
+            t0 = time.perf_counter()
+            crowded = prefix + half
+            spaces += [crowded, *(prefix + r["id"] for r in records)]
+
+            async def write(r: dict[str, Any], ns: str) -> None:
+                async with sem:
+                    store = GraphStore(drv, database=conn.database, namespace=ns, embedder=embedder)
+                    await write_pair(store, r)
+
+            await asyncio.gather(*(write(r, prefix + r["id"]) for r in records))
+            for r in records:  # the crowded namespace, one record after the other (one writer)
+                await write_pair(
+                    GraphStore(drv, database=conn.database, namespace=crowded, embedder=embedder), r
+                )
+            log(f"typos {half}: written in {time.perf_counter() - t0:.0f} s")
+            per_model: dict[str, Any] = {}
+            for model_on in (True, False):
+                model = MODEL if model_on else None
+                res: dict[str, Any] = {}
+                for min_score in (DEFAULT_MIN_SCORE, AUTO_MERGE_THRESHOLD):
+
+                    async def judge(r: dict[str, Any], ms: float = min_score, m: str | None = model) -> bool:
+                        async with sem:
+                            store = GraphStore(drv, database=conn.database, namespace=prefix + r["id"])
+                            groups = await duplicate_groups(store, model=m, min_score=ms)
+                        return together(groups, r["a"]["name"], r["b"]["name"]) is not None
+
+                    grouped = await asyncio.gather(*(judge(r) for r in records))
+                    pairwise = metrics([(r["label"], g) for r, g in zip(records, grouped, strict=True)])
+                    t0 = time.perf_counter()
+                    store = GraphStore(drv, database=conn.database, namespace=crowded)
+                    listed = listed_pairs(await duplicate_groups(store, model=model, min_score=min_score))
+                    secs = time.perf_counter() - t0
+                    tp, fp = len(listed & matches), len(listed - matches)
+                    crowd = {
+                        "tp": tp,
+                        "fp": fp,
+                        "fn": len(matches - listed),
+                        "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
+                        "recall": round(tp / len(matches), 4),
+                        "seconds": round(secs, 1),
+                        "never_merge_listed": sum(1 for p in never if p in listed),
+                        "false_examples": sorted(" / ".join(sorted(p)) for p in listed - matches)[:40],
+                        "missed_examples": sorted(" / ".join(sorted(p)) for p in matches - listed)[:40],
+                    }
+                    key = f"{'on' if model_on else 'off'} {min_score}"
+                    res[key] = {"pair_by_pair": pairwise, "crowded": crowd}
+                    log(
+                        f"typos {half} model {key}: pair by pair {pairwise}; crowded {tp=} {fp=} "
+                        f"P {crowd['precision']} R {crowd['recall']} never-merge listed {crowd['never_merge_listed']}"
+                    )
+                per_model.update(res)
+            out["halves"][half] = {
+                "records": len(records),
+                "matches": len(matches),
+                "never": len(never),
+                **per_model,
+            }
+    finally:
+        if not args.keep:
+            log("deleting the typo namespaces")
+            sync = sync_driver(conn)
+            for ns in spaces:
+                delete_namespace(sync, conn.database, ns)
+            sync.close()
+        await drv.close()
+    return out
+
+
+def report_typos(out: dict[str, Any]) -> None:
+    for half, r in out["halves"].items():
+        print(
+            f"\n### typos, {half} half ({r['records']} records, {r['matches']} matches, {r['never']} never to merge)\n"
+        )
+        rows = []
+        for key, v in r.items():
+            if not isinstance(v, dict):
+                continue
+            pb, cr = v["pair_by_pair"], v["crowded"]
+            model, ms = key.split()
+            rows.append(
+                [
+                    model,
+                    ms,
+                    pb["precision"],
+                    pb["recall"],
+                    cr["precision"],
+                    cr["recall"],
+                    cr["tp"],
+                    cr["fp"],
+                    cr["never_merge_listed"],
+                    cr["seconds"],
+                ]
+            )
+        print(
+            table(
+                [
+                    "model",
+                    "minScore",
+                    "P (pairs)",
+                    "R (pairs)",
+                    "P (crowded)",
+                    "R (crowded)",
+                    "TP",
+                    "FP",
+                    "never-merge grouped",
+                    "seconds (crowded)",
+                ],
+                rows,
+            )
+        )
+
+
 # --- scale ------------------------------------------------------------------------------------
 SEED_ROWS = """
 UNWIND $rows AS row
@@ -371,6 +546,10 @@ def main() -> int:
     pp.add_argument("--concurrency", type=int, default=4)
     pp.add_argument("--mcp-sample", type=int, default=6)
     pp.add_argument("--keep", action="store_true", help="keep the pairs' namespaces")
+    tp = sub.add_parser("typos")
+    tp.add_argument("--halves", nargs="+", default=["dev", "frozen"], choices=["dev", "frozen"])
+    tp.add_argument("--concurrency", type=int, default=4)
+    tp.add_argument("--keep", action="store_true", help="keep the namespaces")
     sp = sub.add_parser("scale")
     sp.add_argument("--n", type=int, default=100_000)
     sp.add_argument("--models", nargs="+", default=["off", "on"], choices=["on", "off"])
@@ -383,6 +562,10 @@ def main() -> int:
         out = asyncio.run(run_pairs(args))
         report_pairs(out)
         results["pairs"] = out
+    elif args.what == "typos":
+        out = asyncio.run(run_typos(args))
+        report_typos(out)
+        results["typos"] = out
     else:
         out = asyncio.run(run_scale(args))
         print(json.dumps(out, indent=2))

@@ -231,6 +231,15 @@ def blocking_keys(name: str) -> dict[str, Role]:
     return keys
 
 
+def hint_words(name: str) -> dict[str, str]:
+    """The words create_entities' duplicate hint finds a name's likely duplicates by, stored on the entity
+    and range-indexed: its first and last normalised words ("" for a name of none).  Every name rule but
+    the acronym relates names sharing one of them, in place or swapped (a typo rule needs the other
+    word intact)."""
+    p = parse_name(name)
+    return {"dup_first": p.tokens[0] if p.tokens else "", "dup_last": p.surname}
+
+
 @dataclass(frozen=True)
 class Reason:
     code: str

@@ -79,6 +79,7 @@ ALLOWED: dict[str, str] = {
     "oauth_jwks": "an http(s) URL or the path of a local JWKS file",
     "http_stateless": "true or false",
     "resolve_writes": "true or false",
+    "duplicate_hint": "true or false",
 }
 #: Never echoed in an error.
 _SECRETS = {"neo4j_password", "auth_token", "source_neo4j_password"}
@@ -149,6 +150,8 @@ class Settings(BaseSettings):
     # --- entity resolution (docs/entities.md) ---
     #: create_entities / add_observations outside the reference profile attach to the entity an alias names
     resolve_writes: bool = False
+    #: create_entities outside the reference profile names the existing entity each new one probably duplicates
+    duplicate_hint: bool = True
 
     # --- the knowledge layer (docs/knowledge-model.md) ---
     #: the only directory crystallize_skill and import-skills read skill markdown from (None: crystallize_skill

@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_duplicates.py pairs            # dev and frozen halves, model on and off
     .venv/bin/python benchmarks/bench_duplicates.py scale --n 100000 # the 100k-entity timing, model on and off
     .venv/bin/python benchmarks/bench_duplicates.py typos            # the typo set (issue 38), pair by pair and crowded
+    .venv/bin/python benchmarks/bench_duplicates.py hint --n 10000   # create_entities (100) with and without the hint
 
 ``pairs``: every pair of benchmarks/entity_pairs/*.jsonl goes into a namespace of its own (its two
 entities, their neighbours as entities, the relations to them), written through GraphStore with the
@@ -21,6 +22,11 @@ of names in one group is a listed pair; a listed pair is true only when labelled
 positive pair, or an initials form and the person it is), every other listed pair is a false one.
 Reported too: hard negatives (and initials forms fitting two people) grouped at the auto-merge threshold.
 
+``hint``: create_entities' duplicate hint (issue 38): a namespace of ``--n`` entities (the scale mix below,
+written through create_entities, model off), then rounds of create_entities of 100 new entities (a fifth
+of them a typo of an existing name), with the hint and without it alternately, in one run; the medians
+and their ratio.  Model off: the encoder's time would hide the hint's.
+
 ``scale``: a namespace of ``--n`` entities (70% people, 20% organisations, 10% projects; 1% of them a
 variant of another: case, initials, nickname, honorific) with 3 observations each, seeded with batched
 UNWIND writes in create_entities' data model (benchmarks/_common.py), each entity's name-and-type
@@ -36,6 +42,7 @@ import argparse
 import asyncio
 import json
 import random
+import statistics
 import sys
 import time
 import uuid
@@ -538,6 +545,80 @@ async def run_scale(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+async def run_hint(args: argparse.Namespace) -> dict[str, Any]:
+    import importlib.util
+
+    from kg_neo4j.store import duplicate_hints
+    from kg_neo4j.store.connection import bootstrap
+
+    # benchmarks/entity_pairs/typos/build.py (the first set's is "build" too)
+    spec = importlib.util.spec_from_file_location("typos_build", TYPOS / "build.py")
+    assert spec is not None and spec.loader is not None
+    typos_build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(typos_build)
+    WORD_KINDS, corrupt_word = typos_build.WORD_KINDS, typos_build.corrupt_word
+
+    conn = connection()
+    drv = AsyncGraphDatabase.driver(
+        conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
+    )
+    await bootstrap(drv, conn.database, model=None)
+    ns = f"bench-dupes-hint-{args.n}-{uuid.uuid4().hex[:8]}"
+    store = GraphStore(drv, database=conn.database, namespace=ns)
+    rows = scale_entities(args.n + args.rounds * 200, seed=38)
+    seed, fresh = rows[: args.n], rows[args.n :]
+    rng = random.Random(38)
+    out: dict[str, Any] = {"entities": args.n}
+    try:
+        t0 = time.perf_counter()
+        for i in range(0, len(seed), 1000):
+            await store.create_entities(
+                [EntityIn(name=n, entityType=t, observations=o) for n, t, o in seed[i : i + 1000]]
+            )
+        log(f"seeded {len(seed)} entities in {time.perf_counter() - t0:.0f} s")
+        taken = {n for n, _, _ in rows}
+        times: dict[str, list[float]] = {"with": [], "without": []}
+        hints = 0
+        for r in range(args.rounds * 2):
+            batch = fresh[r * 100 : (r + 1) * 100]
+            ents = []
+            for k, (n, t, o) in enumerate(batch):
+                if k % 5 == 0 and t == "person":  # a typo of an existing person
+                    f, s = rng.choice(seed)[0].split(" ", 1)
+                    typo = f"{corrupt_word(rng, f, rng.choice(WORD_KINDS))} {s}"
+                    if typo not in taken:
+                        taken.add(typo)
+                        n = typo
+                ents.append(EntityIn(name=n, entityType=t, observations=o))
+            hinted = r % 2 == 0
+            t0 = time.perf_counter()
+            if hinted:
+                _, found = await duplicate_hints.with_hints(
+                    store, lambda st, e=ents: st.create_entities(e), lambda c: [x.name for x in c]
+                )
+                hints += len(found)
+            else:
+                await store.create_entities(ents)
+            times["with" if hinted else "without"].append((time.perf_counter() - t0) * 1000)
+        w, wo = statistics.median(times["with"]), statistics.median(times["without"])
+        out.update(
+            {
+                "with_ms": round(w, 1),
+                "without_ms": round(wo, 1),
+                "ratio": round(w / wo, 2),
+                "hints": hints,
+                "rounds": args.rounds,
+            }
+        )
+        log(
+            f"create_entities (100) at {args.n}: with the hint {w:.1f} ms, without {wo:.1f} ms ({w / wo:.2f}x); {hints} hints"
+        )
+    finally:
+        delete_namespace(sync_driver(conn), conn.database, ns)
+        await drv.close()
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="what", required=True)
@@ -550,6 +631,9 @@ def main() -> int:
     tp.add_argument("--halves", nargs="+", default=["dev", "frozen"], choices=["dev", "frozen"])
     tp.add_argument("--concurrency", type=int, default=4)
     tp.add_argument("--keep", action="store_true", help="keep the namespaces")
+    hp = sub.add_parser("hint")
+    hp.add_argument("--n", type=int, default=10_000)
+    hp.add_argument("--rounds", type=int, default=15)
     sp = sub.add_parser("scale")
     sp.add_argument("--n", type=int, default=100_000)
     sp.add_argument("--models", nargs="+", default=["off", "on"], choices=["on", "off"])
@@ -562,6 +646,10 @@ def main() -> int:
         out = asyncio.run(run_pairs(args))
         report_pairs(out)
         results["pairs"] = out
+    elif args.what == "hint":
+        out = asyncio.run(run_hint(args))
+        print(json.dumps(out, indent=2))
+        results[f"hint_{args.n}"] = out
     elif args.what == "typos":
         out = asyncio.run(run_typos(args))
         report_typos(out)

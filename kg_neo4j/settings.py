@@ -151,7 +151,8 @@ class Settings(BaseSettings):
     #: create_entities / add_observations outside the reference profile attach to the entity an alias names
     resolve_writes: bool = False
     #: create_entities outside the reference profile names the existing entity each new one probably duplicates
-    duplicate_hint: bool = True
+    #: (off by default: 2.4x create_entities (100) at 10k entities, docs/performance.md)
+    duplicate_hint: bool = False
 
     # --- the knowledge layer (docs/knowledge-model.md) ---
     #: the only directory crystallize_skill and import-skills read skill markdown from (None: crystallize_skill

@@ -418,16 +418,18 @@ def _observation_pairs(a: Sequence[str], b: Sequence[str]) -> tuple[int, list[st
 
 
 def _common_words(ta: set[str], tb: set[str]) -> set[str]:
-    """Words of both, or of one and typed differently in the other (:func:`similar_words`; numbers of
-    four digits or more one edit apart)."""
+    """Words of both, or of one and typed differently in the other: place words by
+    :func:`similar_words`, numbers of six digits or more (id numbers) one edit apart.  Shorter numbers
+    one edit apart are usually two different years or house numbers; dates and whole observations are
+    :func:`_observation_pairs`'."""
     common = ta & tb
     for x in ta - tb:
         for y in tb - ta:
-            if x.isdigit() != y.isdigit():
-                continue
-            if (x.isdigit() and min(len(x), len(y)) >= 4 and _numbers_near(x, y)) or (
-                not x.isdigit() and min(len(x), len(y)) >= 4 and similar_words(x, y)
-            ):
+            if x.isalpha() and y.isalpha():
+                near = min(len(x), len(y)) >= 4 and similar_words(x, y)
+            else:
+                near = x.isdigit() and y.isdigit() and min(len(x), len(y)) >= 6 and _numbers_near(x, y)
+            if near:
                 common.add(x)
                 break
     return common
@@ -532,6 +534,10 @@ def score_pair(
     if rule is None and score > NO_NAME_RULE_CAP:
         score = NO_NAME_RULE_CAP
         reasons.append(Reason("no_name_rule", f"no name rule relates the names: at most {NO_NAME_RULE_CAP}"))
+    if rule is not None and rule.code == "similar_spelling" and score > NO_NAME_RULE_CAP:
+        # a typo and another real name look alike ("Smith", "Smyth"): listed for review, never merged
+        score = NO_NAME_RULE_CAP
+        reasons.append(Reason("spelling_only", f"the names differ in spelling: at most {NO_NAME_RULE_CAP}"))
     if ambiguous:  # listed for review, never merged: the name alone cannot tell which one it is
         score = min(score, NO_NAME_RULE_CAP)
         reasons.append(

@@ -213,12 +213,16 @@ def blocking_keys(name: str) -> dict[str, Role]:
         return keys
     keys[f"i:{p.given[0][0]} {p.surname}"] = PEER  # initials and shorter forms
     # typing errors: one edit leaves a word's first two or last two letters as they were, so a name
-    # with one word mistyped meets its pair under the other word beside the mistyped one's first or
-    # last two letters (in either order: swapped parts too); sound-alike spellings share Metaphone codes
-    for word, other in ((p.given[0], p.surname), (p.surname, p.given[0])):
-        if len(other) >= 3:
-            keys[f"f:{word} {other[:2]}"] = PEER
-            keys[f"e:{word} {other[-2:]}"] = PEER
+    # with one word mistyped meets its pair under its other words beside the mistyped one's first or
+    # last two letters (a two-word name in either order: swapped parts too); sound-alike spellings
+    # share Metaphone codes
+    orders = [p.tokens, p.tokens[::-1]] if len(p.tokens) == 2 else [p.tokens]
+    for words in orders:
+        for i, w in enumerate(words):
+            if len(w) >= 3 and w.isalpha():
+                head, tail = " ".join(words[:i]), " ".join(words[i + 1 :])
+                keys[f"f:{head}|{w[:2]}|{tail}"] = PEER
+                keys[f"e:{head}|{w[-2:]}|{tail}"] = PEER
     codes = [jellyfish.metaphone(t) for t in p.tokens]
     if all(codes):
         keys["p:" + " ".join(sorted(codes))] = PEER

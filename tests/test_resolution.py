@@ -184,7 +184,8 @@ def test_observations_one_typo_apart_count_as_the_same() -> None:
     found = score_pair(a, typo)
     overlap = next(r for r in found.reasons if r.code == "overlapping_observations")
     assert overlap.detail.startswith("3 identical")
-    assert found.score >= AUTO_MERGE_THRESHOLD
+    # listed for review, never merged: a spelling difference may be two names (Smith, Smyth)
+    assert found.score == NO_NAME_RULE_CAP and "spelling_only" in {r.code for r in found.reasons}
     against = score_pair(a, other)
     assert "conflicting_observations" in {r.code for r in against.reasons}
     assert against.score < score_pair(a, Side("Priya Ramen", "person")).score

@@ -183,10 +183,11 @@ async def _stream(
 
 def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
     """Pairs sharing a blocking key that a name rule relates."""
-    blocks: dict[str, dict[str, list[str]]] = defaultdict(lambda: {PEER: [], HUB: [], SPOKE: []})
+    # most keys hold one name: a plain list each, split by role only where a key holds two or more
+    blocks: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for name in entities:
         for key, role in blocking_keys(name).items():
-            blocks[key][role].append(name)
+            blocks[key].append((name, role))
     seen: set[tuple[str, str]] = set()
     out: set[tuple[str, str]] = set()
 
@@ -198,8 +199,10 @@ def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
         if name_rule(a, b) is not None:
             out.add(p)
 
-    for key, roles in blocks.items():
-        peers, hubs, spokes = roles[PEER], roles[HUB], roles[SPOKE]
+    for key, members in blocks.items():
+        if len(members) < 2:
+            continue
+        peers, hubs, spokes = ([n for n, r in members if r == role] for role in (PEER, HUB, SPOKE))
         exact = key.startswith(("n:", "s:"))
         if len(peers) > 1 and (exact or len(peers) <= MAX_BLOCK):
             for i, a in enumerate(peers):

@@ -9,8 +9,9 @@ or a number the graph holds (an embedding, shared neighbours, observation text).
   ("Jr", "PhD", "Inc", ...) where some other token is left, and "Smith, Alice" read as "Alice Smith".
 * :func:`blocking_keys`: the keys that put two entities in one block; only entities that share a key are
   compared (no all-pairs comparison): the canonical name, its sorted tokens, surname plus first initial,
-  surname plus every canonical form of a nickname, an acronym, and for typing errors the name's
-  one-deletion forms (two names one edit apart share one) and its words' Metaphone codes.
+  surname plus every canonical form of a nickname, an acronym, and for typing errors the name with one
+  word cut to its first or last two letters (one edit leaves one of them whole) and its words' sorted
+  Metaphone codes.
 * :func:`name_rule`: the strongest relation between two names (same name, reordered, initials,
   nickname, acronym, surname only, similar spelling) or None.
 * :func:`score_pair`: the signals combined into one score in [0, 1] with its reasons.

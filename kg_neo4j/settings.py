@@ -151,7 +151,7 @@ class Settings(BaseSettings):
     #: create_entities / add_observations outside the reference profile attach to the entity an alias names
     resolve_writes: bool = False
     #: create_entities outside the reference profile names the existing entity each new one probably duplicates
-    #: (off by default: 2.4x create_entities (100) at 10k entities, docs/performance.md)
+    #: (off by default: it costs create_entities more than the 1.2x asked, docs/performance.md#the-duplicate-hint)
     duplicate_hint: bool = False
 
     # --- the knowledge layer (docs/knowledge-model.md) ---

@@ -55,3 +55,42 @@ CALL (e) {
 RETURN collect({name: e.name, type: e.entityType, neighbours: neighbours, relations: relations,
                 observation_count: size(observations), observations: observations[0..$max_obs],
                 embedding: CASE WHEN $vectors AND e.embedding_model = $model THEN e.embedding END}) AS rows
+
+// name: duplicates_hint_candidates
+// create_entities' hint (kg_neo4j/store/duplicate_hints.py): for each new entity ($rows: {name, words}, words its
+// name's first and last normalised words), the entities of the namespace, other than the batch's own ($batch),
+// whose first or last word is one of them (the range indexes on dup_first and dup_last), at most $limit a word.
+UNWIND $rows AS row
+CALL (row) {
+  MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_last IN row.words AND NOT e.name IN $batch
+  RETURN e LIMIT $limit
+  UNION
+  MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_first IN row.words AND NOT e.name IN $batch
+  RETURN e LIMIT $limit
+}
+RETURN row.name AS name, collect(e.name) AS candidates
+
+// name: dup_keys_pending_namespaces
+// The namespaces (just $ns when given) holding kg-neo4j entities without the hint's words (written before
+// them), and how many each.
+MATCH (e:Entity)
+WHERE e:KgNode AND ($ns IS NULL OR e.namespace = $ns) AND e.dup_last IS NULL
+RETURN e.namespace AS ns, count(e) AS n
+ORDER BY ns
+
+// name: dup_keys_chunk
+// The next $batch entities of $ns in name order after $after (the index's order), and whether each lacks the words.
+MATCH (e:Entity)
+USING INDEX e:Entity(namespace, name)
+WHERE e.namespace = $ns AND e.name > $after
+WITH e
+ORDER BY e.namespace, e.name
+LIMIT $batch
+RETURN e.name AS name, e.dup_last IS NULL AS pending
+
+// name: dup_keys_apply
+// Give each entity its name's first and last words ($rows: {name, dup_first, dup_last}).
+UNWIND $rows AS row
+MATCH (n:KgNode {namespace: $ns, name: row.name})
+WHERE n:Entity
+SET n.dup_first = row.dup_first, n.dup_last = row.dup_last

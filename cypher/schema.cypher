@@ -12,6 +12,14 @@ CREATE INDEX kg_entity_ns_name IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.n
 // Range index that finds the entities named in a search_memory question (exact lower-cased names).
 CREATE INDEX kg_entity_ns_name_lower IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.name_lower)
 
+// name: schema_entity_ns_dup_first
+// Range index of create_entities' duplicate hint: the entities whose name's first normalised word is one of a new name's.
+CREATE INDEX kg_entity_ns_dup_first IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.dup_first)
+
+// name: schema_entity_ns_dup_last
+// Range index of create_entities' duplicate hint: the entities whose name's last normalised word is one of a new name's.
+CREATE INDEX kg_entity_ns_dup_last IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.dup_last)
+
 // name: schema_text_lower
 // The one text index behind search_nodes' case-insensitive substring match: every
 // entity and observation carries :KgText and its lowered text in text_lower (an observation's text; an

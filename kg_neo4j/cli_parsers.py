@@ -20,6 +20,7 @@ SERVE_FLAGS = {
     "public_url": "--public-url",
     "actor": "--actor",
     "resolve_writes": "--resolve-writes",
+    "duplicate_hint": "--duplicate-hint",
 }
 
 
@@ -42,6 +43,13 @@ def add_serve_flags(serve: argparse.ArgumentParser) -> None:
         action="store_const",
         const=True,
         help="create_entities/add_observations naming an alias attach to the entity it names (not in reference)",
+    )
+    serve.add_argument(
+        "--duplicate-hint",
+        dest="duplicate_hint",
+        action="store_const",
+        const=True,
+        help="create_entities names the existing entity each new one probably duplicates (not in reference)",
     )
 
 

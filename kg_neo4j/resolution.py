@@ -9,9 +9,11 @@ or a number the graph holds (an embedding, shared neighbours, observation text).
   ("Jr", "PhD", "Inc", ...) where some other token is left, and "Smith, Alice" read as "Alice Smith".
 * :func:`blocking_keys`: the keys that put two entities in one block; only entities that share a key are
   compared (no all-pairs comparison): the canonical name, its sorted tokens, surname plus first initial,
-  surname plus every canonical form of a nickname, an acronym.
+  surname plus every canonical form of a nickname, an acronym, and for typing errors the name with one
+  word cut to its first or last two letters (one edit leaves one of them whole) and its words' sorted
+  Metaphone codes.
 * :func:`name_rule`: the strongest relation between two names (same name, reordered, initials,
-  nickname, acronym, surname only) or None.
+  nickname, acronym, surname only, similar spelling) or None.
 * :func:`score_pair`: the signals combined into one score in [0, 1] with its reasons.
 
 The score is a logistic combination (``sigmoid`` of a sum of evidence, the weights below, each reason's
@@ -26,9 +28,13 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+
+import jellyfish
+from rapidfuzz.distance import OSA, JaroWinkler
 
 #: ``kg-neo4j dedupe --apply`` merges groups scoring at least this.  Chosen on the labelled set's dev half
 #: only, model on: of the 0.05 grid above ``NO_NAME_RULE_CAP`` (a pair no name rule relates is never merged
@@ -55,10 +61,11 @@ BASE = -4.0
 NAME_WEIGHTS: dict[str, float] = {
     "same_normalised_name": 4.0,
     "reordered_tokens": 3.6,
-    "initials": 3.5,
+    "initials": 4.0,
     "nickname": 3.5,
     "acronym": 3.5,
     "surname_only": 2.0,
+    "similar_spelling": 3.0,
 }
 #: The name rules whose names have the same words: the embedding adds nothing to them.
 SAME_WORDS = frozenset({"same_normalised_name", "reordered_tokens"})
@@ -70,6 +77,11 @@ NEIGHBOUR_FIRST, NEIGHBOUR_JACCARD, NEIGHBOUR_NONE = 1.5, 3.0, -1.0
 #: Overlapping observations (exact texts or proper-noun tokens), likewise; observations that share nothing
 #: are no evidence either way (two mentions of one person usually record different facts).
 OBS_FIRST, OBS_JACCARD = 1.0, 2.5
+#: Observations of one shape ("born #-#-#") whose numbers are more than one edit apart: two people's
+#: birth dates or id numbers (one apart is a typo, and counts as the same observation).
+CONFLICTING_OBS = -2.5
+#: An ambiguous short form's pair with a longer form when it scores higher with another.
+OUTRANKED = -2.0
 #: Different types after normalisation.
 DIFFERENT_TYPES = -6.0
 #: Without a name rule a pair scores at most this (below the auto-merge threshold): colleagues share
@@ -201,6 +213,20 @@ def blocking_keys(name: str) -> dict[str, Role]:
             keys["a:" + p.surname] = HUB  # "IBM" and the names whose acronym it is
         return keys
     keys[f"i:{p.given[0][0]} {p.surname}"] = PEER  # initials and shorter forms
+    # typing errors: one edit leaves a word's first two or last two letters as they were, so a name
+    # with one word mistyped meets its pair under its other words beside the mistyped one's first or
+    # last two letters (a two-word name in either order: swapped parts too); sound-alike spellings
+    # share Metaphone codes
+    orders = [p.tokens, p.tokens[::-1]] if len(p.tokens) == 2 else [p.tokens]
+    for words in orders:
+        for i, w in enumerate(words):
+            if len(w) >= 3 and w.isalpha():
+                head, tail = " ".join(words[:i]), " ".join(words[i + 1 :])
+                keys[f"f:{head}|{w[:2]}|{tail}"] = PEER
+                keys[f"e:{head}|{w[-2:]}|{tail}"] = PEER
+    codes = [jellyfish.metaphone(t) for t in p.tokens]
+    if all(codes):
+        keys["p:" + " ".join(sorted(codes))] = PEER
     for form in given_forms(p.given[0]):  # nicknames: "Bob Smith" and "Robert Smith" share "robert smith"
         keys[f"k:{form} {p.surname}"] = PEER
     keys["l:" + p.surname] = SPOKE
@@ -208,6 +234,15 @@ def blocking_keys(name: str) -> dict[str, Role]:
     if ac:
         keys["a:" + ac] = SPOKE
     return keys
+
+
+def hint_words(name: str) -> dict[str, str]:
+    """The words create_entities' duplicate hint finds a name's likely duplicates by, stored on the entity
+    and range-indexed: its first and last normalised words ("" for a name of none).  Every name rule but
+    the acronym relates names sharing one of them, in place or swapped (a typo rule needs the other
+    word intact)."""
+    p = parse_name(name)
+    return {"dup_first": p.tokens[0] if p.tokens else "", "dup_last": p.surname}
 
 
 @dataclass(frozen=True)
@@ -248,7 +283,7 @@ def name_rule(a: str, b: str) -> Reason | None:
         if px.acronym_form and len(px.tokens) == 1 and acronym(py.tokens) == px.surname:
             return _reason("acronym", f"{x!r} is the acronym of {y!r}")
     if pa.surname != pb.surname:
-        return None
+        return _spelling_rule(a, b, pa, pb)
     ga, gb = pa.given, pb.given
     if not ga or not gb:
         short, long_name = (a, b) if not ga else (b, a)
@@ -269,7 +304,60 @@ def name_rule(a: str, b: str) -> Reason | None:
             )
         if set(short_g) < set(long_g) and _initial_match(short_g, long_g):
             return _reason("initials", f"{short!r} is a shorter form of {long_name!r} (same surname)")
+    return _spelling_rule(a, b, pa, pb)
+
+
+def similar_words(x: str, y: str) -> bool:
+    """``x`` and ``y`` could be one word mistyped: one edit apart (a letter changed, dropped, added, or two
+    adjacent letters swapped; rapidfuzz's optimal string alignment distance), two apart in words of 7
+    letters or more, or the same Metaphone code (jellyfish) with Jaro-Winkler similarity 0.8 or more
+    (phonetic spellings: "Decker" / "Dekker").  Initials and words under 3 letters are never similar."""
+    if x == y or min(len(x), len(y)) < 3:
+        return False
+    d = OSA.distance(x, y, score_cutoff=2)
+    if d <= 1 or (d == 2 and min(len(x), len(y)) >= 7):
+        return True
+    return jellyfish.metaphone(x) == jellyfish.metaphone(y) and JaroWinkler.similarity(x, y) >= 0.8
+
+
+def _spelling_rule(a: str, b: str, pa: ParsedName, pb: ParsedName) -> Reason | None:
+    """Names of two or more words, the same number, whose words agree (in order, or the two of a
+    two-word name swapped) except one that is :func:`similar_words`: "Marhta Okafor" / "Martha Okafor",
+    "Tomas Bregg" / "Berg Tomas"."""
+    ta, tb = pa.tokens, pb.tokens
+    if len(ta) != len(tb) or len(ta) < 2:
+        return None
+    orders = [tb] + ([tb[::-1]] if len(tb) == 2 else [])
+    for order in orders:
+        differ = [(x, y) for x, y in zip(ta, order, strict=True) if x != y]
+        if len(differ) == 1 and similar_words(*differ[0]):
+            x, y = differ[0]
+            swapped = " (given name and surname swapped)" if order is not tb else ""
+            return _reason(
+                "similar_spelling", f"{a!r} and {b!r}: {x!r} and {y!r} may be one word mistyped{swapped}"
+            )
     return None
+
+
+#: The name rules whose shorter name could stand for more than one person.
+SHORT_FORMS = frozenset({"initials", "surname_only"})
+
+
+def ambiguous_short_forms(pairs: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
+    """The shorter names of ``pairs`` that fit two people: an initials or surname-only form whose longer
+    forms include two that no name rule relates ("A. Smith" beside "Alice Smith" and "Adam Smith"),
+    each with its longer forms.  Such a form is listed for review with each, merged with neither."""
+    longer: dict[str, set[str]] = defaultdict(set)
+    for x, y in pairs:
+        rule = name_rule(x, y)
+        if rule is not None and rule.code in SHORT_FORMS:
+            short, full = (x, y) if len(parse_name(x).canonical) < len(parse_name(y).canonical) else (y, x)
+            longer[short].add(full)
+    return {
+        short: fulls
+        for short, fulls in longer.items()
+        if any(name_rule(f, g) is None for f in fulls for g in fulls if f < g)
+    }
 
 
 def _reason(code: str, detail: str) -> Reason:
@@ -294,6 +382,64 @@ def proper_tokens(texts: Iterable[str]) -> set[str]:
     return out
 
 
+_DIGITS = re.compile(r"\d+")
+
+
+def _numbers_near(x: str, y: str) -> bool:
+    """Numbers equal or one edit apart (a digit changed, dropped, added, or two swapped)."""
+    return OSA.distance(x, y, score_cutoff=1) <= 1
+
+
+def _observation_pairs(a: Sequence[str], b: Sequence[str]) -> tuple[int, list[str]]:
+    """How many of ``a`` have an observation in ``b`` that is the same text once normalised, or the same
+    but for one typo (its numbers one edit apart, or its words two edits apart with the numbers equal);
+    and the conflicts: observations of one shape (the text with its numbers taken out: "born #-#-#")
+    whose numbers are further apart, none of that shape agreeing (two birth dates, two id numbers)."""
+    na = {normalise(t) for t in a}
+    nb = {normalise(t) for t in b}
+    shapes_b: dict[str, list[str]] = defaultdict(list)
+    for t in nb:
+        shapes_b[_DIGITS.sub("#", t)].append(t)
+    same = 0
+    conflicts: list[str] = []
+    for t in sorted(na):
+        if t in nb:
+            same += 1
+            continue
+        shape = _DIGITS.sub("#", t)
+        digits = "".join(_DIGITS.findall(t))
+        alike = shapes_b.get(shape, [])
+        if alike and digits and any(_numbers_near(digits, "".join(_DIGITS.findall(u))) for u in alike):
+            same += 1
+        elif any(
+            "".join(_DIGITS.findall(u)) == digits and OSA.distance(t, u, score_cutoff=3) <= 2
+            for u in nb
+            if len(t) >= 12
+        ):
+            same += 1
+        elif alike and digits:
+            conflicts.append(f"{t!r} / {alike[0]!r}")
+    return same, conflicts
+
+
+def _common_words(ta: set[str], tb: set[str]) -> set[str]:
+    """Words of both, or of one and typed differently in the other: place words by
+    :func:`similar_words`, numbers of six digits or more (id numbers) one edit apart.  Shorter numbers
+    one edit apart are usually two different years or house numbers; dates and whole observations are
+    :func:`_observation_pairs`'."""
+    common = ta & tb
+    for x in ta - tb:
+        for y in tb - ta:
+            if x.isalpha() and y.isalpha():
+                near = min(len(x), len(y)) >= 4 and similar_words(x, y)
+            else:
+                near = x.isdigit() and y.isdigit() and min(len(x), len(y)) >= 6 and _numbers_near(x, y)
+            if near:
+                common.add(x)
+                break
+    return common
+
+
 def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
@@ -314,10 +460,14 @@ class Scored:
     reasons: tuple[Reason, ...]
 
 
-def score_pair(a: Side, b: Side, *, cos: float | None = None) -> Scored:
+def score_pair(
+    a: Side, b: Side, *, cos: float | None = None, ambiguous: bool = False, outranked: bool = False
+) -> Scored:
     """The pair's score (``sigmoid`` of the evidence) and its reasons, strongest first.
 
-    ``cos``: the name-and-type embedding cosine when the model is on (store/duplicates.py computes it)."""
+    ``cos``: the name-and-type embedding cosine when the model is on (store/duplicates.py computes it).
+    ``ambiguous``: one name is a short form that fits another entity of the namespace too (:func:`ambiguous_short_forms`): at most ``NO_NAME_RULE_CAP``;
+    ``outranked``: and it scores higher with another of them (its evidence points there)."""
     reasons: list[Reason] = []
     rule = name_rule(a.name, b.name)
     if rule is not None:
@@ -340,15 +490,26 @@ def score_pair(a: Side, b: Side, *, cos: float | None = None) -> Scored:
         )
     elif a.neighbours - {b.name} and b.neighbours - {a.name}:
         reasons.append(Reason("no_shared_neighbours", "both have neighbours, none in common", NEIGHBOUR_NONE))
-    same_text = {normalise(t) for t in a.observations} & {normalise(t) for t in b.observations}
+    same_text, conflicts = _observation_pairs(a.observations, b.observations)
     ta, tb = proper_tokens(a.observations), proper_tokens(b.observations)
-    common = ta & tb
+    common = _common_words(ta, tb)
     if same_text or common:
-        j = max(_jaccard(ta, tb), len(same_text) / max(len(a.observations), len(b.observations)))
-        what = f"{len(same_text)} identical observation(s)" if same_text else ""
+        j = max(
+            len(common) / len(ta | tb) if ta and tb else 0.0,
+            same_text / max(len(a.observations), len(b.observations)),
+        )
+        what = f"{same_text} identical observation(s) (or one typo apart)" if same_text else ""
         if common:
             what += ("; " if what else "") + "observations name " + ", ".join(sorted(common)[:5])
         reasons.append(Reason("overlapping_observations", what, OBS_FIRST + OBS_JACCARD * j))
+    if conflicts:
+        reasons.append(
+            Reason(
+                "conflicting_observations",
+                "observations of one kind with other numbers: " + "; ".join(conflicts[:3]),
+                CONFLICTING_OBS,
+            )
+        )
     ta_type, tb_type = normalise_type(a.entity_type), normalise_type(b.entity_type)
     if ta_type != tb_type:
         reasons.append(
@@ -358,10 +519,26 @@ def score_pair(a: Side, b: Side, *, cos: float | None = None) -> Scored:
                 DIFFERENT_TYPES,
             )
         )
+    if outranked:
+        reasons.append(
+            Reason("better_fit_elsewhere", "the shorter name scores higher with another entity", OUTRANKED)
+        )
     logit = BASE + sum(r.weight for r in reasons)
     score = 1.0 / (1.0 + math.exp(-logit))
     if rule is None and score > NO_NAME_RULE_CAP:
         score = NO_NAME_RULE_CAP
         reasons.append(Reason("no_name_rule", f"no name rule relates the names: at most {NO_NAME_RULE_CAP}"))
+    if rule is not None and rule.code == "similar_spelling" and score > NO_NAME_RULE_CAP:
+        # a typo and another real name look alike ("Smith", "Smyth"): listed for review, never merged
+        score = NO_NAME_RULE_CAP
+        reasons.append(Reason("spelling_only", f"the names differ in spelling: at most {NO_NAME_RULE_CAP}"))
+    if ambiguous:  # listed for review, never merged: the name alone cannot tell which one it is
+        score = min(score, NO_NAME_RULE_CAP)
+        reasons.append(
+            Reason(
+                "ambiguous_short_form",
+                f"the shorter name fits another entity too: at most {NO_NAME_RULE_CAP}",
+            )
+        )
     reasons.sort(key=lambda r: -abs(r.weight))
     return Scored(round(score, 4), tuple(reasons))

@@ -80,6 +80,7 @@ ALLOWED: dict[str, str] = {
     "oauth_jwks_lifespan": "a number of seconds from 1 to 86400",
     "http_stateless": "true or false",
     "resolve_writes": "true or false",
+    "duplicate_hint": "true or false",
 }
 #: Never echoed in an error.
 _SECRETS = {"neo4j_password", "auth_token", "source_neo4j_password"}
@@ -153,6 +154,9 @@ class Settings(BaseSettings):
     # --- entity resolution (docs/entities.md) ---
     #: create_entities / add_observations outside the reference profile attach to the entity an alias names
     resolve_writes: bool = False
+    #: create_entities outside the reference profile names the existing entity each new one probably duplicates
+    #: (off by default: it costs create_entities more than the 1.2x asked, docs/performance.md#the-duplicate-hint)
+    duplicate_hint: bool = False
 
     # --- the knowledge layer (docs/knowledge-model.md) ---
     #: the only directory crystallize_skill and import-skills read skill markdown from (None: crystallize_skill

@@ -32,6 +32,9 @@ from kg_neo4j.server.declare import M, TypedHandler, tool
 from kg_neo4j.server.profiles import A, D, R
 from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec
 from kg_neo4j.server.search import record_access
+from kg_neo4j.store import GraphStore, duplicate_hints
+from kg_neo4j.store.aliases import ResolvedWrite
+from kg_neo4j.store.duplicate_hints import DuplicateHint
 
 _SCHEMAS: dict[str, dict[str, Any]] = {
     t["name"]: t
@@ -195,17 +198,25 @@ def _reference(
     },
 )
 async def create_entities(rt: Runtime, req: CreateEntitiesIn) -> ToolOutput:
-    if _resolving(rt):
-        made, resolved = await rt.store.create_entities_resolving(req.entities)
-        data = [e.model_dump() for e in made]
-        if resolved:
-            # an alias written to: the answer says which entity took the observations
-            out = {"entities": data, "resolved": [r.model_dump() for r in resolved]}
-            return reference_text(out), out
-        return reference_text(data), {"entities": data}
-    created = await rt.store.create_entities(req.entities)
-    data = [e.model_dump() for e in created]
-    return reference_text(data), {"entities": data}
+    async def write(store: GraphStore) -> tuple[list[Entity], list[ResolvedWrite]]:
+        if _resolving(rt):
+            return await store.create_entities_resolving(req.entities)
+        return await store.create_entities(req.entities), []
+
+    hints: list[DuplicateHint] = []
+    if rt.settings.duplicate_hint and rt.profile != "reference":
+        (made, resolved), hints = await duplicate_hints.with_hints(
+            rt.store, write, lambda o: [e.name for e in o[0]]
+        )
+    else:
+        made, resolved = await write(rt.store)
+    data = [e.model_dump() for e in made]
+    out: dict[str, Any] = {"entities": data}
+    if resolved:  # an alias written to: the answer says which entity took the observations
+        out["resolved"] = [r.model_dump() for r in resolved]
+    if hints:  # a new entity probably duplicates an existing one: nothing merged, the agent is told
+        out["duplicates"] = [h.model_dump() for h in hints]
+    return reference_text(out if len(out) > 1 else data), out
 
 
 def _resolving(rt: Runtime) -> bool:

@@ -16,7 +16,7 @@ from kg_neo4j.clock import Clock, SystemClock
 from kg_neo4j.embeddings.model_files import ModelInfo
 from kg_neo4j.errors import ConfigError, Neo4jUnavailableError
 from kg_neo4j.settings import Settings
-from kg_neo4j.store import text_index, type_labels
+from kg_neo4j.store import duplicate_hints, text_index, type_labels
 from kg_neo4j.store.capabilities import (
     FILTERED_VECTOR_INDEXES,
     SearchIndexes,
@@ -37,6 +37,8 @@ _SCHEMA_STATEMENTS = [
     "schema_node_key",
     "schema_entity_ns_name",
     "schema_entity_ns_name_lower",
+    "schema_entity_ns_dup_first",
+    "schema_entity_ns_dup_last",
     "schema_text_lower",
     "schema_observation_ns_turn",
     "schema_meta_key",
@@ -296,4 +298,6 @@ async def bootstrap(
     # entities written before type labels existed get them (once, batched, resumable;
     # docs/graph-model.md#types-are-labels)
     await type_labels.backfill(driver, database)
+    # entities written before create_entities' duplicate hint get its words (once, batched, resumable)
+    await duplicate_hints.backfill(driver, database)
     return indexes

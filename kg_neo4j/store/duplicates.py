@@ -36,6 +36,7 @@ from kg_neo4j.resolution import (
     Reason,
     Scored,
     Side,
+    ambiguous_short_forms,
     blocking_keys,
     name_rule,
     parse_name,
@@ -147,7 +148,7 @@ async def duplicate_groups(
         pairs |= set(cosines)
     involved = sorted({n for p in pairs for n in p})
     context = await _context(store, model, involved, use_vectors, progress)
-    scorer = _Scorer(context, cosines)
+    scorer = _Scorer(context, cosines, ambiguous_short_forms(pairs))
     edges = {p: s for p in pairs if (s := scorer.score(*p)).score >= min_score}
     return star_groups(edges, scorer, min_score)
 
@@ -176,10 +177,11 @@ async def _stream(
 
 def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
     """Pairs sharing a blocking key that a name rule relates."""
-    blocks: dict[str, dict[str, list[str]]] = defaultdict(lambda: {PEER: [], HUB: [], SPOKE: []})
+    # most keys hold one name: a plain list each, split by role only where a key holds two or more
+    blocks: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for name in entities:
         for key, role in blocking_keys(name).items():
-            blocks[key][role].append(name)
+            blocks[key].append((name, role))
     seen: set[tuple[str, str]] = set()
     out: set[tuple[str, str]] = set()
 
@@ -191,8 +193,10 @@ def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
         if name_rule(a, b) is not None:
             out.add(p)
 
-    for key, roles in blocks.items():
-        peers, hubs, spokes = roles[PEER], roles[HUB], roles[SPOKE]
+    for key, members in blocks.items():
+        if len(members) < 2:
+            continue
+        peers, hubs, spokes = ([n for n, r in members if r == role] for role in (PEER, HUB, SPOKE))
         exact = key.startswith(("n:", "s:"))
         if len(peers) > 1 and (exact or len(peers) <= MAX_BLOCK):
             for i, a in enumerate(peers):
@@ -277,9 +281,15 @@ async def _context(
 class _Scorer:
     """Scores pairs of the candidates' entities, each pair once."""
 
-    def __init__(self, context: dict[str, _Entity], cosines: dict[tuple[str, str], float]) -> None:
+    def __init__(
+        self,
+        context: dict[str, _Entity],
+        cosines: dict[tuple[str, str], float],
+        ambiguous: dict[str, set[str]] | None = None,
+    ) -> None:
         self.context = context
         self.cosines = cosines
+        self.ambiguous = ambiguous or {}
         self.cache: dict[tuple[str, str], Scored] = {}
 
     def score(self, a: str, b: str) -> Scored:
@@ -293,8 +303,21 @@ class _Scorer:
                 if cos is None and ea.vector is not None and eb.vector is not None:
                     na, nb = float(np.linalg.norm(ea.vector)), float(np.linalg.norm(eb.vector))
                     cos = float(ea.vector @ eb.vector) / (na * nb) if na and nb else None
-                self.cache[p] = score_pair(ea.side(), eb.side(), cos=cos)
+                self.cache[p] = score_pair(ea.side(), eb.side(), cos=cos, **self._ambiguity(*p))
         return self.cache[p]
+
+    def _ambiguity(self, a: str, b: str) -> dict[str, bool]:
+        """``score_pair``'s ambiguity flags: is one of the names a short form fitting other entities too,
+        and does it score higher with one of those (by the raw score, the flags aside)."""
+        short, full = (a, b) if b in self.ambiguous.get(a, ()) else (b, a)
+        if full not in self.ambiguous.get(short, ()):
+            return {}
+        raw = {f: self._raw(short, f) for f in self.ambiguous[short]}
+        return {"ambiguous": True, "outranked": raw[full] < max(raw.values())}
+
+    def _raw(self, a: str, b: str) -> float:
+        ea, eb = self.context.get(a), self.context.get(b)
+        return score_pair(ea.side(), eb.side()).score if ea is not None and eb is not None else 0.0
 
     def rank(self, name: str) -> tuple[int, int, str]:
         """The suggested survivor first: most observations and relations, then the fuller name."""

@@ -28,6 +28,8 @@ from __future__ import annotations
 import functools
 import logging
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from neo4j import AsyncDriver, AsyncManagedTransaction
@@ -127,42 +129,73 @@ async def backfill(
     the whole database is done once and recorded on ``(:KgMeta {key: 'type_labels'})``; later
     bootstraps skip it.  ``max_batches`` stops early (tests of the resume).  Progress on stderr.
     """
-    x = Executor(driver, database)
-    if namespace is None:
-        records = await x.write("type_labels_meta", key=_META_KEY)
-        if records and records[0]["done"]:
-            return 0
-    records = await x.write("type_labels_pending_namespaces", ns=namespace)
-    pending = [(str(r["ns"]), int(r["n"])) for r in records]
-    total = sum(n for _, n in pending)
-    if total and progress:
-        print(
-            f"kg-neo4j: adding type labels to {total} entities in {len(pending)} namespace(s) "
-            f"(batches of {batch}; resumable)",
-            file=sys.stderr,
-            flush=True,
-        )
-    done = batches = 0
 
-    async def one_batch(tx: AsyncManagedTransaction, ns: str, after: str) -> tuple[int, str | None]:
-        chunk = [
-            r.data() for r in await x.bound(tx).read("type_labels_chunk", ns=ns, after=after, batch=batch)
-        ]
-        rows = [{"ns": r["ns"], "name": r["name"], "labels": _labels_of(r)} for r in chunk if r["pending"]]
-        if rows:
-            await x.bound(tx).write("type_labels_apply", rows=rows)
-        return len(rows), (chunk[-1]["name"] if chunk else None)
+    def rows(chunk: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{"ns": r["ns"], "name": r["name"], "labels": _labels_of(r)} for r in chunk if r["pending"]]
 
-    for ns, _ in pending:
-        after: str | None = ""
-        while after is not None:
-            if max_batches is not None and batches >= max_batches:
-                return done  # stopped early on purpose: not recorded as done
-            n, after = await x.transaction(functools.partial(one_batch, ns=ns, after=after))
-            done += n
-            batches += 1
-            if progress and n:
-                print(f"kg-neo4j: type labels: {done}/{total}", file=sys.stderr, flush=True)
-    if namespace is None:
-        await x.write("type_labels_meta_done", key=_META_KEY)
-    return done
+    sweep = Sweep(_META_KEY, "type_labels", rows, "adding type labels to", "type labels")
+    return await sweep.run(driver, database, namespace, batch, max_batches, progress)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A bootstrap backfill of entities, per namespace in name order, ``batch`` per transaction, each batch
+    marking what it did (resumable), the whole database recorded done once on ``(:KgMeta {key})``.  Its
+    statements: ``<prefix>_pending_namespaces`` ($ns), ``<prefix>_chunk`` ($ns, $after, $batch: rows with
+    ``name`` and ``pending``) and ``<prefix>_apply`` ($ns, $rows: what ``rows`` makes of a chunk)."""
+
+    meta_key: str
+    prefix: str
+    rows: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+    announce: str  # "adding type labels to" {n} entities
+    step: str  # "type labels": {done}/{total}
+
+    async def run(
+        self,
+        driver: AsyncDriver,
+        database: str,
+        namespace: str | None,
+        batch: int,
+        max_batches: int | None = None,
+        progress: bool = True,
+    ) -> int:
+        x = Executor(driver, database)
+        if namespace is None:
+            records = await x.write("type_labels_meta", key=self.meta_key)
+            if records and records[0]["done"]:
+                return 0
+        records = await x.write(f"{self.prefix}_pending_namespaces", ns=namespace)
+        pending = [(str(r["ns"]), int(r["n"])) for r in records]
+        total = sum(n for _, n in pending)
+        if total and progress:
+            print(
+                f"kg-neo4j: {self.announce} {total} entities in {len(pending)} namespace(s) "
+                f"(batches of {batch}; resumable)",
+                file=sys.stderr,
+                flush=True,
+            )
+        done = batches = 0
+
+        async def one_batch(tx: AsyncManagedTransaction, ns: str, after: str) -> tuple[int, str | None]:
+            chunk = [
+                r.data()
+                for r in await x.bound(tx).read(f"{self.prefix}_chunk", ns=ns, after=after, batch=batch)
+            ]
+            rows = self.rows(chunk)
+            if rows:
+                await x.bound(tx).write(f"{self.prefix}_apply", rows=rows, ns=ns)
+            return len(rows), (chunk[-1]["name"] if chunk else None)
+
+        for ns, _ in pending:
+            after: str | None = ""
+            while after is not None:
+                if max_batches is not None and batches >= max_batches:
+                    return done  # stopped early on purpose: not recorded as done
+                n, after = await x.transaction(functools.partial(one_batch, ns=ns, after=after))
+                done += n
+                batches += 1
+                if progress and n:
+                    print(f"kg-neo4j: {self.step}: {done}/{total}", file=sys.stderr, flush=True)
+        if namespace is None:
+            await x.write("type_labels_meta_done", key=self.meta_key)
+        return done

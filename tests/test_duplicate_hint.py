@@ -1,0 +1,72 @@
+"""Issue 38 item 3: create_entities names the existing entity a new one probably duplicates, with the score
+and reasons find_duplicates gives that pair; nothing is merged; the reference profile's answer keeps its
+shape; off unless asked (--duplicate-hint); entities written before the hint's words get them from a
+batched, resumable backfill."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kg_helpers import ent, ok, session
+from test_find_duplicates import found
+
+from conftest import Neo4jInfo
+from kg_neo4j.store import duplicate_hints
+
+MARTHA = ent("Martha Okafor", "person", ["born 1984-03-12", "id number 48213377"])
+TYPO = ent("Marhta Okafor", "person", ["born 1984-03-12", "lives in Leith"])
+
+
+async def test_a_probable_duplicate_is_named_and_nothing_merged(
+    neo4j_info: Neo4jInfo, namespace: str
+) -> None:
+    async with session("stdio", neo4j_info, namespace, "--duplicate-hint") as s:
+        first = await ok(s, "create_entities", {"entities": [MARTHA, ent("Tomas Berg", "person")]})
+        assert isinstance(first, list)  # nothing to hint: the answer keeps the reference's shape
+        answer = await ok(s, "create_entities", {"entities": [TYPO, ent("Priya Raman", "person")]})
+        [hint] = answer["duplicates"]
+        assert (hint["name"], hint["duplicateOf"]) == ("Marhta Okafor", "Martha Okafor")
+        assert [e["name"] for e in answer["entities"]] == ["Marhta Okafor", "Priya Raman"]
+        # as find_duplicates gives that pair
+        [group] = (await found(s, {"names": ["Marhta Okafor"]}))["groups"]
+        assert set(group["names"]) == {"Martha Okafor", "Marhta Okafor"}
+        assert hint["score"] == group["score"]
+        assert {r["code"] for r in hint["reasons"]} == {r["code"] for r in group["reasons"]}
+        assert {"similar_spelling", "overlapping_observations"} <= {r["code"] for r in hint["reasons"]}
+        both = await ok(s, "open_nodes", {"names": ["Martha Okafor", "Marhta Okafor"]})
+        assert len(both["entities"]) == 2  # nothing merged
+
+
+async def test_off_by_default(neo4j_info: Neo4jInfo, namespace: str) -> None:
+    async with session("stdio", neo4j_info, namespace) as s:
+        await ok(s, "create_entities", {"entities": [MARTHA]})
+        answer = await ok(s, "create_entities", {"entities": [TYPO]})
+        assert isinstance(answer, list) and [e["name"] for e in answer] == ["Marhta Okafor"]
+
+
+async def test_the_reference_profile_answers_the_list(neo4j_info: Neo4jInfo, namespace: str) -> None:
+    async with session("stdio", neo4j_info, namespace, "--tools", "reference", "--duplicate-hint") as s:
+        await ok(s, "create_entities", {"entities": [MARTHA]})
+        answer = await ok(s, "create_entities", {"entities": [TYPO]})
+        assert isinstance(answer, list) and [e["name"] for e in answer] == ["Marhta Okafor"]
+
+
+async def test_the_backfill_is_batched_and_resumable(
+    neo4j_info: Neo4jInfo, namespace: str, sync_driver: Any, driver: Any, capfd: Any
+) -> None:
+    async with session("stdio", neo4j_info, namespace, "--duplicate-hint") as s:
+        await ok(
+            s, "create_entities", {"entities": [MARTHA, *(ent(f"Person {i}", "person") for i in range(4))]}
+        )
+    # entities written before the hint: no words
+    sync_driver.execute_query(
+        "MATCH (n:Entity) WHERE n.namespace = $ns REMOVE n.dup_first, n.dup_last", ns=namespace
+    )
+    db = neo4j_info.database
+    assert await duplicate_hints.backfill(driver, db, namespace, batch=2, max_batches=1) == 2  # interrupted
+    assert await duplicate_hints.backfill(driver, db, namespace, batch=2) == 3  # resumes with the rest
+    assert "duplicate hint words: 3/3" in capfd.readouterr().err  # progress on stderr
+    assert await duplicate_hints.backfill(driver, db, namespace) == 0
+    async with session("stdio", neo4j_info, namespace, "--duplicate-hint") as s:
+        answer = await ok(s, "create_entities", {"entities": [TYPO]})
+        assert [h["duplicateOf"] for h in answer["duplicates"]] == ["Martha Okafor"]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from namespace_helpers import SEEDED, anything_of, fingerprint, namespace_cli, seed
 
-from conftest import Neo4jInfo
+from conftest import Neo4jInfo, stdio_session
 from kg_neo4j.store.executor import Executor
 from kg_neo4j.store.namespaces import Stopped, erase_namespace
 
@@ -73,3 +73,25 @@ async def test_delete_refuses_without_yes(neo4j_info: Neo4jInfo, sync_driver: An
     blank = namespace_cli(neo4j_info, "delete", " ", "--yes")
     assert blank.returncode == 2 and "NS" in blank.stderr
     assert fingerprint(sync_driver, db, namespace) == held
+
+
+async def test_a_run_stopped_after_its_last_node_is_finished(
+    neo4j_info: Neo4jInfo, sync_driver: Any, driver: Any, namespace: str
+) -> None:
+    """No merge records: once the nodes are gone only the write-order counter is left, which no count shows."""
+    async with stdio_session(neo4j_info, "--namespace", namespace) as s:
+        done = await s.call_tool(
+            "create_entities", {"entities": [{"name": "A", "entityType": "t", "observations": []}]}
+        )
+        assert not done.is_error
+        done = await s.call_tool(
+            "add_observations", {"observations": [{"entityName": "A", "contents": ["x"]}]}
+        )
+        assert not done.is_error
+    with pytest.raises(Stopped):
+        await erase_namespace(Executor(driver, neo4j_info.database), namespace, max_transactions=1)
+    assert anything_of(sync_driver, neo4j_info.database, namespace) == 1  # the counter (KgMeta 'turns:<ns>')
+
+    again = namespace_cli(neo4j_info, "delete", namespace, "--yes")
+    assert again.returncode == 0, again.stderr
+    assert anything_of(sync_driver, neo4j_info.database, namespace) == 0

@@ -22,6 +22,7 @@ from typing import NoReturn
 
 from kg_neo4j import __version__, cli_parsers
 from kg_neo4j.commands import ACTIONS
+from kg_neo4j.commands import namespace as namespace_command
 from kg_neo4j.errors import CypherFileError, KgError, Neo4jUnavailableError, SettingError, ValidationError
 from kg_neo4j.formats import EXPORT_FORMATS, IMPORT_FORMATS
 from kg_neo4j.hooks import HOOKS
@@ -135,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cli_parsers.add_serve_flags(serve)
     cli_parsers.add_team_and_entity_commands(sub, _common)
+    namespace_command.add_parser(sub, lambda p: p.add_argument("--log-level", dest="log_level"))
 
     reembed = sub.add_parser(
         "reembed",

@@ -26,6 +26,7 @@ MODULES = {
     "import-skills": "skills",
     "token": "token",
     "dedupe": "dedupe",
+    "namespace": "namespace",
 }
 
 

@@ -36,8 +36,9 @@ from mcp.client.stdio import stdio_client
 from neo4j import Driver, GraphDatabase
 
 from kg_neo4j import __version__
+from kg_neo4j.models import EntityIn, RelationIn
 from kg_neo4j.settings import Settings
-from kg_neo4j.store import resolve_connection
+from kg_neo4j.store import GraphStore, resolve_connection
 from kg_neo4j.store.connection import Connection
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -327,6 +328,295 @@ def ring_relation(i: int, n: int) -> dict[str, Any]:
 def chunks(n: int, size: int) -> Iterator[range]:
     for start in range(0, n, size):
         yield range(start, min(n, start + size))
+
+
+# --- the synthetic memory (bench_search, bench_scale): entities of varied sentences -------------
+OBS_PER_ENTITY = 10
+
+FIRST = (
+    "Alice Bob Carol David Emma Frank Grace Henry Irene Jack Karen Liam Maria Noah Olivia Peter Quinn Rachel "
+    "Samuel Tara Umar Vera William Xenia Yusuf Zoe Aisha Bruno Chloe Diego Elena Felix Greta Hugo Ines Jonas "
+    "Kenji Lara Marco Nadia Oscar Priya Rafael Sofia Tomas Ulla Viktor Wendy Yara Zane"
+).split()
+LAST = (
+    "Smith Johnson Lee Garcia Muller Rossi Tanaka Kowalski Nguyen Silva Novak Costa Schmidt Dubois Jensen Ivanova "
+    "Okafor Haddad Kim Larsen Moreau Petrov Santos Weber Fischer Bianchi Yamamoto Lindqvist Horvat Brennan "
+    "Castillo Dimitrov Eriksen Fontaine Gallo Hoffmann Iqbal Jovanovic Keller Lopez Mendes Nielsen "
+    "OBrien Park Quintero Reyes Sato Torres Vargas Walsh"
+).split()
+ADJ = (
+    "Blue Silent Rapid Golden Northern Hidden Bright Iron Crystal Amber Scarlet Quiet Swift Solar Lunar Arctic "
+    "Coral Cobalt Velvet Emerald"
+).split()
+NOUN = (
+    "Falcon Harbor Beacon Summit Compass Orchard Meadow Lantern Anchor Canyon Glacier Horizon Pioneer Atlas "
+    "Cascade Ember Willow Granite Comet Prairie"
+).split()
+TOOLS = (
+    "Postgres Kafka Redis Terraform Kubernetes Grafana Jenkins Airflow Spark Elasticsearch Docker Ansible "
+    "Prometheus Vault Jira Figma Tableau Snowflake RabbitMQ Nginx"
+).split()
+CITIES = (
+    "Lisbon Berlin Tokyo Toronto Nairobi Oslo Madrid Seoul Austin Dublin Prague Lyon Porto Zurich Melbourne "
+    "Denver Bogota Krakow Helsinki Vienna"
+).split()
+ORGS = (
+    "Acme Globex Initech Umbrella Stark Wayne Hooli Vandelay Soylent Tyrell Cyberdyne Wonka Aperture Gringotts "
+    "Pied-Piper Monarch"
+).split()
+ROLES = (
+    "data engineer;product manager;site reliability engineer;designer;backend developer;sales lead;"
+    "research scientist;support engineer;finance analyst;frontend developer;security engineer;recruiter"
+).split(";")
+DRINKS = "green tea;black coffee;espresso;oat milk latte;mint tea;sparkling water;hot chocolate;matcha".split(
+    ";"
+)
+FOODS = "peanuts;shellfish;gluten;dairy;strawberries;eggs;sesame;soy".split(";")
+PETS = "dog;cat;parrot;rabbit;tortoise;goldfish;hamster".split(";")
+PET_NAMES = "Biscuit Luna Pepper Mochi Rex Shadow Ziggy Nala Otis Pickles".split()
+SPORTS = "tennis;football;chess;badminton;climbing;cycling;swimming;volleyball;running;yoga".split(";")
+WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+MONTHS = "January February March April May June July August September October November December".split()
+LANGS = "Spanish Japanese German Portuguese Korean Italian Mandarin Swedish".split()
+COUNTRIES = "Japan Brazil Italy Norway Mexico Vietnam Canada Kenya Portugal Iceland".split()
+BOOKS = (
+    "Thinking Fast and Slow;The Pragmatic Programmer;Deep Work;Atomic Habits;Sapiens;Clean Code;"
+    "The Phoenix Project;Designing Data-Intensive Applications;Range;Shape Up"
+).split(";")
+MEETINGS = (
+    "quarterly planning;weekly sync;architecture review;retrospective;budget;all-hands;design critique".split(
+        ";"
+    )
+)
+PROBLEMS = (
+    "flaky tests;a memory leak;slow queries;vendor delays;missing requirements;a security audit;"
+    "hiring freeze;a data migration;network outages;unclear ownership"
+).split(";")
+TASKS = (
+    "log aggregation;nightly backups;feature flags;load testing;invoice processing;dashboards;"
+    "schema migrations;on-call alerts;customer onboarding;model training"
+).split(";")
+AMENITIES = "rooftop terrace;gym;quiet room;bike storage;cafeteria;game room;library;nap pod".split(";")
+TEAMS = "platform;payments;growth;data;mobile;infrastructure;search;billing".split(";")
+
+TEMPLATES: dict[str, list[str]] = {
+    "person": [
+        "Works at {org} as a {role} since {year}.",
+        "Prefers {drink} in the morning and {drink2} after lunch.",
+        "Moved to {city} in {month} {year}.",
+        "Is allergic to {food} and avoids it at team dinners.",
+        "Recommended the book {book} during the {meeting} meeting.",
+        "Has a {pet} named {petname}.",
+        "Plays {sport} every {weekday} evening.",
+        "Birthday is on {month} {day}.",
+        "Is learning {language} to prepare for a trip to {country}.",
+        "Mentioned that the {project} deadline slipped to {month} because of {problem}.",
+        "Met {person} at a conference in {city}.",
+        "Uses {tool} for {task} and complains about {problem}.",
+        "Asked for help with {task} on {weekday}.",
+        "Is the main contact for the {team} team.",
+    ],
+    "project": [
+        "Deadline moved to {month} {day} after the {meeting} meeting.",
+        "Budget increased by {pct} percent to cover {task}.",
+        "Depends on {tool} for {task}.",
+        "Owned by the {team} team in {city}.",
+        "Blocked by {problem} since last {weekday}.",
+        "Kick-off happened in {month} {year} with {person} as the lead.",
+        "Ships a beta to {org} at the end of {month}.",
+        "Retrospective found that {problem} caused most of the delays.",
+    ],
+    "tool": [
+        "Version {ver} fixed the bug behind {problem}.",
+        "Licensed per seat at {price} dollars a month.",
+        "Replaced {tool} in the {team} team last {month}.",
+        "Used by the {team} team for {task}.",
+        "Upgrade to version {ver} is planned for {month}.",
+        "Alerts go to the {team} channel when {task} fails.",
+    ],
+    "place": [
+        "Office opens at {hour} am on weekdays.",
+        "Has a {amenity} on floor {floor}.",
+        "Parking costs {price} dollars per day.",
+        "The {meeting} meeting is held here every {weekday}.",
+        "Hosts the {team} team since {year}.",
+        "Closed for renovation during {month} {year}.",
+    ],
+    "organization": [
+        "Signed a contract for {task} worth {price} thousand dollars.",
+        "Headquartered in {city} with offices in {city2}.",
+        "Main customer contact is {person}.",
+        "Switched from {tool} to {tool2} in {year}.",
+        "Pays invoices within {pct} days.",
+    ],
+}
+TYPE_SHARE = [("person", 0.5), ("project", 0.2), ("tool", 0.1), ("place", 0.1), ("organization", 0.1)]
+
+QUESTIONS = [
+    "What does {person} drink in the morning?",
+    "Where does {person} work?",
+    "Who works as a {role}?",
+    "Which project deadline slipped because of {problem}?",
+    "Who has a {pet}?",
+    "Where did {person} move to?",
+    "Which tool version fixed {problem}?",
+    "Who is learning {language}?",
+    "When is {person}'s birthday?",
+    "Who plays {sport} on {weekday}s?",
+    "What book was recommended at the {meeting} meeting?",
+    "Is anyone allergic to {food}?",
+    "Which office has a {amenity}?",
+    "How much does parking cost at the office?",
+    "Which team owns the {project} project?",
+    "What is {project} blocked by?",
+    "What do we use for {task}?",
+    "Who is the contact for the {team} team?",
+    "Which projects depend on {tool}?",
+    "What did {person} complain about?",
+    "Who is travelling to {country}?",
+    "When was the {project} kick-off and who leads it?",
+    "Which customer signed a contract for {task}?",
+    "what did we decide about {task} in {month}",
+    "{person} pet name",
+    "Is {tool} licensed per seat?",
+]
+
+
+def _fill(template: str, rng: random.Random, names: dict[str, list[str]]) -> str:
+    return template.format(
+        org=rng.choice(ORGS),
+        role=rng.choice(ROLES),
+        year=rng.randint(2015, 2025),
+        drink=rng.choice(DRINKS),
+        drink2=rng.choice(DRINKS),
+        city=rng.choice(CITIES),
+        city2=rng.choice(CITIES),
+        month=rng.choice(MONTHS),
+        day=rng.randint(1, 28),
+        food=rng.choice(FOODS),
+        book=rng.choice(BOOKS),
+        meeting=rng.choice(MEETINGS),
+        pet=rng.choice(PETS),
+        petname=rng.choice(PET_NAMES),
+        sport=rng.choice(SPORTS),
+        weekday=rng.choice(WEEKDAYS),
+        language=rng.choice(LANGS),
+        country=rng.choice(COUNTRIES),
+        problem=rng.choice(PROBLEMS),
+        tool=rng.choice(TOOLS),
+        tool2=rng.choice(TOOLS),
+        task=rng.choice(TASKS),
+        team=rng.choice(TEAMS),
+        pct=rng.randint(5, 60),
+        ver=f"{rng.randint(1, 9)}.{rng.randint(0, 20)}",
+        price=rng.randint(3, 90),
+        hour=rng.randint(6, 10),
+        floor=rng.randint(1, 12),
+        amenity=rng.choice(AMENITIES),
+        project=rng.choice(names["project"]) if names["project"] else "Blue Falcon",
+        person=rng.choice(names["person"]) if names["person"] else "Alice Smith",
+    )
+
+
+def make_dataset(n_entities: int, seed: int = 42) -> list[EntityIn]:
+    """n_entities entities (unique names per type), OBS_PER_ENTITY distinct sentences each."""
+    rng = random.Random(seed)
+    types = [t for t, share in TYPE_SHARE for _ in range(max(1, round(share * n_entities)))]
+    types = (types * 2)[:n_entities]
+    rng.shuffle(types)
+    used: set[str] = set()
+    names: dict[str, list[str]] = {t: [] for t, _ in TYPE_SHARE}
+
+    def unique(base: str) -> str:
+        name, i = base, 2
+        while name.lower() in used:
+            name, i = f"{base} {i}", i + 1
+        used.add(name.lower())
+        return name
+
+    ent_names = []
+    for t in types:
+        if t == "person":
+            base = f"{rng.choice(FIRST)} {rng.choice(LAST)}"
+        elif t == "project":
+            base = f"{rng.choice(ADJ)} {rng.choice(NOUN)}"
+        elif t == "tool":
+            base = (
+                f"{rng.choice(TOOLS)} {rng.choice(['cluster', 'instance', 'pipeline', 'workspace', 'setup'])}"
+            )
+        elif t == "place":
+            base = f"{rng.choice(CITIES)} {rng.choice(['office', 'warehouse', 'lab', 'studio', 'hub'])}"
+        else:
+            base = f"{rng.choice(ORGS)} {rng.choice(['Corp', 'Labs', 'Group', 'Partners', 'Systems'])}"
+        name = unique(base)
+        names[t].append(name)
+        ent_names.append(name)
+    out = []
+    for name, t in zip(ent_names, types, strict=True):
+        obs: list[str] = []
+        while len(obs) < OBS_PER_ENTITY:
+            s = _fill(rng.choice(TEMPLATES[t]), rng, names)
+            if s not in obs:
+                obs.append(s)
+        out.append(EntityIn(name=name, entityType=t, observations=obs))
+    return out
+
+
+def make_questions(entities: Sequence[EntityIn], n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    names: dict[str, list[str]] = {t: [] for t, _ in TYPE_SHARE}
+    for e in entities:
+        names[e.entityType].append(e.name)
+    return [_fill(rng.choice(QUESTIONS), rng, names) for _ in range(n)]
+
+
+REL_TYPES = {
+    "person": ["works_with", "reports_to", "works_on"],
+    "project": ["depends_on", "uses", "located_in"],
+    "tool": ["integrates_with", "owned_by"],
+    "place": ["near", "part_of"],
+    "organization": ["partners_with", "customer_of"],
+}
+RELS_PER_ENTITY = 2
+
+
+def make_relations(entities: Sequence[EntityIn], seed: int = 3) -> list[RelationIn]:
+    """RELS_PER_ENTITY relations from every entity to random others (typed by the source's type)."""
+    rng = random.Random(seed)
+    out = []
+    for e in entities:
+        for _ in range(RELS_PER_ENTITY if len(entities) > 1 else 0):
+            other = rng.choice(entities)
+            while other.name == e.name:
+                other = rng.choice(entities)
+            out.append(
+                RelationIn.model_validate(
+                    {
+                        "from": e.name,
+                        "to": other.name,
+                        "relationType": rng.choice(REL_TYPES[e.entityType]),
+                        "weight": round(rng.uniform(0.2, 1.0), 2),
+                    }
+                )
+            )
+    return out
+
+
+async def write_relations(store: GraphStore, relations: Sequence[RelationIn], batch: int = 1000) -> float:
+    t0 = time.perf_counter()
+    for i in range(0, len(relations), batch):
+        await store.create_relations(relations[i : i + batch])
+    return time.perf_counter() - t0
+
+
+PERTURB = [
+    "Reportedly: {s}",
+    "{s} (as noted last week)",
+    "Update - {s}",
+    "{s} Still true as of today.",
+    "Someone said: {s}",
+    "{s} Needs double-checking.",
+]
 
 
 # --- raw-driver seeding (fast UNWIND; no product code, same data model) ----------------------

@@ -1,8 +1,13 @@
 """One database, a hundred teams: many namespaces of very different sizes (issue 39).
 
-Not a test: it writes its results as JSON (``--out``) and a summary on stderr.  Staged and resumable:
-every stage records what it did in ``--state`` (beside the vector cache, outside the clone) and a
-rerun skips what is done; ``--stages`` picks stages.
+Not a test: it prints its tables and saves them as a results file (``benchmarks/results/scale-<N>.json``).
+Staged and resumable: every stage records what it did in ``--state`` (beside the vector cache in
+``--cache``, outside the clone) and a rerun skips what is done; ``--stages`` picks stages.  A run that
+completes every stage deletes its namespaces (``--keep`` keeps them); its state stays, so a rerun
+rewrites the results from it (remove the state file to start again).  A run that fails keeps them,
+so the next goes on.  ``--tiny`` (the smoke size: four namespaces, 150
+observations, every stage) works in a temporary cache and fresh namespaces, and deletes them even
+when it fails.
 
 Data (``layout``): ``--observations`` N in ``--namespaces`` K: one big namespace of N/2, ten of N/40
 ("mid", 25,000 at N = 1M), the rest between N/500 and N/200 (2,000 to 5,000 at 1M), one of them at 3,000
@@ -33,11 +38,12 @@ observations, limit 10), open_nodes (3 names), read_graph (limit 100), traverse_
 find_duplicates (one name), and two writes: create_entities (100 entities of one observation) and
 add_observations (one).  The reads run on a server with the model; the writes on one with embeddings off
 (``--embedding-model none``), as bench_peers measures writes: on a busy 2-core machine the encoder's time
-would hide what the database does.  Recall: a question is a hit when the observation it paraphrases
+would hide what the database does.  The client is the harness's (tools listed, so answers are checked
+against their output schemas, as clients do).  Recall: a question is a hit when the observation it paraphrases
 (entity and text) is among search_memory's 10 hits, pooled over the recall namespaces.
 
-    nice -n 10 .venv/bin/python benchmarks/bench_scale.py --observations 1000000        # the issue's size
-    nice -n 10 .venv/bin/python benchmarks/bench_scale.py --observations 50000 --pool 600 --reps 15 \\
+    nice -n 10 .venv/bin/python -m benchmarks.bench_scale --observations 1000000        # the issue's size
+    nice -n 10 .venv/bin/python -m benchmarks.bench_scale --observations 50000 --pool 600 --reps 15 \\
         --questions 200 --ingest 300                                                   # what a busy machine finishes
 """
 
@@ -46,47 +52,66 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import random
 import subprocess
-import sys
+import tempfile
 import time
+import uuid
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+import numpy as np
+from mcp import ClientSession
 
-from _common import KG, connection, log, percentile, server_env  # noqa: E402
-from bench_search import OBS_PER_ENTITY, PERTURB, make_dataset, make_relations, write_relations  # noqa: E402
-from bench_versions import MODEL, CachedEmbedder, vector_cache  # noqa: E402
+from benchmarks.harness import (
+    KG,
+    OBS_PER_ENTITY,
+    PERTURB,
+    Results,
+    arguments,
+    connection,
+    kg_serve,
+    log,
+    make_dataset,
+    make_relations,
+    mcp_session,
+    percentile,
+    server_env,
+    structured,
+    write_relations,
+)
+from kg_neo4j.embeddings import load_embedder
+from kg_neo4j.models import EntityIn
+from kg_neo4j.settings import Settings
+from kg_neo4j.store import GraphStore, connect
+from kg_neo4j.store.connection import bootstrap, ensure_vector_indexes
+from kg_neo4j.store.executor import Executor
+from kg_neo4j.store.hybrid_search import EXACT_CAP
+from kg_neo4j.store.namespaces import Stopped, erase_namespace, namespace_counts
+from kg_neo4j.store.records import entity_text
 
-from kg_neo4j.embeddings import load_embedder  # noqa: E402
-from kg_neo4j.models import EntityIn  # noqa: E402
-from kg_neo4j.settings import Settings  # noqa: E402
-from kg_neo4j.store import GraphStore, connect  # noqa: E402
-from kg_neo4j.store.executor import Executor  # noqa: E402
-from kg_neo4j.store.hybrid_search import EXACT_CAP  # noqa: E402
-from kg_neo4j.store.namespaces import Stopped, erase_namespace, namespace_counts  # noqa: E402
-from kg_neo4j.store.records import entity_text  # noqa: E402
-
+MODEL = "all-MiniLM-L6-v2"
 STAGES = ("alone", "seed", "beside", "delete", "ingest", "storage")
 READS = ("search_memory", "open_nodes", "read_graph", "traverse_graph", "find_duplicates")
 WRITES = ("create_entities", "add_observations")
 ABOVE_CAP = 3000
 
 
-def layout(n: int, k: int, prefix: str) -> dict[str, int]:
-    """Namespace -> observations (multiples of OBS_PER_ENTITY)."""
+def layout(n: int, k: int, prefix: str, *, mids: int = 10, above_cap: int = ABOVE_CAP) -> dict[str, int]:
+    """Namespace -> observations (multiples of OBS_PER_ENTITY); ``--tiny`` asks for fewer mids and a
+    smaller 'above the cap' one."""
     rng = random.Random(39)
 
     def whole(x: float) -> int:
         return max(OBS_PER_ENTITY, round(x / OBS_PER_ENTITY) * OBS_PER_ENTITY)
 
     sizes = {f"{prefix}-big": whole(n / 2)}
-    sizes |= {f"{prefix}-mid-{i:02d}": whole(n / 40) for i in range(10)}
-    smalls = [whole(rng.uniform(n / 500, n / 200)) for _ in range(max(2, k - 11))]
-    smalls[0], smalls[1] = whole(ABOVE_CAP), whole(n / 500)  # one above EXACT_CAP, one at the smallest
+    sizes |= {f"{prefix}-mid-{i:02d}": whole(n / 40) for i in range(mids)}
+    smalls = [whole(rng.uniform(n / 500, n / 200)) for _ in range(max(2, k - 1 - mids))]
+    smalls[0], smalls[1] = whole(above_cap), whole(n / 500)  # one above EXACT_CAP, one at the smallest
     sizes |= {f"{prefix}-small-{i:03d}": s for i, s in enumerate(smalls)}
     return sizes
 
@@ -109,11 +134,41 @@ def entities_of(ns: str, n_obs: int, pool: Sequence[EntityIn]) -> list[EntityIn]
     return out
 
 
-class PoolEmbedder(CachedEmbedder):
-    """The cached vectors; a suffixed entity name ('X #2 (person)') gets its base name's vector."""
+class PoolEmbedder:
+    """The real embedder with the pool's vectors computed once (:func:`vector_cache`); a suffixed entity
+    name ('X #2 (person)') gets its base name's vector."""
+
+    def __init__(self, inner: Any, cache: dict[str, list[float]]) -> None:
+        self.inner, self.cache = inner, cache
+        self.name, self.dimension = inner.name, inner.dimension
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
-        return super().encode([_base(t) for t in texts])
+        base = [_base(t) for t in texts]
+        missing = [t for t in dict.fromkeys(base) if t not in self.cache]
+        if missing:
+            self.cache.update(zip(missing, self.inner.encode(missing), strict=True))
+        return [self.cache[t] for t in base]
+
+
+def vector_cache(inner: Any, texts: list[str], cache_dir: Path) -> dict[str, list[float]]:
+    """The texts' vectors, read from ``cache_dir`` when a run embedded the same texts before."""
+    texts = list(dict.fromkeys(texts))
+    key = hashlib.sha1((MODEL + "\n" + "\n".join(texts)).encode()).hexdigest()[:16]
+    path = cache_dir / f"vectors-{key}.npy"
+    if path.exists():
+        arr = np.load(path)
+        log(f"{len(texts):,} seeding vectors read from {path}")
+    else:
+        log(f"embedding {len(texts):,} seeding texts once (cached in {path})")
+        t0, parts = time.perf_counter(), []
+        for i in range(0, len(texts), 512):
+            parts.append(np.asarray(inner.encode(texts[i : i + 512]), dtype=np.float32))
+            done = i + len(parts[-1])
+            log(f"  {done:,} embedded ({done / (time.perf_counter() - t0):,.0f}/s)")
+        arr = np.concatenate(parts)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        np.save(path, arr)
+    return {t: arr[i].tolist() for i, t in enumerate(texts)}
 
 
 def _base(text: str) -> str:
@@ -153,16 +208,9 @@ async def seed(
 
 # --- MCP sessions -------------------------------------------------------------------------------
 @contextlib.asynccontextmanager
-async def session(ns: str, *, model: bool) -> AsyncIterator[Any]:
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    env = server_env(connection())
-    env["KG_NEO4J_LOG_LEVEL"] = "WARNING"
-    args = ["serve", "--namespace", ns, "--embedding-model", MODEL if model else "none"]
-    params = StdioServerParameters(command=KG, args=args, env=env)
-    async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
-        await s.initialize()
+async def session(ns: str, *, model: bool) -> AsyncIterator[ClientSession]:
+    server = kg_serve(connection(), ns, "--embedding-model", MODEL if model else "none")
+    async with mcp_session(server) as s:
         yield s
 
 
@@ -170,9 +218,7 @@ async def call(s: Any, tool: str, args: dict[str, Any]) -> tuple[float, Any]:
     t0 = time.perf_counter()
     res = await s.call_tool(tool, args)
     ms = (time.perf_counter() - t0) * 1000
-    if getattr(res, "is_error", None) or getattr(res, "isError", False):
-        raise RuntimeError(f"{tool}: {res.content[0].text[:300]}")
-    return ms, res
+    return ms, structured(res, tool)
 
 
 def question_of(e: EntityIn, rng: random.Random) -> tuple[str, tuple[str, str]]:
@@ -229,7 +275,7 @@ async def recall(
             for _ in range(max(1, questions // len(names))):
                 q, answer = question_of(rng.choice(ents), rng)
                 _, res = await call(s, "search_memory", {"query": q, "limit": 10})
-                got = {(h["name"], h.get("observation")) for h in json.loads(res.content[0].text)["hits"]}
+                got = {(h["name"], h.get("observation")) for h in res["hits"]}
                 n_hit += answer in got
                 n += 1
         per_ns[ns] = n_hit / n
@@ -368,7 +414,9 @@ async def storage_stage(driver: Any, database: str) -> dict[str, Any]:
     from kg_neo4j.localdb import LocalNeo4j
 
     data = LocalNeo4j(Settings()).data_dir
-    size = int(subprocess.run(["du", "-sb", str(data)], capture_output=True, text=True).stdout.split()[0])
+    du = subprocess.run(["du", "-sb", str(data)], capture_output=True, text=True, check=False)
+    # Not the local server's (another Neo4j, e.g. the tests'): its size on disk is not ours to read.
+    size = int(du.stdout.split()[0]) if du.returncode == 0 else None
     out: dict[str, Any] = {"data_dir": str(data), "bytes_on_disk": size}
     try:
         recs, _, _ = await driver.execute_query(
@@ -382,6 +430,10 @@ async def storage_stage(driver: Any, database: str) -> dict[str, Any]:
     return out
 
 
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
 # --- state ----------------------------------------------------------------------------------------
 STATE: Path = Path()
 
@@ -391,9 +443,8 @@ def save(state: dict[str, Any]) -> None:
     STATE.write_text(json.dumps(state, indent=2, default=str))
 
 
-async def main() -> None:
-    global STATE
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def options() -> argparse.Namespace:
+    ap = arguments(__doc__)
     ap.add_argument("--observations", type=int, default=1_000_000)
     ap.add_argument("--namespaces", type=int, default=100)
     ap.add_argument("--pool", type=int, default=6000, help="entities embedded once (10 observations each)")
@@ -414,14 +465,34 @@ async def main() -> None:
     ap.add_argument("--prefix", default="bench-scale")
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "kg-neo4j-bench")
     ap.add_argument("--state", type=Path, default=None, help="default: CACHE/scale-<observations>.json")
-    ap.add_argument("--out", type=Path, default=None, help="default: benchmarks/results/bench_scale_<N>.json")
+    ap.add_argument("--keep", action="store_true", help="keep the namespaces after a complete run")
     args = ap.parse_args()
-    STATE = args.state or args.cache / f"scale-{args.observations}.json"
-    out = args.out or Path(__file__).resolve().parent / "results" / f"bench_scale_{args.observations}.json"
+    args.mids, args.above_cap = 10, ABOVE_CAP
+    if args.tiny:  # every stage in seconds: four namespaces, 150 observations, a pool of 10 entities
+        args.observations, args.namespaces, args.mids, args.above_cap = 200, 4, 1, 30
+        args.pool, args.reps, args.questions, args.ingest = 10, 2, 4, 20
+        args.recall_namespaces, args.loop_calls, args.batch_size, args.stop_after = 2, 4, 20, 1
+        args.prefix = f"bench-scale-tiny-{uuid.uuid4().hex[:8]}"
+    return args
+
+
+async def main() -> None:
+    global STATE
+    args = options()
+    with contextlib.ExitStack() as stack:
+        if args.tiny:  # never a real cache or state: a temporary one, gone afterwards
+            args.cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-scale-")))
+            args.state = None
+        STATE = args.state or args.cache / f"scale-{args.observations}.json"
+        await run(args)
+
+
+async def run(args: argparse.Namespace) -> None:
+    results = Results(f"scale-{args.observations}", args)
     state: dict[str, Any] = json.loads(STATE.read_text()) if STATE.exists() else {}
     state["args"] = {k: str(v) for k, v in vars(args).items()}
     stages = [s for s in args.stages.split(",") if s]
-    sizes = layout(args.observations, args.namespaces, args.prefix)
+    sizes = layout(args.observations, args.namespaces, args.prefix, mids=args.mids, above_cap=args.above_cap)
     log(f"{len(sizes)} namespaces, {sum(sizes.values()):,} observations; EXACT_CAP {EXACT_CAP}")
 
     pool = make_dataset(args.pool, seed=42)
@@ -431,9 +502,11 @@ async def main() -> None:
     emb = PoolEmbedder(inner, vector_cache(inner, texts, args.cache))
     driver, conn = await connect(Settings())
     db = conn.database
+    await bootstrap(driver, db)
+    await ensure_vector_indexes(driver, db, inner.dimension)
     smalls = small_names(sizes)
     first = {ns: sizes[ns] for ns in smalls[: args.recall_namespaces]}
-    load = lambda: " ".join(Path("/proc/loadavg").read_text().split()[:3])  # noqa: E731
+    complete = False
     try:
         if "alone" in stages and "alone" not in state:
             await seed(driver, db, emb, first, pool, state)
@@ -463,31 +536,122 @@ async def main() -> None:
         if "storage" in stages:
             state["storage"] = await storage_stage(driver, db)
             save(state)
+        complete = all(s in state for s in ("alone", "beside", "delete", "ingest", "storage"))
     finally:
+        if args.tiny or (complete and not args.keep):
+            made = [*sizes, *([state["ingest"]["namespace"]] if "ingest" in state else [])]
+            log(f"deleting {len(made)} namespaces")
+            for ns in made:
+                await erase_namespace(Executor(driver, db), ns)
+            save(state)
         await driver.close()
-    state["ratios"] = ratios(state)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {k: v for k, v in state.items() if k != "seeded"} | {"layout": sizes}, indent=2, default=str
+    report(results, state, sizes)
+    results.save(connection())
+
+
+def report(results: Results, state: dict[str, Any], sizes: dict[str, int]) -> None:
+    """The state's figures as the results file's tables (one per stage that ran)."""
+    results.figures |= {"namespaces": len(sizes), "observations": sum(sizes.values())}
+    kinds = [("big", "-big"), ("mid", "-mid-"), ("small", "-small-")]
+    rows = []
+    for kind, mark in kinds:
+        n = [v for ns, v in sizes.items() if mark in ns]
+        rows.append([kind, len(n), min(n), max(n), sum(n)] if n else [kind, 0, None, None, 0])
+    print(results.table("layout", ["namespaces", "count", "min obs", "max obs", "observations"], rows))
+    if "alone" in state and "beside" in state:
+        rows = []
+        for label, alone in state["alone"]["calls"].items():
+            beside = state["beside"]["calls"][label]["calls"]
+            for t, a in alone["calls"].items():
+                b = beside[t]
+                ratio = round(b["p95"] / a["p95"], 2) if a["p95"] else None
+                rows.append(
+                    [t, f"{label} ({alone['observations']:,})", a["p50"], a["p95"], b["p50"], b["p95"], ratio]
+                )
+        headers = [
+            "call",
+            "namespace",
+            "p50 alone",
+            "p95 alone",
+            "p50 beside",
+            "p95 beside",
+            "p95 beside / alone",
+        ]
+        print(results.table("small", headers, rows, title="A small namespace alone and beside the rest (ms)"))
+    if "beside" in state and "big" in state["beside"]["calls"]:
+        mid, big = state["beside"]["calls"]["mid"], state["beside"]["calls"]["big"]
+        rows = [
+            [
+                t,
+                mid["calls"][t]["p50"],
+                mid["calls"][t]["p95"],
+                big["calls"][t]["p50"],
+                big["calls"][t]["p95"],
+            ]
+            for t in big["calls"]
+        ]
+        headers = [
+            "call",
+            f"mid ({mid['observations']:,}) p50",
+            "mid p95",
+            f"big ({big['observations']:,}) p50",
+            "big p95",
+        ]
+        print(results.table("large", headers, rows, title="A mid and the big namespace beside the rest (ms)"))
+    rows = []
+    for stage in ("alone", "beside"):
+        if stage in state:
+            r = state[stage]["recall"]
+            rows.append([stage, "pooled", round(r["hit@10"], 3), r["questions"], state[stage]["load"]])
+            rows += [[stage, ns, round(hit, 3), None, None] for ns, hit in r["per_namespace"].items()]
+    if rows:
+        print(results.table("recall", ["stage", "namespace", "hit@10", "questions", "load"], rows))
+    if "delete" in state:
+        d, c = state["delete"], state["delete"]["small_client"]
+        rows = [
+            [
+                d["erased"]["entities"],
+                d["erased"]["observations"],
+                d["erased"]["relations"],
+                d["stopped_after_transactions"],
+                d["left_after_stop"]["entities"],
+                d["resume_transactions"],
+                d["resumed_complete"],
+                d["seconds"],
+                c["p99_before_ms"],
+                c["p99_during_ms"],
+                c["calls_before"],
+                c["calls_during"],
+            ]
+        ]
+        headers = [
+            "entities",
+            "observations",
+            "relations",
+            "stopped after tx",
+            "entities left",
+            "resume tx",
+            "complete",
+            "seconds",
+            "small p99 before ms",
+            "small p99 during ms",
+            "calls before",
+            "calls during",
+        ]
+        title = "The big namespace deleted while a small one works"
+        print(results.table("delete", headers, rows, title=title))
+    if "ingest" in state:
+        i = state["ingest"]
+        rows = [[i["observations"], i["mcp_obs_per_s"], i["encode_obs_per_s"], i["ratio"], i["load"]]]
+        print(results.table("ingest", ["observations", "MCP obs/s", "encode obs/s", "ratio", "load"], rows))
+    if "storage" in state:
+        s = state["storage"]
+        rows = [[s["data_dir"], s["bytes_on_disk"], s.get("heap_used_bytes"), s.get("heap_max_bytes")]]
+        print(results.table("storage", ["data directory", "bytes on disk", "heap used", "heap max"], rows))
+    if "alone" in state and "beside" in state:
+        results.figures["recall_beside_minus_alone"] = (
+            state["beside"]["recall"]["hit@10"] - state["alone"]["recall"]["hit@10"]
         )
-    )
-    log(f"results in {out}")
-    print(json.dumps(state["ratios"], indent=2))
-
-
-def ratios(state: dict[str, Any]) -> dict[str, Any]:
-    """beside / alone p95 per call in each small namespace, and the recall difference."""
-    if "alone" not in state or "beside" not in state:
-        return {}
-    out: dict[str, Any] = {}
-    for label, alone in state["alone"]["calls"].items():
-        beside = state["beside"]["calls"][label]["calls"]
-        out[label] = {t: round(beside[t]["p95"] / alone["calls"][t]["p95"], 2) for t in alone["calls"]}
-    out["recall_beside_minus_alone"] = (
-        state["beside"]["recall"]["hit@10"] - state["alone"]["recall"]["hit@10"]
-    )
-    return out
 
 
 if __name__ == "__main__":

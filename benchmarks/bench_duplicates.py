@@ -2,6 +2,8 @@
 
     python -m benchmarks.bench_duplicates pairs            # dev and frozen halves, model on and off
     python -m benchmarks.bench_duplicates scale --n 100000 # the 100k-entity timing, model on and off
+    python -m benchmarks.bench_duplicates typos            # the typo set (issue 38), pair by pair and crowded
+    python -m benchmarks.bench_duplicates hint --n 10000   # create_entities (100) with and without the hint
 
 ``pairs``: every pair of benchmarks/entity_pairs/*.jsonl goes into a namespace of its own (its two
 entities, their neighbours as entities, the relations to them), written through GraphStore with the
@@ -11,6 +13,19 @@ Reported per half and model: precision and recall at the shipped threshold (``AU
 an exact run at it), and the curve over thresholds (from the pair's score: the score of the group
 holding both at minScore 0.05; with two candidates per namespace a group's score is the pair's).
 A sample of frozen pairs also goes through a real MCP stdio session, which must answer the same groups.
+
+``typos``: the records of benchmarks/entity_pairs/typos/*.jsonl (issue 38), written twice: each record in
+a namespace of its own (pair by pair), and the whole half in one namespace (crowded).  Then
+find_duplicates' default call (``DEFAULT_MIN_SCORE``) and the auto-merge threshold, model on and off.
+Pair by pair: a record is predicted "one" when its two entities end in one group.  Crowded: every pair
+of names in one group is a listed pair; a listed pair is true only when labelled a match (a record's
+positive pair, or an initials form and the person it is), every other listed pair is a false one.
+Reported too: hard negatives (and initials forms fitting two people) grouped at the auto-merge threshold.
+
+``hint``: create_entities' duplicate hint (issue 38): a namespace of ``--n`` entities (the scale mix below,
+written through create_entities, model off), then rounds of create_entities of 100 new entities (a fifth
+of them a typo of an existing name), with the hint and without it alternately, in one run; the medians
+and their ratio.  Model off: the encoder's time would hide the hint's.
 
 ``scale``: a namespace of ``--n`` entities (70% people, 20% organisations, 10% projects; 1% of them a
 variant of another: case, initials, nickname, honorific) with 3 observations each, seeded with batched
@@ -28,15 +43,17 @@ import asyncio
 import json
 import os
 import random
+import statistics
 import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from neo4j import AsyncGraphDatabase
+from neo4j import AsyncDriver, AsyncGraphDatabase
 
 from benchmarks.entity_pairs import build
+from benchmarks.entity_pairs.typos import build as typos_build
 from benchmarks.harness import (
     ROOT,
     Results,
@@ -49,27 +66,30 @@ from benchmarks.harness import (
     structured,
     sync_driver,
 )
-from kg_neo4j.models import EntityIn, RelationIn
-from kg_neo4j.resolution import AUTO_MERGE_THRESHOLD
+from kg_neo4j.embeddings import SentenceEmbedder
+from kg_neo4j.models import Entity, EntityIn, RelationIn
+from kg_neo4j.resolution import AUTO_MERGE_THRESHOLD, DEFAULT_MIN_SCORE
 from kg_neo4j.store import GraphStore
+from kg_neo4j.store.connection import Connection
 from kg_neo4j.store.duplicates import DuplicateGroup, duplicate_groups
 from kg_neo4j.store.records import entity_text
 
 PAIRS = ROOT / "benchmarks" / "entity_pairs"
+TYPOS = PAIRS / "typos"
 MODEL = "all-MiniLM-L6-v2"
 CURVE = [round(0.5 + 0.05 * i, 2) for i in range(10)]
 LOW = 0.05
 
 
-def load_pairs(half: str, limit: int | None = None) -> list[dict[str, Any]]:
-    lines = (PAIRS / f"{half}.jsonl").read_text(encoding="utf-8").splitlines()
+def load_pairs(half: str, limit: int | None = None, where: Path = PAIRS) -> list[dict[str, Any]]:
+    lines = (where / f"{half}.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines[:limit]]
 
 
 async def write_pair(store: GraphStore, pair: dict[str, Any]) -> None:
     a, b = pair["a"], pair["b"]
     ents: dict[str, EntityIn] = {}
-    for side in (a, b):
+    for side in (a, b, *pair.get("others", [])):
         ents[side["name"]] = EntityIn(
             name=side["name"], entityType=side["type"], observations=side["observations"]
         )
@@ -106,21 +126,25 @@ def metrics(rows: list[tuple[int, bool]]) -> dict[str, float]:
     }
 
 
-async def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
-    from kg_neo4j.embeddings import load_embedder
+async def open_bench() -> tuple[Connection, SentenceEmbedder, AsyncDriver]:
+    """The connection, the loaded default model, and a driver on a bootstrapped schema."""
+    from kg_neo4j.embeddings import load_embedder, resolve_model
+    from kg_neo4j.store.connection import bootstrap
 
     conn = connection()
-    # the schema: bootstrap() below (ensure_schema runs its own event loop)
     embedder = load_embedder(MODEL, background=False)
     assert embedder is not None
     embedder.model()
-    from kg_neo4j.embeddings import resolve_model
-    from kg_neo4j.store.connection import bootstrap
-
     drv = AsyncGraphDatabase.driver(
         conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
     )
+    # the schema (ensure_schema runs its own event loop)
     await bootstrap(drv, conn.database, model=resolve_model(MODEL))
+    return conn, embedder, drv
+
+
+async def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
+    conn, embedder, drv = await open_bench()
     prefix = f"bench-dupes-{uuid.uuid4().hex[:8]}-"
     out: dict[str, Any] = {"threshold": AUTO_MERGE_THRESHOLD, "halves": {}}
     sem = asyncio.Semaphore(args.concurrency)
@@ -246,6 +270,167 @@ def report_pairs(results: Results, out: dict[str, Any]) -> None:
         results.figures["mcp_sample"] = out["mcp_sample"]
 
 
+# --- typos ------------------------------------------------------------------------------------
+def typo_records(half: str, sample: int | None = None) -> list[dict[str, Any]]:
+    """The half's records, less any whose names another record of the half already used (one
+    namespace cannot hold two entities of one name; the crowded namespace holds the whole half);
+    with ``sample``, that many spread evenly over the half (every kind of record, not the first few)."""
+    seen: set[str] = set()
+    out = []
+    for r in load_pairs(half, where=TYPOS):
+        names = [r["a"]["name"], r["b"]["name"], *(o["name"] for o in r.get("others", []))]
+        if not seen & set(names):
+            seen |= set(names)
+            out.append(r)
+    if sample is not None:
+        out = out[:: max(1, len(out) // sample)][:sample]
+    return out
+
+
+def typo_truth(records: list[dict[str, Any]]) -> tuple[set[frozenset[str]], list[frozenset[str]]]:
+    """The pairs labelled a match, and the pairs never to merge (hard negatives, initials forms that fit
+    two people with either)."""
+    matches: set[frozenset[str]] = set()
+    never: list[frozenset[str]] = []
+    for r in records:
+        ab = frozenset((r["a"]["name"], r["b"]["name"]))
+        if r["label"]:
+            matches.add(ab)
+        elif r["hard"]:
+            never.append(ab)
+        for o in r.get("others", []):
+            matches.add(frozenset((r["a"]["name"], o["name"])))  # the initials form is this person
+            never.append(frozenset((r["a"]["name"], o["name"])))  # ... but the name fits two: never merged
+    return matches, never
+
+
+def listed_pairs(groups: list[DuplicateGroup]) -> set[frozenset[str]]:
+    return {frozenset((x, y)) for g in groups for i, x in enumerate(g.names) for y in g.names[i + 1 :]}
+
+
+async def run_typos(args: argparse.Namespace) -> dict[str, Any]:
+    conn, embedder, drv = await open_bench()
+    prefix = f"bench-typos-{uuid.uuid4().hex[:8]}-"
+    out: dict[str, Any] = {"min_score": DEFAULT_MIN_SCORE, "threshold": AUTO_MERGE_THRESHOLD, "halves": {}}
+    sem = asyncio.Semaphore(args.concurrency)
+    spaces: list[str] = []
+    try:
+        for half in args.halves:
+            records = typo_records(half, args.sample)
+            matches, never = typo_truth(records)
+            log(f"typos {half}: writing {len(records)} records pair by pair and crowded (model {MODEL})")
+            t0 = time.perf_counter()
+            crowded = prefix + half
+            spaces += [crowded, *(prefix + r["id"] for r in records)]
+
+            async def write(r: dict[str, Any], ns: str) -> None:
+                async with sem:
+                    store = GraphStore(drv, database=conn.database, namespace=ns, embedder=embedder)
+                    await write_pair(store, r)
+
+            await asyncio.gather(*(write(r, prefix + r["id"]) for r in records))
+            for r in records:  # the crowded namespace, one record after the other (one writer)
+                await write_pair(
+                    GraphStore(drv, database=conn.database, namespace=crowded, embedder=embedder), r
+                )
+            log(f"typos {half}: written in {time.perf_counter() - t0:.0f} s")
+            per_model: dict[str, Any] = {}
+            for model_on in (True, False):
+                model = MODEL if model_on else None
+                for min_score in (DEFAULT_MIN_SCORE, AUTO_MERGE_THRESHOLD):
+
+                    async def judge(r: dict[str, Any], ms: float = min_score, m: str | None = model) -> bool:
+                        async with sem:
+                            store = GraphStore(drv, database=conn.database, namespace=prefix + r["id"])
+                            groups = await duplicate_groups(store, model=m, min_score=ms)
+                        return together(groups, r["a"]["name"], r["b"]["name"]) is not None
+
+                    grouped = await asyncio.gather(*(judge(r) for r in records))
+                    pairwise = metrics([(r["label"], g) for r, g in zip(records, grouped, strict=True)])
+                    t0 = time.perf_counter()
+                    store = GraphStore(drv, database=conn.database, namespace=crowded)
+                    listed = listed_pairs(await duplicate_groups(store, model=model, min_score=min_score))
+                    secs = time.perf_counter() - t0
+                    tp, fp = len(listed & matches), len(listed - matches)
+                    crowd = {
+                        "tp": tp,
+                        "fp": fp,
+                        "fn": len(matches - listed),
+                        "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
+                        "recall": round(tp / len(matches), 4) if matches else 1.0,
+                        "seconds": round(secs, 1),
+                        "never_merge_listed": sum(1 for p in never if p in listed),
+                        "false_examples": sorted(" / ".join(sorted(p)) for p in listed - matches)[:40],
+                        "missed_examples": sorted(" / ".join(sorted(p)) for p in matches - listed)[:40],
+                    }
+                    key = f"{'on' if model_on else 'off'} {min_score}"
+                    per_model[key] = {"pair_by_pair": pairwise, "crowded": crowd}
+                    log(
+                        f"typos {half} model {key}: pair by pair {pairwise}; crowded {tp=} {fp=} "
+                        f"P {crowd['precision']} R {crowd['recall']} "
+                        f"never-merge listed {crowd['never_merge_listed']}"
+                    )
+            out["halves"][half] = {
+                "records": len(records),
+                "matches": len(matches),
+                "never": len(never),
+                **per_model,
+            }
+    finally:
+        if not args.keep:
+            log("deleting the typo namespaces")
+            sync = sync_driver(conn)
+            for ns in spaces:
+                delete_namespace(sync, conn.database, ns)
+            sync.close()
+        await drv.close()
+    return out
+
+
+def report_typos(results: Results, out: dict[str, Any]) -> None:
+    headers = [
+        "model",
+        "minScore",
+        "P (pairs)",
+        "R (pairs)",
+        "P (crowded)",
+        "R (crowded)",
+        "TP",
+        "FP",
+        "never-merge grouped",
+        "seconds (crowded)",
+    ]
+    for half, r in out["halves"].items():
+        rows = []
+        examples: dict[str, Any] = {}
+        for key, v in r.items():
+            if not isinstance(v, dict):
+                continue
+            pb, cr = v["pair_by_pair"], v["crowded"]
+            model, ms = key.split()
+            rows.append(
+                [
+                    model,
+                    float(ms),
+                    pb["precision"],
+                    pb["recall"],
+                    cr["precision"],
+                    cr["recall"],
+                    cr["tp"],
+                    cr["fp"],
+                    cr["never_merge_listed"],
+                    cr["seconds"],
+                ]
+            )
+            examples[key] = {"false": cr["false_examples"], "missed": cr["missed_examples"]}
+        title = (
+            f"\ntypos, {half} half ({r['records']} records, {r['matches']} matches, "
+            f"{r['never']} never to merge)"
+        )
+        print(results.table(f"typos-{half}", headers, rows, title=title))
+        results.figures[f"typos-{half}-examples"] = examples
+
+
 # --- scale ------------------------------------------------------------------------------------
 SEED_ROWS = """
 UNWIND $rows AS row
@@ -363,6 +548,76 @@ async def run_scale(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+async def run_hint(args: argparse.Namespace) -> dict[str, Any]:
+    from kg_neo4j.store import duplicate_hints
+    from kg_neo4j.store.connection import bootstrap
+
+    conn = connection()
+    drv = AsyncGraphDatabase.driver(
+        conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
+    )
+    await bootstrap(drv, conn.database, model=None)
+    ns = f"bench-dupes-hint-{args.n}-{uuid.uuid4().hex[:8]}"
+    store = GraphStore(drv, database=conn.database, namespace=ns)
+    rows = scale_entities(args.n + args.rounds * 200, seed=38)
+    seed, fresh = rows[: args.n], rows[args.n :]
+    rng = random.Random(38)
+    out: dict[str, Any] = {"entities": args.n}
+    try:
+        t0 = time.perf_counter()
+        for i in range(0, len(seed), 1000):
+            await store.create_entities(
+                [EntityIn(name=n, entityType=t, observations=o) for n, t, o in seed[i : i + 1000]]
+            )
+        log(f"seeded {len(seed)} entities in {time.perf_counter() - t0:.0f} s")
+        taken = {n for n, _, _ in rows}
+        times: dict[str, list[float]] = {"with": [], "without": []}
+        hints = 0
+        for r in range(args.rounds * 2):
+            batch = fresh[r * 100 : (r + 1) * 100]
+            ents = []
+            for k, (n, t, o) in enumerate(batch):
+                if k % 5 == 0 and t == "person":  # a typo of an existing person
+                    f, s = rng.choice(seed)[0].split(" ", 1)
+                    typo = f"{typos_build.corrupt_word(rng, f, rng.choice(typos_build.WORD_KINDS))} {s}"
+                    if typo not in taken:
+                        taken.add(typo)
+                        n = typo
+                ents.append(EntityIn(name=n, entityType=t, observations=o))
+            hinted = r % 2 == 0
+            t0 = time.perf_counter()
+            if hinted:
+
+                async def write(st: GraphStore, e: list[EntityIn] = ents) -> list[Entity]:
+                    return await st.create_entities(e)
+
+                _, found = await duplicate_hints.with_hints(store, write, lambda c: [x.name for x in c])
+                hints += len(found)
+            else:
+                await store.create_entities(ents)
+            times["with" if hinted else "without"].append((time.perf_counter() - t0) * 1000)
+        w, wo = statistics.median(times["with"]), statistics.median(times["without"])
+        out.update(
+            {
+                "with_ms": round(w, 1),
+                "without_ms": round(wo, 1),
+                "ratio": round(w / wo, 2),
+                "hints": hints,
+                "rounds": args.rounds,
+            }
+        )
+        log(
+            f"create_entities (100) at {args.n}: with the hint {w:.1f} ms, without {wo:.1f} ms "
+            f"({w / wo:.2f}x); {hints} hints"
+        )
+    finally:
+        sync = sync_driver(conn)
+        delete_namespace(sync, conn.database, ns)
+        sync.close()
+        await drv.close()
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="what", required=True)
@@ -372,6 +627,14 @@ def main() -> int:
     pp.add_argument("--concurrency", type=int, default=4)
     pp.add_argument("--mcp-sample", type=int, default=6, help="pairs of the last half asked through MCP too")
     pp.add_argument("--keep", action="store_true", help="keep the pairs' namespaces")
+    tp = common(sub.add_parser("typos"))
+    tp.add_argument("--halves", nargs="+", default=["dev", "frozen"], choices=["dev", "frozen"])
+    tp.add_argument("--sample", type=int, help="SAMPLE records spread over each half (default: all)")
+    tp.add_argument("--concurrency", type=int, default=4)
+    tp.add_argument("--keep", action="store_true", help="keep the namespaces")
+    hp = common(sub.add_parser("hint"))
+    hp.add_argument("--n", type=int, default=10_000)
+    hp.add_argument("--rounds", type=int, default=15)
     sp = common(sub.add_parser("scale"))
     sp.add_argument("--n", type=int, default=100_000)
     sp.add_argument("--models", nargs="+", default=["off", "on"], choices=["on", "off"])
@@ -384,6 +647,20 @@ def main() -> int:
             args.halves, args.limit, args.mcp_sample = ["dev"], 4, 1
         results = Results("duplicates-pairs" + ("" if args.limit is None else f"-{args.limit}"), args)
         report_pairs(results, asyncio.run(run_pairs(args)))
+    elif args.what == "typos":
+        if args.tiny:
+            args.halves, args.sample = ["dev"], 8
+        results = Results("duplicates-typos" + ("" if args.sample is None else f"-{args.sample}"), args)
+        report_typos(results, asyncio.run(run_typos(args)))
+    elif args.what == "hint":
+        if args.tiny:
+            args.n, args.rounds = 200, 3  # 3: the first hinted batch at 200 happens to hint nothing
+        results = Results(f"duplicates-hint-{args.n}", args)
+        out = asyncio.run(run_hint(args))
+        headers = ["entities", "rounds", "with (median ms)", "without (median ms)", "with / without", "hints"]
+        row = [out["entities"], out["rounds"], out["with_ms"], out["without_ms"], out["ratio"], out["hints"]]
+        title = f"create_entities (100) at {out['entities']:,} entities, with and without the duplicate hint"
+        print(results.table("hint", headers, [row], title=title))
     else:
         if args.tiny:
             args.n, args.low = 200, True

@@ -209,11 +209,15 @@ def kg_serve(conn: Connection, namespace: str, *args: str) -> Server:
 
 
 @asynccontextmanager
-async def mcp_session(server: Server, errlog: TextIO = sys.stderr) -> AsyncIterator[ClientSession]:
+async def mcp_session(server: Server, errlog: TextIO | None = None) -> AsyncIterator[ClientSession]:
     """A real MCP client session over stdio, initialised, its tools listed (the client then validates
-    every answer against the tool's output schema, as clients do)."""
+    every answer against the tool's output schema, as clients do); the server's stderr to ``errlog``,
+    else to the sys.stderr of the moment (not of import time: it may be replaced since)."""
     params = StdioServerParameters(command=server.command, args=server.args, env=server.env)
-    async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         await session.list_tools()
         yield session

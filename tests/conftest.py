@@ -197,8 +197,11 @@ async def stdio_session(
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(command=KG, args=["serve", *args], env=env or server_env(info))
+    # errlog named at call time: stdio_client's default is the sys.stderr of when mcp was first
+    # imported, and if that was inside a test using capfd it is capfd's file, closed at that test's
+    # end ("I/O operation on closed file" in every later stdio session of the worker).
     async with (
-        stdio_client(params) as (read, write),
+        stdio_client(params, errlog=sys.stderr) as (read, write),
         ClientSession(read, write, message_handler=message_handler) as session,
     ):
         await session.initialize()

@@ -25,6 +25,8 @@ BENCHMARKS = [
     ("bench_recall", ["--dataset", "benchmarks/recall_eval/v2/dev.json"]),
     ("bench_duplicates", ["pairs"]),
     ("bench_duplicates", ["scale"]),
+    ("bench_duplicates", ["typos"]),
+    ("bench_duplicates", ["hint"]),
     ("bench_hooks", []),
     ("bench_scale", []),
 ]

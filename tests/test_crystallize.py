@@ -17,7 +17,7 @@ from conftest import Neo4jInfo, http_server, http_session, server_env, stdio_ses
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import EntityIn, KnowledgeIn
 from kg_neo4j.server.registry import Runtime, call
-from kg_neo4j.server.skills import SKILL_TOOLS
+from kg_neo4j.server.skills import crystallize_skill
 from kg_neo4j.settings import Settings
 from kg_neo4j.skills import LEXICAL_THRESHOLD, crystallize
 from kg_neo4j.skills import sync as sync_module
@@ -152,7 +152,7 @@ def runtime(store: GraphStore, skills_dir: Path | None) -> Runtime:
 
 async def test_tool_in_process(store: GraphStore, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     await seed(store)
-    spec = SKILL_TOOLS[0]
+    spec = crystallize_skill
     assert spec.name == "crystallize_skill" and spec.read_only and set(spec.profiles) == {"knowledge", "all"}
     rt = runtime(store, tree)
 

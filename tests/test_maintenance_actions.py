@@ -13,7 +13,7 @@ from test_maintenance import DAY, DIM, NOW, dump, edges, knowledge, node, seed
 
 from conftest import Neo4jInfo
 from kg_neo4j.clock import ManualClock
-from kg_neo4j.server.maintenance import MAINTENANCE_TOOLS, MaintainGraphOut
+from kg_neo4j.server.maintenance import MaintainGraphOut, maintain_graph
 from kg_neo4j.server.registry import Runtime, call
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.connection import ensure_vector_indexes
@@ -315,7 +315,7 @@ async def test_tool_is_a_dry_run_by_default(
     )
     store = GraphStore(driver, database=db, namespace=namespace, clock=clock)
     rt = Runtime(store=store, profile="knowledge", max_answer_bytes=1 << 20)
-    (spec,) = MAINTENANCE_TOOLS
+    spec = maintain_graph
     assert spec.name == "maintain_graph" and spec.destructive and "knowledge" in spec.profiles
     tool = spec.tool("knowledge")
     assert tool.annotations is not None and tool.annotations.destructive_hint is True

@@ -332,7 +332,7 @@ async def run_system(
             out["read_entities"] = len((res.structured_content or {}).get("entities", []))
         log(f"  {sys_.name}: read_graph p50 {percentile(out['read_graph'], 50) * 1000:.0f} ms")
         # The same read right after a write (not timed): kg-neo4j cannot reuse its kept answer
-        # (README, "read_graph's answer cache"), so this row is its full build every time.
+        # (docs/performance.md#speed-mechanisms), so this row is its full build every time.
         for _ in range(read_calls if out["read_graph"] else 0):
             await call(
                 "add_observations",

@@ -99,7 +99,7 @@ def _check(result: Any, what: str) -> Any:
 
 def _row_of(e: dict[str, Any]) -> dict[str, Any]:
     """The floor's row for an MCP entity item (the same fields GraphStore.create_entities sends, the
-    type label included: it is part of the data model, README "Neo4j Browser")."""
+    type label included: it is part of the data model, docs/neo4j-versions.md#neo4j-browser)."""
     from kg_neo4j.store.type_labels import type_labels
 
     return {

@@ -37,8 +37,8 @@ KG = str(Path(sys.executable).with_name("kg-neo4j"))
 @pytest.fixture(scope="session", autouse=True)
 def no_torch_in_pytest() -> Iterator[None]:
     """A test that needs torch (sentence-transformers) runs it in a child process: imported in pytest's own
-    process, torch's libraries print hundreds of ``nanobind: leaked`` lines after pytest's summary at exit
-    (issue 27).  Such an import is an error at the end of the session (of each worker under xdist)."""
+    process, torch's libraries print hundreds of ``nanobind: leaked`` lines after pytest's summary at exit.
+    Such an import is an error at the end of the session (of each worker under xdist)."""
     yield
     heavy = sorted(m for m in ("torch", "sentence_transformers", "triton") if m in sys.modules)
     assert not heavy, f"{', '.join(heavy)} imported in the pytest process: import it in a child process"

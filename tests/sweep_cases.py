@@ -40,7 +40,7 @@ NON_FINITE = {
 
 # Keys that name things rather than hold free text: their whitespace rule is the README's "Limits" table
 # (entity names "not only whitespace", relationType/entityType as the reference has them), tested in
-# test_validation.py; ``minLength`` means non-whitespace only for free text (issue #11 item 2).
+# test_validation.py; ``minLength`` means non-whitespace only for free text.
 IDENTIFIER_KEYS = {
     "name",
     "names",

@@ -1,4 +1,4 @@
-"""Security as a probe (issue #30 item 5, docs/team.md): every tool of every profile, called by a
+"""Security as a probe (docs/team.md): every tool of every profile, called by a
 principal with ``read`` on namespace ``a`` and ``write`` on namespace ``b`` (and no grant on ``c``),
 over real HTTP through real MCP sessions, with each tool's declared example call (valid against the
 seed graph of ``kg_neo4j/server/examples.py``; the schema-generated MemoryMesh tools' too).

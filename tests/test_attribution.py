@@ -1,4 +1,4 @@
-"""Every write attributed (issue #30 item 3; docs/team.md#attribution).
+"""Every write attributed (docs/team.md#attribution).
 
 Through real MCP stdio sessions (``kg-neo4j serve --actor NAME`` or ``KG_NEO4J_ACTOR``):
 

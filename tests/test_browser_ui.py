@@ -9,7 +9,8 @@ captions in the rendered SVG against ``memory.grass``.  Chromium and its driver 
 ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them); nothing is downloaded.  Without
 them, or if Chromium cannot start, the test fails saying so.
 
-``KG_NEO4J_BROWSER_SCREENSHOT=docs/browser.png`` saves the screenshot there too (the README's).
+``KG_NEO4J_BROWSER_SCREENSHOT=FILE`` saves the screenshot to FILE too (docs/browser.png, the README's,
+is it cropped to the graph).
 """
 
 from __future__ import annotations

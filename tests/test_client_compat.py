@@ -1,5 +1,5 @@
 """Clients of the MCP SDK 1.x and of protocol versions 2025-03-26 and 2025-06-18 keep working
-against the server built on SDK 2.x (README "Connecting an agent")."""
+against the server built on SDK 2.x (docs/connecting.md#connecting-an-agent)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``kg-neo4j export --format memorymesh | simple-memory``: the files MemoryMesh and Simple Memory
-write, and each round trip through ``kg-neo4j import`` (README "Moving over")."""
+write, and each round trip through ``kg-neo4j import`` (docs/moving-over.md#moving-over-from-the-reference-memory-server)."""
 
 from __future__ import annotations
 

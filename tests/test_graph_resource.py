@@ -1,6 +1,6 @@
 """The graph as the MCP resource ``memory://knowledge-graph``: listed, read (the same text as
 ``read_graph``), subscribed to, and ``notifications/resources/updated`` after each write made
-through this server process, over stdio and HTTP (README "The graph as a resource")."""
+through this server process, over stdio and HTTP (docs/tools.md#the-graph-as-a-resource)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ store_knowledge, update_knowledge, connect_knowledge, forget_knowledge).  The er
 they erase by contract.  Each sequence runs in its own namespace through a real MCP stdio session; its
 seed is printed (pytest -s), and KG_HISTORY_SEED=<seed> replays one.
 
-Size: SEQUENCES sequences of STEPS steps, READS reads per step compared (README "Time and history").
+Size: SEQUENCES sequences of STEPS steps, READS reads per step compared (docs/history.md#time-and-history).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The concrete bad-input cases of issue #11 (item 2), each refused with an error naming the field and
+"""The concrete bad-input cases, each refused with an error naming the field and
 nothing written, in every profile that lists the tool (the ``default`` profile wherever the tool lives there,
 and ``all``); and the accepted ones: ``update_edges``' ``newWeight``, the ``reference`` profile stripping
 an unknown field as the reference server does, and ``kg-neo4j import`` of a reference memory file.

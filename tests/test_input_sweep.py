@@ -1,4 +1,4 @@
-"""Strict input, swept from the advertised schemas (issue #11 item 2; README "Input validation").
+"""Strict input, swept from the advertised schemas (docs/input-validation.md#input-validation-and-limits).
 
 The cases are generated in process from what the ``all`` profile advertises (the declarations and the
 tools the shipped example node schemas generate; tests/sweep_cases.py), one pytest id per case, e.g.
@@ -207,7 +207,7 @@ def incoherences(sub: Any, where: str) -> Iterator[str]:
     validator) reads there: a ``properties`` entry that is not a schema object (``"additionalProperties":
     false`` put among the properties declares a field of that name that may never be sent), and a nullable
     ``type`` whose ``enum`` lacks null (``enum`` alone then refuses the null that ``type`` admits); and an
-    object that does not say whether it takes unknown fields (issue #11: ``additionalProperties: false``
+    object that does not say whether it takes unknown fields (``additionalProperties: false``
     wherever they are refused, ``true`` on the documented open objects)."""
     if not isinstance(sub, dict):
         return

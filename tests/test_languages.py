@@ -1,4 +1,4 @@
-"""Non-English memory (README "Languages"): the fulltext analyzer is a setting, checked at start against
+"""Non-English memory (docs/recall.md#languages): the fulltext analyzer is a setting, checked at start against
 Neo4j's analyzers and the index's own (a change stops the server, naming `kg-neo4j rebuild-fulltext`);
 Chinese (cjk) and German text stored through MCP tools is found by fulltext recall where the english
 analyzer finds it wrongly or not at all.  The embedding model can be a local directory or an installed

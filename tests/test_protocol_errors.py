@@ -1,5 +1,5 @@
 """Every message gets the answer JSON-RPC 2.0 prescribes, over stdio and streamable HTTP, and the
-server stays up after each (README "Protocol errors").  Raw bytes on the wire: no SDK client, which
+server stays up after each (docs/connecting.md#protocol-errors).  Raw bytes on the wire: no SDK client, which
 would refuse to send most of these."""
 
 from __future__ import annotations

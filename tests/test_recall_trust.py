@@ -1,4 +1,4 @@
-"""Trust at recall (docs/knowledge-model.md; README "Knowledge layer", "Trust at recall"): search_memory and
+"""Trust at recall (docs/knowledge-model.md; docs/knowledge.md#trust-at-recall): search_memory and
 traverse_graph show, for each knowledge entity they return, its trust, level, quote, retention and
 whether it is fading (R < 0.3), computed with kg_neo4j.knowledge.decay at the read's moment (now,
 or asOf).  Entities that are not knowledge carry no such key, and the reference-named reads keep

@@ -39,7 +39,7 @@ def private_neo4j(private_neo4j_server: Neo4jInfo) -> Neo4jInfo:
     return private_neo4j_server
 
 
-#: Makes the 128-d model in a child process: pytest itself never imports torch (issue 27).
+#: Makes the 128-d model in a child process: pytest itself never imports torch.
 MAKE_SMALL_MODEL = """
 import sys, torch
 from sentence_transformers import SentenceTransformer, models

@@ -1,4 +1,4 @@
-"""Replicas behind a load balancer (issue #30 item 4; docs/cluster.md#replicas-behind-a-load-balancer): three
+"""Replicas behind a load balancer (docs/cluster.md#replicas-behind-a-load-balancer): three
 ``kg-neo4j serve --transport http --stateless`` processes on one Neo4j, one grants file (a namespace per test),
 eight clients each spreading its calls over them round-robin (tests/replica_load.py: every HTTP request
 to the next replica, the MCP session's initialize included).  The suite's concurrency check

@@ -1,4 +1,4 @@
-"""kg_neo4j.runtime: each caller opens only what it asks for (README "Layout"), against the real Neo4j."""
+"""kg_neo4j.runtime: each caller opens only what it asks for (docs/development.md#layout), against the real Neo4j."""
 
 from __future__ import annotations
 

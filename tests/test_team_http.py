@@ -1,4 +1,4 @@
-"""One HTTP server for a team (issue #30, docs/team.md): namespaces by URL, principals with grants,
+"""One HTTP server for a team (docs/team.md): namespaces by URL, principals with grants,
 401/403 at the door, read grants that list no write tool, revocation without a restart, the single
 token kept, stateless replicas' refusals.  Every server here is a real ``kg-neo4j serve`` process and
 every tool call goes through a real MCP client session."""

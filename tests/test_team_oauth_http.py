@@ -1,4 +1,4 @@
-"""OAuth 2.1 over real HTTP (issue #30, docs/team.md#oauth): a ``kg-neo4j serve`` acting as a resource
+"""OAuth 2.1 over real HTTP (docs/team.md#oauth): a ``kg-neo4j serve`` acting as a resource
 server for JWTs signed with a key this test makes (no identity provider is reachable here), grants
 by subject and by group from the grants file, the protected-resource metadata where MCP clients look
 for it.  The token checks themselves (expired, wrong audience, ``alg: none``...) are in

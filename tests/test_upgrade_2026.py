@@ -141,7 +141,7 @@ async def test_upgrade_bootstraps_to_filtered_indexes_and_searches_the_old_way_u
     while True:
         statements = await vector_statements(drv, "neo4j")
         seen.append((indexes.state, indexes.population, statements.filtered))
-        # the store's choice (README "Neo4j versions"): the 5.26 statements until every filtered index is ONLINE
+        # the store's choice (docs/neo4j-versions.md#neo4j-versions): the 5.26 statements until every filtered index is ONLINE
         assert statements == (FILTERED if indexes.state == "online" else UNFILTERED)
         answer = await store.search_memory(QUESTION, limit=3)
         assert answer.hits[0].name == "Ada"

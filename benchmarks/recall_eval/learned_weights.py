@@ -7,7 +7,7 @@ the fused top 50 gets features the product could compute at query time without a
 * ``fused``: its fused score divided by the question's best (the product's ranking before the re-rank);
 * ``own`` / ``prev`` / ``next``: the question's cosine with the turn, the turn before and the turn after;
 * ``avgprev`` / ``avgnext`` / ``avgboth``: the question's cosine with the turn's vector averaged with its
-  neighbours' (``avgprev`` is what the shipped re-rank uses, README "Recall: search_memory");
+  neighbours' (``avgprev`` is what the shipped re-rank uses, docs/recall.md#recall-search_memory);
 * ``rank``: 1 / log2(position + 1) in the fused list; ``prevsame``: cosine with the same speaker's previous turn;
 * ``isq``: the turn ends with a question mark; ``len``: its length (capped at 300 characters) / 300.
 

@@ -15,7 +15,7 @@ From the declaration come the advertised input schema (the input model's JSON sc
 (names in ``server/profiles.py``), an example call (valid against the seed graph of
 ``server/examples.py``: the docs show it, tests/test_input_sweep.py calls it and mutates it) and the
 validation: the handler receives the validated model, never the raw arguments.  Validation is strict
-(README "Input validation"): the arguments are checked as the JSON they came as, in one pydantic-core
+(docs/input-validation.md#input-validation-and-limits): the arguments are checked as the JSON they came as, in one pydantic-core
 pass (lists included), with no coercion between JSON types, no NaN or Infinity, and unknown fields
 an error naming them, except in the ``reference`` profile, where they are stripped as the reference
 server does.

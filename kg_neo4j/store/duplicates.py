@@ -53,13 +53,13 @@ PAGE = 10_000
 BATCH = 500
 #: The cosine a vector candidate needs, and how many of an entity's nearest in its namespace are kept.
 #: The index is asked for ``NEAREST + 1`` (the entity itself is one); when other namespaces' near copies
-#: took places (the 5.26 index holds every namespace), four times as many, up to ``MAX_NEAREST_K``.  A
-#: fixed 12 was asked before: 2.9 ms a query at 100k on 5.26 against 2.2 ms for 6 (docs/performance.md).
+#: took places (the 5.26 index holds every namespace), four times as many, up to ``MAX_NEAREST_K``
+#: (docs/performance.md#find_duplicates: why few).
 VECTOR_MIN_COSINE = 0.9
 NEAREST = 5
 MAX_NEAREST_K = 384
 #: Vector batches read at once: the index answers one query per thread, and two reads use both cores of
-#: a small server (10k entities: 154 s one at a time, 87 s two at a time, 89 s four; docs/performance.md).
+#: a small server (docs/performance.md#find_duplicates measures one, two and four).
 NEAREST_READS = 2
 #: A peer block larger than this is compared only when its key is an exact one (same canonical name or
 #: same words): a block of 500 "J. ... Smith" names would be 125k comparisons for few rules.

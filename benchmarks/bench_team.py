@@ -8,7 +8,7 @@
     that goes first alternates), through one real MCP session each, after a warm-up.  Target: the grants
     file's p50 within 1.1x of the single token's.
 (b) Replicas.  Three ``--stateless`` processes with one grants file on one Neo4j; eight clients, each a
-    real MCP session whose HTTP requests go round-robin over the replicas (tests/replica_load.py), 500
+    real MCP session whose HTTP requests go round-robin over the replicas (tests/support/replica_load.py), 500
     operations each (entity creates, relation creates, observation adds, the names contested by all
     clients), then the same over one of the replicas alone, each run on a fresh namespace.  Afterwards
     Neo4j is checked against what the answers acknowledged: 0 lost, 0 duplicated, each contested name
@@ -52,10 +52,10 @@ from _common import (  # noqa: E402
     sync_driver,
     table,
 )
-from replica_load import balanced_session, check, run_clients  # noqa: E402
 
-from conftest import Neo4jInfo, http_server  # noqa: E402
 from kg_neo4j.settings import Settings  # noqa: E402
+from support.replica_load import balanced_session, check, run_clients  # noqa: E402
+from support.servers import Neo4jInfo, http_server  # noqa: E402
 
 
 def serving(env: dict[str, str], *args: str) -> AbstractContextManager[str]:

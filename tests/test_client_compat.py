@@ -12,10 +12,10 @@ from typing import Any
 
 import httpx
 import pytest
-from kg_helpers import RawStdio
 
-from conftest import KG, ROOT, Neo4jInfo, http_server, server_env
 from kg_neo4j.server.app import profile_tools
+from support.kg import RawStdio
+from support.servers import KG, ROOT, Neo4jInfo, http_server, server_env
 
 #: what ``serve`` lists by default (the ``default`` profile's declarations)
 DEFAULT_TOOLS = len(profile_tools("default"))

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from test_skills import FIXTURES, OpenSpy
 
-from conftest import Neo4jInfo, http_server, http_session, server_env, stdio_session
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import EntityIn, KnowledgeIn
 from kg_neo4j.server.registry import Runtime, call
@@ -23,6 +22,7 @@ from kg_neo4j.skills import LEXICAL_THRESHOLD, crystallize
 from kg_neo4j.skills import sync as sync_module
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.knowledge import KnowledgeStore
+from support.servers import Neo4jInfo, http_server, http_session, server_env, stdio_session
 
 WORKFLOW = "coding/elements/auth/workflow.md"
 #: reflected: every content word is in the workflow's "Operation Steps"

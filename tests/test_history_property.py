@@ -21,9 +21,8 @@ import random
 from datetime import UTC, datetime
 from typing import Any
 
-from kg_helpers import retention_apart
-
-from conftest import Neo4jInfo, mcp_session
+from support.kg import retention_apart
+from support.servers import Neo4jInfo, mcp_session
 
 SEQUENCES = 4
 STEPS = 16

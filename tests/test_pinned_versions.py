@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
-from kg_helpers import doc_after, user_docs
 
 from kg_neo4j.localdb import CURRENT_VERSION, LTS_VERSION
 from kg_neo4j.settings import Settings
+from support.kg import doc_after, user_docs
 
 #: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
 pytestmark = pytest.mark.unit

@@ -11,11 +11,11 @@ from typing import Any
 
 import httpx
 import pytest
-from kg_helpers import INIT, RawStdio
 
-from conftest import Neo4jInfo, http_server
 from kg_neo4j.server.app import profile_tools
 from kg_neo4j.server.wire import MAX_JSON_DEPTH, check_message
+from support.kg import INIT, RawStdio
+from support.servers import Neo4jInfo, http_server
 
 #: what ``serve`` lists by default (the ``default`` profile's declarations)
 DEFAULT_TOOLS = len(profile_tools("default"))

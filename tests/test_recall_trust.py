@@ -12,11 +12,11 @@ from typing import Any
 
 import jsonschema
 import pytest
-from kg_helpers import doc_after, ok, user_docs
 
-from conftest import Neo4jInfo, mcp_session
 from kg_neo4j.knowledge import decay
 from kg_neo4j.knowledge.vocabulary import Category
+from support.kg import doc_after, ok, user_docs
+from support.servers import Neo4jInfo, mcp_session
 
 QUOTE = "We do not ship on Fridays. Ever."
 

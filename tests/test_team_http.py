@@ -15,11 +15,11 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from kg_helpers import INIT
-from kg_helpers import MCP_HEADERS as HEADERS
 from mcp.shared.exceptions import MCPError
 
-from conftest import Neo4jInfo, http_server, http_session
+from support.kg import INIT
+from support.kg import MCP_HEADERS as HEADERS
+from support.servers import Neo4jInfo, http_server, http_session
 
 WRITE_TOOLS = {"create_entities", "create_relations", "add_observations", "delete_entities"}
 

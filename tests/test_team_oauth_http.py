@@ -17,11 +17,11 @@ import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
-from kg_helpers import INIT
-from kg_helpers import MCP_HEADERS as HEADERS
 from test_team_http import ns_path
 
-from conftest import Neo4jInfo, http_server, http_session, server_env
+from support.kg import INIT
+from support.kg import MCP_HEADERS as HEADERS
+from support.servers import Neo4jInfo, http_server, http_session, server_env
 
 ISSUER = "https://login.example.test/realms/team"
 RESOURCE = "https://memory.example.test"

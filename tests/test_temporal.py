@@ -14,7 +14,6 @@ from typing import Any
 
 import pydantic
 import pytest
-from kg_helpers import ent, err, names, ok, rel, rel_keys, session, text_of
 
 from kg_neo4j.errors import KgError, NotFoundError, ValidationError
 from kg_neo4j.models import (
@@ -25,6 +24,7 @@ from kg_neo4j.models import (
     RelationUpdate,
     TraverseIn,
 )
+from support.kg import ent, err, names, ok, rel, rel_keys, session, text_of
 
 # --------------------------------------------------------------------------- helpers
 

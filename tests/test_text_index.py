@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 from neo4j import AsyncGraphDatabase, GraphDatabase
 
-from conftest import Neo4jInfo, server_env, stdio_session, wipe_neo4j
 from kg_neo4j.models import EntityIn, ObservationAdd
 from kg_neo4j.store import GraphStore, text_index
+from support.servers import Neo4jInfo, server_env, stdio_session, wipe_neo4j
 
 OLD_TEXT_INDEXES = {"kg_entity_name_lower", "kg_entity_type_lower", "kg_observation_text_lower"}
 

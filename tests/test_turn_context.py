@@ -12,11 +12,11 @@ import math
 
 import pytest
 
-from conftest import Neo4jInfo, server_env, stdio_session
 from kg_neo4j.errors import NotFoundError
 from kg_neo4j.fusion import FusionWeights, turn_context
 from kg_neo4j.models import EntityIn, ObservationAdd
 from kg_neo4j.store import GraphStore
+from support.servers import Neo4jInfo, server_env, stdio_session
 
 
 def turns_of(sync_driver, ns: str) -> list[tuple[str, str, int]]:  # type: ignore[no-untyped-def]

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from neo4j import AsyncDriver, AsyncGraphDatabase
-from neo4j_lines import free_port, private_server
 
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.cypher import queries
@@ -28,6 +27,7 @@ from kg_neo4j.models import EntityIn
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.capabilities import FILTERED, UNFILTERED, search_indexes, vector_statements
 from kg_neo4j.store.connection import bootstrap
+from support.neo4j_lines import free_port, private_server
 
 NS = "upgrade"
 #: Enough vectors that the filtered indexes take a while to fill after the upgrade.

@@ -24,9 +24,9 @@ from typing import Any
 
 from mcp.shared.message import SessionMessage
 
-from conftest import Neo4jInfo, server_env
 from kg_neo4j.server.profiles import ALL
 from kg_neo4j.server.registry import ToolSpec
+from support.servers import Neo4jInfo, server_env
 
 UNKNOWN = "kgSweepUnknown"
 
@@ -334,7 +334,7 @@ async def wire_session(info: Neo4jInfo, namespace: str, *args: str) -> AsyncIter
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    from conftest import KG
+    from support.servers import KG
 
     params = StdioServerParameters(
         command=KG, args=["serve", "--namespace", namespace, *args], env=server_env(info)

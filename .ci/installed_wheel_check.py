@@ -77,7 +77,7 @@ def check_installed(clone: Path) -> None:
     for pth in pkg.parent.parent.glob("*.pth"):
         assert str(clone.resolve()) not in pth.read_text(), f"{pth} points into the clone"
     assert KG.is_file(), f"no {KG}"
-    # The default install carries no torch (README "What it weighs"): the packaged model runs on numpy.
+    # The default install carries no torch (docs/install.md#what-it-weighs): the packaged model runs on numpy.
     import importlib.util
 
     for heavy in ("torch", "sentence_transformers"):

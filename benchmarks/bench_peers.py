@@ -101,7 +101,7 @@ CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {namespace: $ns, text: row.o
 
 def floor_row(e: dict[str, Any]) -> dict[str, Any]:
     """The floor's row for an MCP entity item (the same fields GraphStore.create_entities sends, the
-    type label included: it is part of the data model, README "Neo4j Browser")."""
+    type label included: it is part of the data model, docs/neo4j-versions.md#neo4j-browser)."""
     from kg_neo4j.store.type_labels import type_labels
 
     return {
@@ -340,7 +340,7 @@ async def run_system(
             out["read_entities"] = len((res.structured_content or {}).get("entities", []))
         log(f"  {sys_.name}: read_graph p50 {percentile(out['read_graph'], 50) * 1000:.0f} ms")
         # The same read right after a write (not timed): kg-neo4j cannot reuse its kept answer
-        # (README, "read_graph's answer cache"), so this row is its full build every time.
+        # (docs/performance.md#speed-mechanisms), so this row is its full build every time.
         for _ in range(read_calls if out["read_graph"] else 0):
             await call(
                 "add_observations",

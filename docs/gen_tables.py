@@ -24,7 +24,7 @@ import importlib.util
 import json
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,21 +48,37 @@ PROFILE_PURPOSE = {
 LONG = 120
 
 
+def _top_level(text: str) -> Iterator[int]:
+    """The indexes of ``text``'s characters outside brackets and double quotes (an initial such as
+    "A. Smith" inside a quoted example ends no sentence)."""
+    depth, quoted = 0, False
+    for i, ch in enumerate(text):
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted:
+            depth += (ch in "({[") - (ch in ")}]")
+            if depth == 0:
+                yield i
+
+
 def _before_colon(sentence: str) -> str:
-    depth = 0
-    for i, ch in enumerate(sentence):
-        depth += ch in "({[" and 1 or 0
-        depth -= ch in ")}]" and 1 or 0
-        if ch == ":" and depth == 0 and sentence[i + 1 : i + 2] == " ":
+    for i in _top_level(sentence):
+        if sentence[i] == ":" and sentence[i + 1 : i + 2] == " ":
             return sentence[:i]
     return sentence
+
+
+def _first_sentence(text: str) -> str:
+    for i in _top_level(text):
+        if text[i] in ".!?" and re.match(r"\s+[A-Z`(]|$", text[i + 1 :]):
+            return text[: i + 1]
+    return text
 
 
 def _summary(description: str) -> str:
     """The first sentence of a tool's description, as one table cell."""
     text = " ".join(description.split())
-    m = re.match(r"(.+?[.!?])(?=\s+[A-Z`(]|$)", text)
-    first = m.group(1) if m else text
+    first = _first_sentence(text)
     if len(first) > LONG:
         first = _before_colon(first)
     if not first.endswith((".", "!", "?")):

@@ -15,16 +15,15 @@ with the same inputs (the figures: docs/recall.md#recall-search_memory, #measure
 Graph signals on top:
 - mention: entities named in the question (found by the store, and removed from the
   text that is embedded and keyword-searched) lend a share of the top score to their
-  own observations ("what did Alice say about ..." prefers Alice's observations).  0.3
-  since issue 15 (was 0.1): in long conversations both speakers talk about the same
-  topics, and the question's person is the strongest clue (it raised hit@10 and MRR on the
+  own observations ("what did Alice say about ..." prefers Alice's observations).  0.3: in
+  long conversations both speakers talk about the same topics, and the question's person is the strongest clue (it raised hit@10 and MRR on the
   dev split of benchmarks/recall_eval/v2: benchmarks/recall_eval/README.md);
 - context: an observation gets a share (0.2) of the score of the previous observation of
   its entity when both are candidates.  An answer often follows its setup and names
   nothing the question asks about ("Lena went to look at the flat on Mill Road" ...
   "She said it was way too far"); it raised dev hit@10 again on top of the mention change.
   Candidates only: no extra read;
-- turn context (a re-rank, issue 15): the best ``rerank_depth`` (50) candidates get a share (``turn_context``,
+- turn context (a re-rank): the best ``rerank_depth`` (50) candidates get a share (``turn_context``,
   0.5 of the top score, times the min-max over those observations) of the question's cosine with the
   candidate's vector averaged with the vector of the turn written just before it in the namespace, whoever
   wrote it (``store/hybrid_search.py`` reads those cosines; the order is the write order add_observations

@@ -151,7 +151,7 @@ class RelationFull(Relation):
 
 class KnowledgeFacts(BaseModel):
     """What a knowledge entity is, shown where search_memory and traverse_graph return it (spec 004:
-    trust stays visible when knowledge is used).  README "Knowledge layer", "Trust at recall"."""
+    trust stays visible when knowledge is used).  docs/knowledge.md#trust-at-recall."""
 
     trust: str = Field(
         description="principle (the expert's), pattern (observed) or inference (the agent's own idea)"

@@ -1,6 +1,6 @@
 """The one place a process opens Neo4j: the driver, the schema bootstrap, the embedder, the stores.
 
-Every entry point asks for what it needs and nothing more (README "Layout", the layer order):
+Every entry point asks for what it needs and nothing more (docs/development.md#layout, #layers):
 
 ==================  ===========  ==========================  ========
 caller              bootstrap    embedder                    stores

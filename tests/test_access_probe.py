@@ -1,4 +1,4 @@
-"""Security as a probe (issue #30 item 5, docs/team.md): every tool of every profile, called by a
+"""Security as a probe (docs/team.md): every tool of every profile, called by a
 principal with ``read`` on namespace ``a`` and ``write`` on namespace ``b`` (and no grant on ``c``),
 over real HTTP through real MCP sessions, with each tool's declared example call (valid against the
 seed graph of ``kg_neo4j/server/examples.py``; the schema-generated MemoryMesh tools' too).
@@ -16,7 +16,7 @@ What each profile's probe asserts:
   each tool is a 403 whose JSON body names ``c`` and the scope needed;
 - on ``b`` (write): the session lists the read and write tools; both answer without error; every admin
   tool is a tool error naming ``admin``, and ``b``'s fingerprint is the same before and after it;
-- the fingerprints (tests/sweep_cases.py: every node, label, property and relationship of a namespace)
+- the fingerprints (tests/support/sweep_cases.py: every node, label, property and relationship of a namespace)
   of ``a`` and ``c`` are the same at the end as after the seed, ``b``'s unchanged by the ``a`` and ``c``
   phases; no refusal carries a stack trace.
 
@@ -41,19 +41,19 @@ from urllib.parse import quote
 import httpx
 import pytest
 import pytest_asyncio
-from many_servers import starting
 from mcp.shared.exceptions import MCPError
-from sweep_cases import changes, fingerprint
 
-from conftest import Neo4jInfo, http_server, http_session
 from kg_neo4j.schemas import NodeSchema, load_schemas
 from kg_neo4j.server.app import BUILTIN_TOOL_NAMES, profile_tools
 from kg_neo4j.server.examples import write_seed, write_skill_files
 from kg_neo4j.server.profiles import ALL, DEFAULT, KNOWLEDGE, MEMORYMESH, REFERENCE
 from kg_neo4j.server.registry import ToolSpec
+from support.many_servers import starting
+from support.servers import Neo4jInfo, http_server, http_session
+from support.sweep_cases import changes, fingerprint
 
 PROFILES = (REFERENCE, DEFAULT, MEMORYMESH, KNOWLEDGE, ALL)
-# The server's stderr is a pipe nobody reads while it runs (conftest.http_server): the access log of
+# The server's stderr is a pipe nobody reads while it runs (support.servers.http_server): the access log of
 # the hundreds of requests the `all` server answers would fill it, and a full pipe blocks the server.
 QUIET = ("--log-level", "WARNING")
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from kg_helpers import ent, session
 
-from conftest import Neo4jInfo
+from support.kg import ent, session
+from support.servers import Neo4jInfo
 
 ALL = ("--tools", "all")
 KEPT, ALIAS = "Alice Smith", "A. Smith"

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kg_helpers import ent, session
 
-from conftest import KG, Neo4jInfo, server_env
+from support.kg import ent, session
+from support.servers import KG, Neo4jInfo, server_env
 
 ALL = ("--tools", "all")
 KEPT, ALIASES = "Alice Smith", ["A. Smith", "alice smith"]

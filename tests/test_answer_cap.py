@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kg_helpers import ent, err, ok, rel, session, text_of
+from support.kg import ent, err, ok, rel, session, text_of
 
 CAP = 2000
 

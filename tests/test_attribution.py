@@ -1,4 +1,4 @@
-"""Every write attributed (issue #30 item 3; docs/team.md#attribution).
+"""Every write attributed (docs/team.md#attribution).
 
 Through real MCP stdio sessions (``kg-neo4j serve --actor NAME`` or ``KG_NEO4J_ACTOR``):
 
@@ -32,12 +32,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from kg_helpers import ent, ok, rel
-from sweep_cases import held, specs
 from test_access_probe import write_grants
 from test_export_formats import settings_for as export_settings
 
-from conftest import Neo4jInfo, http_server, http_session, server_env, stdio_session
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.commands.maintenance import run_maintain
 from kg_neo4j.commands.skills import run_import_skills
@@ -52,6 +49,9 @@ from kg_neo4j.store import GraphStore
 from kg_neo4j.store.actor import acting_as, current_actor, default_actor
 from kg_neo4j.store.history import HistoryIn, entity_history
 from kg_neo4j.store.knowledge import KnowledgeStore
+from support.kg import ent, ok, rel
+from support.servers import Neo4jInfo, http_server, http_session, server_env, stdio_session
+from support.sweep_cases import held, specs
 
 SEEDER = "seeder"
 #: the reference profile's tools

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Neo4jInfo
+from support.servers import Neo4jInfo
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -15,12 +15,12 @@ import pytest
 import pytest_asyncio
 from neo4j import AsyncDriver
 
-from conftest import Neo4jInfo
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.models import EntityIn
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.connection import bookmark_manager, connect
+from support.servers import Neo4jInfo
 
 #: A bookmark no server issued: a transaction that carries it is refused, which shows it was sent.
 FOREIGN_BOOKMARK = "FB:kg-neo4j-test-not-a-bookmark"

@@ -11,8 +11,8 @@ import asyncio
 import pytest
 from neo4j import AsyncGraphDatabase, GraphDatabase
 
-from conftest import Neo4jInfo, wipe_neo4j
 from kg_neo4j.store.connection import bootstrap
+from support.servers import Neo4jInfo, wipe_neo4j
 
 
 @pytest.mark.parametrize("round_", range(3))

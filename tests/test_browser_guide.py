@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import KG, free_port
 from kg_neo4j.browser import SLIDES, guide_cypher, guide_html, style_text
 from kg_neo4j.browser.style import grass
 from kg_neo4j.clock import ManualClock
@@ -30,6 +29,7 @@ from kg_neo4j.models import (
 )
 from kg_neo4j.store.graph import GraphStore
 from kg_neo4j.store.knowledge import KnowledgeStore
+from support.servers import KG, free_port
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 T_MID = datetime(2026, 1, 15, tzinfo=UTC)

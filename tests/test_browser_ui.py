@@ -9,7 +9,8 @@ captions in the rendered SVG against ``memory.grass``.  Chromium and its driver 
 ``chromium`` and ``chromium-driver`` (``.ci/run`` installs them); nothing is downloaded.  Without
 them, or if Chromium cannot start, the test fails saying so.
 
-``KG_NEO4J_BROWSER_SCREENSHOT=docs/browser.png`` saves the screenshot there too (the README's).
+``KG_NEO4J_BROWSER_SCREENSHOT=FILE`` saves the screenshot to FILE too (docs/browser.png, the README's,
+is it cropped to the graph).
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kg_helpers import ent, rel
 from test_knowledge_tools import call as kcall
 
-from conftest import KG, Neo4jInfo, free_port, server_env, stdio_session
 from kg_neo4j.browser import style_text
 from kg_neo4j.localdb.process import port_open
+from support.kg import ent, rel
+from support.servers import KG, Neo4jInfo, free_port, server_env, stdio_session
 
 TIMEOUT = 180  # seconds for Browser to connect and play the guide on a loaded 2-core machine
 

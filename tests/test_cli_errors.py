@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KG, Neo4jInfo, free_port, server_env
 from kg_neo4j import __version__
+from support.servers import KG, Neo4jInfo, free_port, server_env
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -12,7 +12,7 @@ from typing import Any
 from neo4j import AsyncDriver
 from test_maintenance import dump, edges, knowledge, node, seed
 
-from conftest import KG, Neo4jInfo, server_env
+from support.servers import KG, Neo4jInfo, server_env
 
 
 def kg(info: Neo4jInfo, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -1,5 +1,5 @@
 """Clients of the MCP SDK 1.x and of protocol versions 2025-03-26 and 2025-06-18 keep working
-against the server built on SDK 2.x (README "Connecting an agent")."""
+against the server built on SDK 2.x (docs/connecting.md#connecting-an-agent)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any
 
 import httpx
 import pytest
-from kg_helpers import RawStdio
 
-from conftest import KG, ROOT, Neo4jInfo, http_server, server_env
 from kg_neo4j.server.app import profile_tools
+from support.kg import RawStdio
+from support.servers import KG, ROOT, Neo4jInfo, http_server, server_env
 
 #: what ``serve`` lists by default (the ``default`` profile's declarations)
 DEFAULT_TOOLS = len(profile_tools("default"))

@@ -13,16 +13,16 @@ from typing import Any
 import pytest
 from test_skills import FIXTURES, OpenSpy
 
-from conftest import Neo4jInfo, http_server, http_session, server_env, stdio_session
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import EntityIn, KnowledgeIn
 from kg_neo4j.server.registry import Runtime, call
-from kg_neo4j.server.skills import SKILL_TOOLS
+from kg_neo4j.server.skills import crystallize_skill
 from kg_neo4j.settings import Settings
 from kg_neo4j.skills import LEXICAL_THRESHOLD, crystallize
 from kg_neo4j.skills import sync as sync_module
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.knowledge import KnowledgeStore
+from support.servers import Neo4jInfo, http_server, http_session, server_env, stdio_session
 
 WORKFLOW = "coding/elements/auth/workflow.md"
 #: reflected: every content word is in the workflow's "Operation Steps"
@@ -152,7 +152,7 @@ def runtime(store: GraphStore, skills_dir: Path | None) -> Runtime:
 
 async def test_tool_in_process(store: GraphStore, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     await seed(store)
-    spec = SKILL_TOOLS[0]
+    spec = crystallize_skill
     assert spec.name == "crystallize_skill" and spec.read_only and set(spec.profiles) == {"knowledge", "all"}
     rt = runtime(store, tree)
 

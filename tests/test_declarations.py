@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from kg_neo4j.schemas import load_schemas
-from kg_neo4j.server.app import ALL_TOOLS, profile_tools
-from kg_neo4j.server.declare import validate
+from kg_neo4j.server.app import ALL_TOOLS, LISTING_ORDER, profile_tools
+from kg_neo4j.server.declare import declared, validate
 from kg_neo4j.server.mesh_generated import generated_tools
 from kg_neo4j.server.profiles import ALL
 from kg_neo4j.server.registry import ToolSpec, inline_refs, schema_of
@@ -138,6 +138,16 @@ def test_a_tool_missing_from_all_is_there_under_another_name_with_its_example() 
         if ALL not in spec.profiles:
             twins = [s for s in in_all if s.handler is spec.handler and s.example == spec.example]
             assert twins, f"{spec.name}: no tool of all runs its handler with its example"
+
+
+def test_every_declared_tool_is_served_in_its_family_s_place() -> None:
+    """Declaring a tool (``@tool``) is all it takes: the served tools are exactly the declared ones,
+    each family (module) in ``LISTING_ORDER``'s place and its tools in declaration order."""
+    by_module = declared()
+    families = [m.rsplit(".", 1)[-1] for m in by_module]
+    assert sorted(families) == sorted(LISTING_ORDER), "name a new tool module in app.LISTING_ORDER"
+    listed = [spec for family in LISTING_ORDER for spec in by_module[f"kg_neo4j.server.{family}"]]
+    assert [id(s) for s in ALL_TOOLS] == [id(s) for s in listed]
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kg_helpers import by_name, dedupe, ent, ok, rel, seeded
 
-from conftest import Neo4jInfo, stdio_session
+from support.kg import by_name, dedupe, ent, ok, rel, seeded
+from support.servers import Neo4jInfo, stdio_session
 
 ENTITIES = [
     ent("Alice Smith", "person", ["works at Acme in Paris"]),

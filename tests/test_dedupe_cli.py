@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kg_helpers import dedupe, ent, rel, seeded
 
-from conftest import Neo4jInfo
 from kg_neo4j.resolution import AUTO_MERGE_THRESHOLD
+from support.kg import dedupe, ent, rel, seeded
+from support.servers import Neo4jInfo
 
 ENTITIES = [
     ent("Alice Smith", "person", ["works at Acme in Paris"]),

@@ -27,7 +27,7 @@ SUFFIXES = {".py", ".cypher", ".md"}
 CITATION = re.compile(r"\b[Ss]pecs? ?0{0,2}[0-4]\b|§ ?\d")
 # Product text that keeps its words: tool descriptions, and the pydantic docstrings and field
 # descriptions that become the advertised schemas' descriptions, are part of tools/list, which
-# issue #11 keeps identical.
+# stays identical.
 KEPT = (
     "Memory maintenance (spec 004's Memory Enzyme).",
     "traverse_graph return it (spec 004:",
@@ -98,9 +98,7 @@ def _citations() -> list[str]:
 
 def test_no_comment_cites_a_spec_the_repository_does_not_hold() -> None:
     found = _citations()
-    assert not found, (
-        "cite the docs/ or README section instead (run the rewrite of issue #11):\n" + "\n".join(found)
-    )
+    assert not found, "cite the docs/ or README section instead:\n" + "\n".join(found)
 
 
 def _pointers() -> list[tuple[Path, int, str, str]]:
@@ -148,6 +146,36 @@ def test_every_cited_section_exists_as_a_heading() -> None:
         elif anchor not in _anchors(target):
             missing.append(f"{path.relative_to(ROOT)}:{n}: {ref}#{anchor} is no heading of {ref}")
     assert not missing, "\n".join(missing)
+
+
+#: ``README "Tools"`` or ``README "Tools", "Profiles"``: sections cited by their heading (a title may
+#: wrap onto the next comment line).
+README_CITATION = re.compile(r'README,?\s+("[^"]+"(?:,\s*"[^"]+")*)')
+
+
+def _readme_citations(text: str) -> list[str]:
+    titles = []
+    for m in README_CITATION.finditer(text):
+        for quoted in re.findall(r'"([^"]+)"', m.group(1)):
+            titles.append(" ".join(re.sub(r"^\s*(?:#|//)", "", x) for x in quoted.splitlines()).strip())
+    return [" ".join(t.split()) for t in titles]
+
+
+def test_every_readme_section_cited_exists() -> None:
+    """A ``README "..."`` citation names a heading of README.md (a section moved to docs/ is cited
+    there, ``docs/<page>.md#<anchor>``)."""
+    assert _readme_citations('x (README "A", "B\n# c") y (README, "D")') == ["A", "B c", "D"]
+    headings = {
+        m.group(1).strip() for m in re.finditer(r"^#{1,6} (.+)$", (ROOT / "README.md").read_text(), re.M)
+    }
+    missing = [
+        f'{path.relative_to(ROOT)}: README "{title}"'
+        for path in [*_files(*CODE_DIRS, "benchmarks", ".ci", "docs"), ROOT / ".ci" / "run"]
+        if path != Path(__file__).resolve()
+        for title in _readme_citations(path.read_text(encoding="utf-8"))
+        if title not in headings
+    ]
+    assert not missing, "no such README heading (cite the docs page's section):\n" + "\n".join(missing)
 
 
 def test_slugs_follow_github() -> None:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kg_helpers import ent, ok, session
 from test_find_duplicates import found
 
-from conftest import Neo4jInfo
 from kg_neo4j.store import duplicate_hints
+from support.kg import ent, ok, session
+from support.servers import Neo4jInfo
 
 MARTHA = ent("Martha Okafor", "person", ["born 1984-03-12", "id number 48213377"])
 TYPO = ent("Marhta Okafor", "person", ["born 1984-03-12", "lives in Leith"])

@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import KG, Neo4jInfo, server_env
 from kg_neo4j.embeddings import RUNTIMES, SentenceEmbedder, load_embedder, resolve_model
 from kg_neo4j.embeddings.numpy_support import Unsupported, check_model
 from kg_neo4j.errors import ConfigError
+from support.servers import KG, Neo4jInfo, server_env
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "embeddings"

@@ -10,10 +10,10 @@ import neo4j
 import pytest
 from neo4j import AsyncDriver
 
-from conftest import Neo4jInfo
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.cypher import Queries
 from kg_neo4j.store.executor import RACE_RETRIES, Executor, Shared
+from support.servers import Neo4jInfo
 
 pytestmark = pytest.mark.asyncio
 

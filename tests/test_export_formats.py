@@ -1,5 +1,5 @@
 """``kg-neo4j export --format memorymesh | simple-memory``: the files MemoryMesh and Simple Memory
-write, and each round trip through ``kg-neo4j import`` (README "Moving over")."""
+write, and each round trip through ``kg-neo4j import`` (docs/moving-over.md#moving-over-from-the-reference-memory-server)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from conftest import KG, Neo4jInfo, server_env
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.commands.transfer import run_export, run_import
 from kg_neo4j.formats import EXPORT_FORMATS
@@ -18,6 +17,7 @@ from kg_neo4j.models import EntityIn, RelationIn
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore
 from kg_neo4j.transfer import detect_format, export
+from support.servers import KG, Neo4jInfo, server_env
 
 ENTITIES = [
     {"name": "Alice", "entityType": "person", "observations": ["likes tea", 'says "hi"\n', "Ünïcödé ✓"]},

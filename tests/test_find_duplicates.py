@@ -7,13 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from kg_helpers import dumps, ent, err, ok, rel, text_of
 from neo4j import AsyncDriver
 
-from conftest import Neo4jInfo, mcp_session, server_env, stdio_session
 from kg_neo4j.models import EntityIn
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.duplicates import duplicate_groups
+from support.kg import dumps, ent, err, ok, rel, text_of
+from support.servers import Neo4jInfo, mcp_session, server_env, stdio_session
 
 ENTITIES = [
     ent("Alice Smith", "person", ["works at Acme in Paris"]),

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kg_helpers import ent, ok
 from test_find_duplicates import found
 
-from conftest import Neo4jInfo, stdio_session
+from support.kg import ent, ok
+from support.servers import Neo4jInfo, stdio_session
 
 
 async def answers(

@@ -73,6 +73,13 @@ def test_summaries_are_one_sentence_of_the_description() -> None:
     assert GEN._summary("Read the entire knowledge graph") == "Read the entire knowledge graph."
     assert GEN._summary("Do this. Then that.") == "Do this."
     assert GEN._summary("a | b.") == "a \\| b."
+    # an initial inside a quoted example or a parenthesis ends no sentence
+    assert GEN._summary('Groups ("Alice Smith", "A. Smith"), best first. Changes nothing.') == (
+        'Groups ("Alice Smith", "A. Smith"), best first.'
+    )
+    assert GEN._summary("Walk the graph (e.g. Alice. Bob) one step. More.") == (
+        "Walk the graph (e.g. Alice. Bob) one step."
+    )
 
 
 # --- the result tables (benchmarks/report.py) ---------------------------------------------------

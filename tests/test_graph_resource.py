@@ -1,6 +1,6 @@
 """The graph as the MCP resource ``memory://knowledge-graph``: listed, read (the same text as
 ``read_graph``), subscribed to, and ``notifications/resources/updated`` after each write made
-through this server process, over stdio and HTTP (README "The graph as a resource")."""
+through this server process, over stdio and HTTP (docs/tools.md#the-graph-as-a-resource)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 
 import anyio
 import pytest
-from kg_helpers import ent, rel, text_of
 from mcp.shared.exceptions import MCPError
 
-from conftest import Neo4jInfo, http_server, http_session, stdio_session
+from support.kg import ent, rel, text_of
+from support.servers import Neo4jInfo, http_server, http_session, stdio_session
 
 URI = "memory://knowledge-graph"
 #: resources/subscribe and unsubscribe are how clients of protocols before 2026-07-28 ask for updates; the SDK's
@@ -172,7 +172,7 @@ async def test_protocol_2026_clients_listen(neo4j_info: Neo4jInfo, namespace: st
     ``subscriptions/listen``."""
     from mcp import Client, StdioServerParameters
 
-    from conftest import KG, server_env
+    from support.servers import KG, server_env
 
     with contextlib.ExitStack() as stack:
         if transport == "stdio":

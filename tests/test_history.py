@@ -16,9 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kg_helpers import by_name, ent, err, names, ok, rel, retention_apart
-
-from conftest import KG, Neo4jInfo, mcp_session, server_env
+from support.kg import by_name, ent, err, names, ok, rel, retention_apart
+from support.servers import KG, Neo4jInfo, mcp_session, server_env
 
 NO_MODEL = ("--embedding-model", "none")
 

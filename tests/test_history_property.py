@@ -9,7 +9,7 @@ store_knowledge, update_knowledge, connect_knowledge, forget_knowledge).  The er
 they erase by contract.  Each sequence runs in its own namespace through a real MCP stdio session; its
 seed is printed (pytest -s), and KG_HISTORY_SEED=<seed> replays one.
 
-Size: SEQUENCES sequences of STEPS steps, READS reads per step compared (README "Time and history").
+Size: SEQUENCES sequences of STEPS steps, READS reads per step compared (docs/history.md#time-and-history).
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ import random
 from datetime import UTC, datetime
 from typing import Any
 
-from kg_helpers import retention_apart
-
-from conftest import Neo4jInfo, mcp_session
+from support.kg import retention_apart
+from support.servers import Neo4jInfo, mcp_session
 
 SEQUENCES = 4
 STEPS = 16

@@ -12,14 +12,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_helpers import DATA, DEPLOY, hook_env, knowledge_node, prompt_payload, run_hook_cli, store_knowledge
 from neo4j import AsyncDriver
 
-from conftest import Neo4jInfo
 from kg_neo4j.hooks import HOOKS
 from kg_neo4j.knowledge.decay import GRADE_MULTIPLIER
 from kg_neo4j.knowledge.vocabulary import AccessGrade
 from kg_neo4j.models import KnowledgeIn
+from support.hooks import (
+    DATA,
+    DEPLOY,
+    hook_env,
+    knowledge_node,
+    prompt_payload,
+    run_hook_cli,
+    store_knowledge,
+)
+from support.servers import Neo4jInfo
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "hooks.md"
 FIRST_PROMPT = "How do we deploy the database?"  # the transcripts' first user prompt

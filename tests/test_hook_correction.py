@@ -8,13 +8,21 @@ import json
 from pathlib import Path
 
 import pytest
-from hook_helpers import DATA, DEPLOY, hook_env, knowledge_node, prompt_payload, run_hook_cli, store_knowledge
 from neo4j import AsyncDriver
 
-from conftest import Neo4jInfo
 from kg_neo4j.hooks.detect import is_correction
 from kg_neo4j.knowledge.decay import GRADE_MULTIPLIER
 from kg_neo4j.knowledge.vocabulary import AccessGrade
+from support.hooks import (
+    DATA,
+    DEPLOY,
+    hook_env,
+    knowledge_node,
+    prompt_payload,
+    run_hook_cli,
+    store_knowledge,
+)
+from support.servers import Neo4jInfo
 
 
 def confusion(split: str | None = None) -> tuple[int, int, int, int]:

@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hook_helpers import DEPLOY, hook_env, prompt_payload, run_hook_cli, store_knowledge
 from neo4j import AsyncDriver
 
-from conftest import Neo4jInfo, stdio_session
 from kg_neo4j.hooks.state import HookState
+from support.hooks import DEPLOY, hook_env, prompt_payload, run_hook_cli, store_knowledge
+from support.servers import Neo4jInfo, stdio_session
 
 
 def pre_tool(session: str, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:

@@ -9,10 +9,10 @@ import json
 import time
 from pathlib import Path
 
-from hook_helpers import hook_env, knowledge_node, prompt_payload, run_hook_cli
 from neo4j import AsyncDriver
 
-from conftest import Neo4jInfo, http_server, http_session, server_env
+from support.hooks import hook_env, knowledge_node, prompt_payload, run_hook_cli
+from support.servers import Neo4jInfo, http_server, http_session, server_env
 
 TOKEN = "s3cret-hook-token"
 KNOWLEDGE = [

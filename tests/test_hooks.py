@@ -16,7 +16,6 @@ from neo4j import AsyncDriver
 from test_maintenance import DAY, DIM, NOW, edges, knowledge, node, seed
 from test_maintenance_actions import near, random_vector
 
-from conftest import KG, Neo4jInfo, free_port, server_env
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.hooks import HOOKS, HookConfig, fit, parse_payload, run_hook
 from kg_neo4j.hooks.state import HookState
@@ -26,6 +25,7 @@ from kg_neo4j.models import EntityIn
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.connection import ensure_vector_indexes
+from support.servers import KG, Neo4jInfo, free_port, server_env
 
 OLD = NOW - 400 * DAY
 

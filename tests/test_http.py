@@ -5,10 +5,10 @@ from __future__ import annotations
 import subprocess
 
 import httpx
-from kg_helpers import INIT
-from kg_helpers import MCP_HEADERS as HEADERS
 
-from conftest import KG, Neo4jInfo, free_port, http_server, http_session, server_env
+from support.kg import INIT
+from support.kg import MCP_HEADERS as HEADERS
+from support.servers import KG, Neo4jInfo, free_port, http_server, http_session, server_env
 
 
 async def test_token_required_and_checked(neo4j_info: Neo4jInfo, namespace: str) -> None:

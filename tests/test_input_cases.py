@@ -1,11 +1,11 @@
-"""The concrete bad-input cases of issue #11 (item 2), each refused with an error naming the field and
+"""The concrete bad-input cases, each refused with an error naming the field and
 nothing written, in every profile that lists the tool (the ``default`` profile wherever the tool lives there,
 and ``all``); and the accepted ones: ``update_edges``' ``newWeight``, the ``reference`` profile stripping
 an unknown field as the reference server does, and ``kg-neo4j import`` of a reference memory file.
 
 Every call goes through a real MCP stdio session (non-finite numbers as the bare JSON texts NaN and
-Infinity, see ``sweep_cases.NonFiniteWire``); "nothing written" is a before/after read of the
-session's namespace in Neo4j (``sweep_cases.fingerprint``).
+Infinity, see ``support.sweep_cases.NonFiniteWire``); "nothing written" is a before/after read of the
+session's namespace in Neo4j (``support.sweep_cases.fingerprint``).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from kg_helpers import session as ref_session
-from sweep_cases import NON_FINITE, fingerprint, held, names_field, wire_session
 
-from conftest import KG, Neo4jInfo, server_env
 from kg_neo4j.schemas import load_schemas
 from kg_neo4j.server.app import BUILTIN_TOOL_NAMES, profile_tools
 from kg_neo4j.server.profiles import DEFAULT, KNOWLEDGE, MEMORYMESH
+from support.kg import session as ref_session
+from support.servers import KG, Neo4jInfo, server_env
+from support.sweep_cases import NON_FINITE, fingerprint, held, names_field, wire_session
 
 NAN, INF = NON_FINITE["nan"][0], NON_FINITE["inf"][0]
 
@@ -331,7 +331,7 @@ async def test_reference_profile_strips_unknown_fields(
 ) -> None:
     """The one deliberate exception: the reference profile drops unknown fields as the reference server does,
     and answers exactly as for the call without them."""
-    from kg_helpers import ok
+    from support.kg import ok
 
     try:
         async with ref_session("stdio", neo4j_info, namespace, "--tools", "reference") as s:
@@ -366,7 +366,7 @@ async def test_import_reads_a_reference_memory_file(
     tmp_path: Path, neo4j_info: Neo4jInfo, namespace: str, sync_driver: Any
 ) -> None:
     """The reference's memory file (one JSON object a line, with its ``type`` key) still imports."""
-    from kg_helpers import ok
+    from support.kg import ok
 
     lines: list[dict[str, Any]] = [
         {"type": "entity", "name": "Alice", "entityType": "person", "observations": ["likes tea"]},

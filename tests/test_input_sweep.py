@@ -1,7 +1,7 @@
-"""Strict input, swept from the advertised schemas (issue #11 item 2; README "Input validation").
+"""Strict input, swept from the advertised schemas (docs/input-validation.md#input-validation-and-limits).
 
 The cases are generated in process from what the ``all`` profile advertises (the declarations and the
-tools the shipped example node schemas generate; tests/sweep_cases.py), one pytest id per case, e.g.
+tools the shipped example node schemas generate; tests/support/sweep_cases.py), one pytest id per case, e.g.
 ``create_relations-relations[0].weight-string``: collecting them needs no Neo4j and no server.  Each
 declaration's example call (``example=``, valid against the seed of ``kg_neo4j/server/examples.py``) is
 the base, and one thing is changed per case:
@@ -17,7 +17,7 @@ the base, and one thing is changed per case:
 Each case asserts an MCP tool error (isError) whose text names the field (the unknown field's own name,
 else the field's key) and that nothing under the sweep's namespace changed: nodes, labels, properties and
 relationships (history included), read from Neo4j after every case and compared with the read before
-(``sweep_cases.fingerprint``).  One server (``--tools all``, a real MCP stdio session) serves the cases;
+(``support.sweep_cases.fingerprint``).  One server (``--tools all``, a real MCP stdio session) serves the cases;
 its session's tools/list must be what the cases were built from.  A case that wrote anything (a failure)
 is followed by a re-seed, so every case starts from the same state.
 
@@ -39,7 +39,13 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from mcp.shared.message import SessionMessage
-from sweep_cases import (
+
+from kg_neo4j.schemas import load_schemas
+from kg_neo4j.server.app import BUILTIN_TOOL_NAMES
+from kg_neo4j.server.examples import write_seed, write_skill_files
+from kg_neo4j.server.profiles import ALL
+from support.servers import Neo4jInfo
+from support.sweep_cases import (
     NON_FINITE,
     Case,
     NonFiniteWire,
@@ -54,12 +60,6 @@ from sweep_cases import (
     specs,
     wire_session,
 )
-
-from conftest import Neo4jInfo
-from kg_neo4j.schemas import load_schemas
-from kg_neo4j.server.app import BUILTIN_TOOL_NAMES
-from kg_neo4j.server.examples import write_seed, write_skill_files
-from kg_neo4j.server.profiles import ALL
 
 
 def controls() -> list[Any]:
@@ -207,7 +207,7 @@ def incoherences(sub: Any, where: str) -> Iterator[str]:
     validator) reads there: a ``properties`` entry that is not a schema object (``"additionalProperties":
     false`` put among the properties declares a field of that name that may never be sent), and a nullable
     ``type`` whose ``enum`` lacks null (``enum`` alone then refuses the null that ``type`` admits); and an
-    object that does not say whether it takes unknown fields (issue #11: ``additionalProperties: false``
+    object that does not say whether it takes unknown fields (``additionalProperties: false``
     wherever they are refused, ``true`` on the documented open objects)."""
     if not isinstance(sub, dict):
         return

@@ -31,12 +31,12 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from kg_helpers import INIT
-from kg_helpers import MCP_HEADERS as HEADERS
 from test_team_http import ns_path
 from test_token_logs import access_lines, secret_parts
 
-from conftest import Neo4jInfo, free_port, http_server, http_session, server_env
+from support.kg import INIT
+from support.kg import MCP_HEADERS as HEADERS
+from support.servers import Neo4jInfo, free_port, http_server, http_session, server_env
 
 pytestmark = pytest.mark.keycloak
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Neo4jInfo, mcp_session
+from support.servers import Neo4jInfo, mcp_session
 
 KNOWLEDGE_TOOLS = {
     "store_knowledge",

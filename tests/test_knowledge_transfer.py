@@ -7,12 +7,12 @@ from pathlib import Path
 
 from test_transfer import dump, import_file, other_store, settings_for
 
-from conftest import Neo4jInfo
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.commands.transfer import run_export
 from kg_neo4j.models import ConnectIn, ExperienceIn, KnowledgeIn
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.knowledge import KnowledgeStore
+from support.servers import Neo4jInfo
 
 
 async def test_full_round_trip_keeps_knowledge(

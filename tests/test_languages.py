@@ -1,4 +1,4 @@
-"""Non-English memory (README "Languages"): the fulltext analyzer is a setting, checked at start against
+"""Non-English memory (docs/recall.md#languages): the fulltext analyzer is a setting, checked at start against
 Neo4j's analyzers and the index's own (a change stops the server, naming `kg-neo4j rebuild-fulltext`);
 Chinese (cjk) and German text stored through MCP tools is found by fulltext recall where the english
 analyzer finds it wrongly or not at all.  The embedding model can be a local directory or an installed
@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import KG, Neo4jInfo, server_env, stdio_session, wipe_neo4j
 from kg_neo4j.embeddings import resolve_model
+from support.servers import KG, Neo4jInfo, server_env, stdio_session, wipe_neo4j
 
 ZH_DB = "数据库每天晚上需要备份"  # "the database needs a backup every night"
 ZH_DECOY = "据说库房里有数不清的箱子"  # holds 数, 据 and 库, but not the word 数据库
@@ -241,7 +241,7 @@ async def test_local_directory_and_installed_package_models(private: Neo4jInfo, 
 
 @pytest.mark.unit
 def test_docs_languages_section_matches_the_tests() -> None:
-    from conftest import ROOT
+    from support.servers import ROOT
 
     section = (
         (ROOT / "docs" / "recall.md")

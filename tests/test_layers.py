@@ -56,11 +56,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
 ]
 
-#: Import cycles between modules that other work removes (engineer D's split of store/graph.py, issue #11);
-#: tolerated, not required: delete an entry once its cycle is gone.
+#: Import cycles tolerated for now (none): an entry is a cycle someone is removing.
 KNOWN_CYCLES: list[set[str]] = []
-#: Private names imported from another module, likewise tolerated: the record helpers move to a shared
-#: store module (engineer D), the strict input base ``_In`` is reshaped with the tool declarations (engineer A).
+#: Private names imported from another module, likewise tolerated for now (none).
 KNOWN_PRIVATE: set[tuple[str, str, str]] = set()
 
 

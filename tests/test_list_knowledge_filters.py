@@ -7,9 +7,9 @@ import json
 from typing import Any
 
 import pytest
-from kg_helpers import session, text_of
 
-from conftest import Neo4jInfo
+from support.kg import session, text_of
+from support.servers import Neo4jInfo
 
 ITEMS: list[dict[str, Any]] = [
     {

@@ -295,7 +295,7 @@ def test_the_real_jdk_for_each_line(tmp_path: Path) -> None:
 def test_entry_point_is_read_from_the_jar(tmp_path: Path) -> None:
     import zipfile
 
-    from neo4j_lines import cached_dist
+    from support.neo4j_lines import cached_dist
 
     assert (
         entry_point(cached_dist(LTS_VERSION) / "lib", LTS_VERSION) == "org.neo4j.server.CommunityEntryPoint"
@@ -320,7 +320,7 @@ def test_entry_point_is_read_from_the_jar(tmp_path: Path) -> None:
 def test_another_home_reuses_the_default_homes_jars(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from neo4j_lines import cached_dist
+    from support.neo4j_lines import cached_dist
 
     source = cached_dist(LTS_VERSION) / "lib"
     db = LocalNeo4j(Settings(home=tmp_path, local_neo4j_version=LTS_VERSION))

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from neo4j import AsyncDriver
 
-from conftest import Neo4jInfo
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.knowledge import decay
 from kg_neo4j.knowledge.vocabulary import Category
@@ -23,6 +22,7 @@ from kg_neo4j.store import GraphStore
 from kg_neo4j.store.connection import ensure_vector_indexes
 from kg_neo4j.store.knowledge import KnowledgeStore
 from kg_neo4j.store.maintenance import MaintenanceStore
+from support.servers import Neo4jInfo
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 DAY = timedelta(days=1)

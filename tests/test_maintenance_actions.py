@@ -11,13 +11,13 @@ import pytest
 from neo4j import AsyncDriver
 from test_maintenance import DAY, DIM, NOW, dump, edges, knowledge, node, seed
 
-from conftest import Neo4jInfo
 from kg_neo4j.clock import ManualClock
-from kg_neo4j.server.maintenance import MAINTENANCE_TOOLS, MaintainGraphOut
+from kg_neo4j.server.maintenance import MaintainGraphOut, maintain_graph
 from kg_neo4j.server.registry import Runtime, call
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.connection import ensure_vector_indexes
 from kg_neo4j.store.maintenance import MaintenanceStore
+from support.servers import Neo4jInfo
 
 pytestmark = pytest.mark.asyncio
 
@@ -317,7 +317,7 @@ async def test_tool_is_a_dry_run_by_default(
     )
     store = GraphStore(driver, database=db, namespace=namespace, clock=clock)
     rt = Runtime(store=store, profile="knowledge", max_answer_bytes=1 << 20)
-    (spec,) = MAINTENANCE_TOOLS
+    spec = maintain_graph
     assert spec.name == "maintain_graph" and spec.destructive and "knowledge" in spec.profiles
     tool = spec.tool("knowledge")
     assert tool.annotations is not None and tool.annotations.destructive_hint is True
@@ -341,7 +341,7 @@ async def test_maintain_graph_over_mcp(driver: AsyncDriver, neo4j_info: Neo4jInf
     """The served tool (knowledge profile, stdio): listed as destructive, a dry run unless dryRun is false."""
     from datetime import UTC, datetime
 
-    from conftest import stdio_session
+    from support.servers import stdio_session
 
     db = neo4j_info.database
     now = datetime.now(UTC)

@@ -1,5 +1,4 @@
-"""MemoryMesh's tools answer errors as ``{"error", "context", "suggestions"}`` (README "MemoryMesh
-dialect"): context names the tool and the input that failed, suggestions the next steps; the
+"""MemoryMesh's tools answer errors as ``{"error", "context", "suggestions"}`` (docs/mesh-dialect.md#memorymesh-dialect-and-schema-driven-tools): context names the tool and the input that failed, suggestions the next steps; the
 reference-dialect tools keep their plain-text errors.  Through real MCP sessions."""
 
 from __future__ import annotations
@@ -8,9 +7,9 @@ import json
 from typing import Any
 
 import pytest
-from kg_helpers import session, text_of
 
-from conftest import Neo4jInfo
+from support.kg import session, text_of
+from support.servers import Neo4jInfo
 
 GANDALF = {"name": "Gandalf", "role": "Wizard", "status": "Active"}
 SETUP: list[tuple[str, dict[str, Any]]] = [

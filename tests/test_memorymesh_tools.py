@@ -8,9 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kg_helpers import rel_keys, session, text_of
-
 from kg_neo4j.schemas import default_schemas_dir
+from support.kg import rel_keys, session, text_of
 
 
 async def mm(s: Any, tool: str, args: dict[str, Any]) -> Any:

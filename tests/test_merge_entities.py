@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from kg_helpers import by_name, ent, err, ok, rel_keys, session
 
-from conftest import Neo4jInfo
+from support.kg import by_name, ent, err, ok, rel_keys, session
+from support.servers import Neo4jInfo
 
 SERVE = ("--tools", "all")
 

@@ -17,9 +17,8 @@ import random
 from datetime import UTC, datetime
 from typing import Any
 
-from kg_helpers import retention_apart
-
-from conftest import Neo4jInfo, mcp_session
+from support.kg import retention_apart
+from support.servers import Neo4jInfo, mcp_session
 
 SEQUENCES = 3
 MERGES = 3
@@ -182,7 +181,7 @@ async def run_sequence(neo4j_info: Neo4jInfo, namespace: str, seed: int) -> int:
             log.append(f"unmerge_entities {into}")
         for label, got in [("now", await read_all(s)), ("asOf before", await read_all(s, at0))]:
             for (tool, args), g, t in zip(reads(), got, first, strict=True):
-                # retention decays with the reading moment (kg_helpers.retention_apart): compared within 1e-4
+                # retention decays with the reading moment (support.kg.retention_apart): compared within 1e-4
                 g, t = retention_apart(g, t, f"seed {seed}: {tool} {label} after the undo")
                 assert g == t, (
                     f"seed {seed}: {tool}({args}) {label} after the undo differs from before the merges\n"

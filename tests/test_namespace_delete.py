@@ -11,11 +11,11 @@ import json
 from typing import Any
 
 import pytest
-from namespace_helpers import SEEDED, anything_of, fingerprint, namespace_cli, seed
 
-from conftest import Neo4jInfo, stdio_session
 from kg_neo4j.store.executor import Executor
 from kg_neo4j.store.namespaces import Stopped, erase_namespace
+from support.namespaces import SEEDED, anything_of, fingerprint, namespace_cli, seed
+from support.servers import Neo4jInfo, stdio_session
 
 
 def counts(row: dict[str, Any]) -> dict[str, Any]:

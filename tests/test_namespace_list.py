@@ -7,9 +7,8 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from namespace_helpers import SEEDED, list_rows, namespace_cli, seed
-
-from conftest import Neo4jInfo, stdio_session
+from support.namespaces import SEEDED, list_rows, namespace_cli, seed
+from support.servers import Neo4jInfo, stdio_session
 
 #: the server's and this process's clocks are one machine's, read a moment apart
 TOLERANCE = timedelta(seconds=2)

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from kg_helpers import ent, err, names, ok, rel, rel_keys, session
 
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.errors import NotFoundError
 from kg_neo4j.models import EntityIn, KnowledgeGraph, ObservationAdd, ObservationDelete, RelationIn
 from kg_neo4j.store import GraphStore
+from support.kg import ent, err, names, ok, rel, rel_keys, session
 
 
 def E(name: str, entity_type: str, obs: list[str]) -> EntityIn:

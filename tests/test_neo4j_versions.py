@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 import pytest_asyncio
 from neo4j import AsyncDriver, AsyncGraphDatabase
-from neo4j_lines import private_server
 
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.cypher import queries
@@ -34,6 +33,7 @@ from kg_neo4j.store.capabilities import (
     vector_statements,
 )
 from kg_neo4j.store.connection import bootstrap
+from support.neo4j_lines import private_server
 
 K = 10
 

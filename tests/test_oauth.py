@@ -380,7 +380,7 @@ async def test_jwks_from_a_url_is_fetched_once_and_cached(jwks_endpoint: JwksEnd
 
 
 async def test_an_unreachable_jwks_url_refuses_without_leaking(keys: Keys) -> None:
-    from conftest import free_port
+    from support.servers import free_port
 
     v = verifier(f"http://127.0.0.1:{free_port()}/certs")
     token = sign(keys.rsa)

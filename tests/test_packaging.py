@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Neo4jInfo, free_port, http_server
 from kg_neo4j import __version__
 from kg_neo4j.cypher import queries
+from support.servers import Neo4jInfo, free_port, http_server
 
 ROOT = Path(__file__).resolve().parent.parent
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]

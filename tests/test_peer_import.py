@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kg_helpers import ok, rel_keys, session
 from neo4j import GraphDatabase
 
-from conftest import KG, Neo4jInfo, server_env, stdio_session, wipe_neo4j
 from kg_neo4j.store.value_codec import decode_value
+from support.kg import ok, rel_keys, session
+from support.servers import KG, Neo4jInfo, server_env, stdio_session, wipe_neo4j
 
 DATA = Path(__file__).parent / "data" / "peers"
 PEERS = ("mcp-neo4j-memory", "graphiti", "memento")

@@ -13,11 +13,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from kg_helpers import ok, rel_keys, session
 from test_peer_import import PEERS, connect, expected, kg_import, load, replay
 
-from conftest import Neo4jInfo, wipe_neo4j
 from kg_neo4j.store.value_codec import decode_value
+from support.kg import ok, rel_keys, session
+from support.servers import Neo4jInfo, wipe_neo4j
 
 IMPORT = "the import's moment"  # expected where the source records no time
 Moment = datetime | str | None

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import Neo4jInfo, stdio_session
 from kg_neo4j.schemas import load_schemas
 from kg_neo4j.server.app import BUILTIN_TOOL_NAMES, profile_tools
 from kg_neo4j.settings import PROFILES
+from support.servers import Neo4jInfo, stdio_session
 
 
 def declared(profile: str) -> list[str]:

@@ -1,5 +1,5 @@
 """Every message gets the answer JSON-RPC 2.0 prescribes, over stdio and streamable HTTP, and the
-server stays up after each (README "Protocol errors").  Raw bytes on the wire: no SDK client, which
+server stays up after each (docs/connecting.md#protocol-errors).  Raw bytes on the wire: no SDK client, which
 would refuse to send most of these."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Any
 
 import httpx
 import pytest
-from kg_helpers import INIT, RawStdio
 
-from conftest import Neo4jInfo, http_server
 from kg_neo4j.server.app import profile_tools
 from kg_neo4j.server.wire import MAX_JSON_DEPTH, check_message
+from support.kg import INIT, RawStdio
+from support.servers import Neo4jInfo, http_server
 
 #: what ``serve`` lists by default (the ``default`` profile's declarations)
 DEFAULT_TOOLS = len(profile_tools("default"))

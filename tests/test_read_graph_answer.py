@@ -15,7 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from kg_helpers import err, ok, session, text_of
+
+from support.kg import err, ok, session, text_of
 
 LS = "\u2028"  # JSON.stringify leaves U+2028 as it is; json.dumps(ensure_ascii=False) too
 

@@ -18,14 +18,14 @@ from datetime import timedelta
 
 import pytest
 import pytest_asyncio
-from kg_helpers import ok, session, text_of
 from neo4j import AsyncDriver, AsyncGraphDatabase
 
-from conftest import Neo4jInfo
 from kg_neo4j.models import EntityIn, ObservationAdd, RelationIn
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.answer_cache import AnswerCache, cache_applies
 from kg_neo4j.store.connection import bootstrap
+from support.kg import ok, session, text_of
+from support.servers import Neo4jInfo
 
 pytestmark = pytest.mark.asyncio
 

@@ -1,4 +1,4 @@
-"""Trust at recall (docs/knowledge-model.md; README "Knowledge layer", "Trust at recall"): search_memory and
+"""Trust at recall (docs/knowledge-model.md; docs/knowledge.md#trust-at-recall): search_memory and
 traverse_graph show, for each knowledge entity they return, its trust, level, quote, retention and
 whether it is fading (R < 0.3), computed with kg_neo4j.knowledge.decay at the read's moment (now,
 or asOf).  Entities that are not knowledge carry no such key, and the reference-named reads keep
@@ -12,11 +12,11 @@ from typing import Any
 
 import jsonschema
 import pytest
-from kg_helpers import doc_after, ok, user_docs
 
-from conftest import Neo4jInfo, mcp_session
 from kg_neo4j.knowledge import decay
 from kg_neo4j.knowledge.vocabulary import Category
+from support.kg import doc_after, ok, user_docs
+from support.servers import Neo4jInfo, mcp_session
 
 QUOTE = "We do not ship on Fridays. Ever."
 

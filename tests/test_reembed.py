@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from conftest import KG, Neo4jInfo, server_env, wipe_neo4j
 from kg_neo4j.embeddings import load_embedder
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.models import EntityIn
@@ -21,6 +20,7 @@ from kg_neo4j.server.app import open_runtime
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import connect
 from kg_neo4j.store.embeddings import reembed
+from support.servers import KG, Neo4jInfo, server_env, wipe_neo4j
 
 PEOPLE = [
     EntityIn(

@@ -4,7 +4,7 @@ through a real MCP client session (stdio and HTTP) on a real Neo4j.
 One test per case of the reference's list (and a few extra cases, marked so), named by the
 behaviour.  The tests of one transport share one server and session (a start costs about a
 second); each starts from an empty namespace (``reset``).  Every call goes through ``ok``/``err``
-(tests/kg_helpers.py), which also checks on every answer that the text is exactly
+(tests/support/kg.py), which also checks on every answer that the text is exactly
 ``json.dumps(x, indent=2, ensure_ascii=False)`` (or the delete confirmation), that
 structuredContent is present and agrees with the text, and that no object carries a "type" key.
 """
@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from kg_helpers import by_name, dumps, ent, err, names, ok, rel, rel_keys, reset, session, text_of
-from shared_session import SharedSession
+
+from support.kg import by_name, dumps, ent, err, names, ok, rel, rel_keys, reset, session, text_of
+from support.shared_session import SharedSession
 
 
 @pytest.fixture(scope="module", params=["stdio", "http"])

@@ -1,6 +1,6 @@
-"""Replicas behind a load balancer (issue #30 item 4; docs/cluster.md#replicas-behind-a-load-balancer): three
+"""Replicas behind a load balancer (docs/cluster.md#replicas-behind-a-load-balancer): three
 ``kg-neo4j serve --transport http --stateless`` processes on one Neo4j, one grants file (a namespace per test),
-eight clients each spreading its calls over them round-robin (tests/replica_load.py: every HTTP request
+eight clients each spreading its calls over them round-robin (tests/support/replica_load.py: every HTTP request
 to the next replica, the MCP session's initialize included).  The suite's concurrency check
 (tests/test_concurrency.py) holds across them: every acknowledged write is in Neo4j exactly once,
 nothing unacknowledged is, and a name the clients contest is created by exactly one call.  Two
@@ -21,10 +21,10 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from many_servers import started
-from replica_load import BATCH, check, run_clients
 
-from conftest import Neo4jInfo, http_server
+from support.many_servers import started
+from support.replica_load import BATCH, check, run_clients
+from support.servers import Neo4jInfo, http_server
 
 REPLICAS = 3
 CLIENTS = 8
@@ -60,7 +60,7 @@ def replicas(
     grants.write_text(
         f'[principals.writer]\ntoken_sha256 = "{digest}"\ngrants = ["{prefix}/*:write"]\n', encoding="utf-8"
     )
-    # warnings only: the server's stderr is a pipe nobody reads while it runs (conftest.http_server)
+    # warnings only: the server's stderr is a pipe nobody reads while it runs (support.servers.http_server)
     common = ("--namespace", f"{prefix}/default", "--grants", str(grants), "--log-level", "WARNING")
     servers = {
         **{("stateless", i): http_server(neo4j_info, *common, "--stateless") for i in range(REPLICAS)},

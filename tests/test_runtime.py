@@ -1,4 +1,4 @@
-"""kg_neo4j.runtime: each caller opens only what it asks for (README "Layout"), against the real Neo4j."""
+"""kg_neo4j.runtime: each caller opens only what it asks for (docs/development.md#layout), against the real Neo4j."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import uuid
 import neo4j
 import pytest
 
-from conftest import Neo4jInfo
 from kg_neo4j.runtime import hook_driver, open_resources
 from kg_neo4j.settings import Settings
+from support.servers import Neo4jInfo
 
 
 def settings_for(info: Neo4jInfo, embedding_model: str = "none") -> Settings:

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from conftest import KG, Neo4jInfo, server_env
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.schemas import (
     SchemaFileError,
@@ -22,6 +21,7 @@ from kg_neo4j.schemas import (
     replace_entries,
 )
 from kg_neo4j.server.app import BUILTIN_TOOL_NAMES
+from support.servers import KG, Neo4jInfo, server_env
 
 NPC: dict[str, Any] = {
     "name": "add_npc",

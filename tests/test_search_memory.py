@@ -9,11 +9,11 @@ import uuid
 
 import pytest
 
-from conftest import Neo4jInfo, mcp_session, server_env, stdio_session
 from kg_neo4j.models import EntityIn, RelationIn
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.capabilities import search_indexes
 from kg_neo4j.text import fulltext_query
+from support.servers import Neo4jInfo, mcp_session, server_env, stdio_session
 
 PEOPLE = [
     EntityIn(

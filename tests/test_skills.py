@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from neo4j import AsyncDriver
 
-from conftest import Neo4jInfo
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.commands.skills import run_import_skills
 from kg_neo4j.errors import ValidationError
@@ -31,6 +30,7 @@ from kg_neo4j.skills import (
     skill_knowledge,
     split_sections,
 )
+from support.servers import Neo4jInfo
 
 FIXTURES = Path(__file__).parent / "data" / "skills"
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kg_helpers import INIT
 
-from conftest import KG, Neo4jInfo, server_env
+from support.kg import INIT
+from support.servers import KG, Neo4jInfo, server_env
 
 #: longer than the pipe's 64 KiB, so one message spans several reads and writes
 BIG_OBSERVATIONS = [f"observation {i}: " + "long text " * 390 for i in range(20)]

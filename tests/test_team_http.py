@@ -1,4 +1,4 @@
-"""One HTTP server for a team (issue #30, docs/team.md): namespaces by URL, principals with grants,
+"""One HTTP server for a team (docs/team.md): namespaces by URL, principals with grants,
 401/403 at the door, read grants that list no write tool, revocation without a restart, the single
 token kept, stateless replicas' refusals.  Every server here is a real ``kg-neo4j serve`` process and
 every tool call goes through a real MCP client session."""
@@ -15,11 +15,11 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from kg_helpers import INIT
-from kg_helpers import MCP_HEADERS as HEADERS
 from mcp.shared.exceptions import MCPError
 
-from conftest import Neo4jInfo, http_server, http_session
+from support.kg import INIT
+from support.kg import MCP_HEADERS as HEADERS
+from support.servers import Neo4jInfo, http_server, http_session
 
 WRITE_TOOLS = {"create_entities", "create_relations", "add_observations", "delete_entities"}
 

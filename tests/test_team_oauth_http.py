@@ -1,4 +1,4 @@
-"""OAuth 2.1 over real HTTP (issue #30, docs/team.md#oauth): a ``kg-neo4j serve`` acting as a resource
+"""OAuth 2.1 over real HTTP (docs/team.md#oauth): a ``kg-neo4j serve`` acting as a resource
 server for JWTs signed with a key this test makes (no identity provider is reachable here), grants
 by subject and by group from the grants file, the protected-resource metadata where MCP clients look
 for it.  The token checks themselves (expired, wrong audience, ``alg: none``...) are in
@@ -17,11 +17,11 @@ import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
-from kg_helpers import INIT
-from kg_helpers import MCP_HEADERS as HEADERS
 from test_team_http import ns_path
 
-from conftest import Neo4jInfo, http_server, http_session, server_env
+from support.kg import INIT
+from support.kg import MCP_HEADERS as HEADERS
+from support.servers import Neo4jInfo, http_server, http_session, server_env
 
 ISSUER = "https://login.example.test/realms/team"
 RESOURCE = "https://memory.example.test"

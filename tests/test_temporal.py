@@ -14,7 +14,6 @@ from typing import Any
 
 import pydantic
 import pytest
-from kg_helpers import ent, err, names, ok, rel, rel_keys, session, text_of
 
 from kg_neo4j.errors import KgError, NotFoundError, ValidationError
 from kg_neo4j.models import (
@@ -25,6 +24,7 @@ from kg_neo4j.models import (
     RelationUpdate,
     TraverseIn,
 )
+from support.kg import ent, err, names, ok, rel, rel_keys, session, text_of
 
 # --------------------------------------------------------------------------- helpers
 
@@ -679,7 +679,7 @@ async def test_mcp_default_profile_temporal_tools(transport, neo4j_info, namespa
         assert changed["createdAt"] is not None and changed["validUntil"] is None
 
         # traverse_graph
-        # start is an array (a lone string is a type error: no coercion, README "Input validation")
+        # start is an array (a lone string is a type error: no coercion, docs/input-validation.md#input-validation-and-limits)
         lone = await s.call_tool("traverse_graph", {"start": "Alice", "direction": "out", "maxDepth": 2})
         assert lone.is_error and "start" in text_of(lone), text_of(lone)
         result = await s.call_tool("traverse_graph", {"start": ["Alice"], "direction": "out", "maxDepth": 2})

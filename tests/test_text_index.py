@@ -1,5 +1,5 @@
-"""search_nodes' one text index and the eventually consistent fulltext index (README "How the graph looks in
-Neo4j", kg_neo4j/store/text_index.py).
+"""search_nodes' one text index and the eventually consistent fulltext index (docs/graph-model.md#how-the-graph-looks-in-neo4j,
+kg_neo4j/store/text_index.py).
 
 - search_nodes on the one index keeps the reference's matching: a name, a type or an observation holding
   the query; a query across an entity's name and type (the two lines of its ``text_lower``) matches neither.
@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 from neo4j import AsyncGraphDatabase, GraphDatabase
 
-from conftest import Neo4jInfo, server_env, stdio_session, wipe_neo4j
 from kg_neo4j.models import EntityIn, ObservationAdd
 from kg_neo4j.store import GraphStore, text_index
+from support.servers import Neo4jInfo, server_env, stdio_session, wipe_neo4j
 
 OLD_TEXT_INDEXES = {"kg_entity_name_lower", "kg_entity_type_lower", "kg_observation_text_lower"}
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KG
 from kg_neo4j.auth import GrantsFile, Principal, parse_grant
 from kg_neo4j.auth.grants_file import hash_token
+from support.servers import KG
 
 #: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
 pytestmark = pytest.mark.unit

@@ -17,13 +17,13 @@ from typing import Any
 import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
-from kg_helpers import INIT
-from kg_helpers import MCP_HEADERS as HEADERS
 from test_team_http import ns_path
 from test_team_oauth_http import oauth_env
 from test_team_oauth_http import sign as sign_claims
 
-from conftest import Neo4jInfo, http_server, http_session
+from support.kg import INIT
+from support.kg import MCP_HEADERS as HEADERS
+from support.servers import Neo4jInfo, http_server, http_session
 
 
 def sign(key: rsa.RSAPrivateKey, sub: str) -> str:

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kg_helpers import session
+
+from support.kg import session
 
 DATA = Path(__file__).parent / "data"
 SPEC_TOOLS = json.loads((DATA / "spec_001_tools.json").read_text(encoding="utf-8"))

@@ -17,7 +17,6 @@ import neo4j.time
 import pytest
 from neo4j import AsyncDriver
 
-from conftest import KG, Neo4jInfo, server_env
 from kg_neo4j.clock import ManualClock, SystemClock
 from kg_neo4j.commands.transfer import run_export, run_import
 from kg_neo4j.errors import ValidationError
@@ -26,6 +25,7 @@ from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.value_codec import ValueCodecError, decode_property, decode_value, encode_value
 from kg_neo4j.transfer import detect_format, export
+from support.servers import KG, Neo4jInfo, server_env
 
 # --------------------------------------------------------------------------- helpers
 

@@ -256,7 +256,7 @@ async def test_as_of_walks_the_past(store, clock):
         "before invalidation the edge is walked; Late did not exist"
     )
     ab = [r for r in past.relations if (r.from_, r.to) == ("A", "B")]
-    # exact history (issue 17): as of then the relation was open, so it shows no validUntil, as a walk of now
+    # exact history: as of then the relation was open, so it shows no validUntil, as a walk of now
     # showed then; the close is in entity_history
     assert len(ab) == 1 and ab[0].validUntil is None, "the relation shows the validUntil it had then"
 

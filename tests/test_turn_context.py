@@ -1,6 +1,6 @@
 """The namespace's write order (each observation's ``turn``) and search_memory's turn-context re-rank.
 
-README "search_memory": the observations add_observations writes are numbered in the order they are
+docs/recall.md#recall-search_memory: the observations add_observations writes are numbered in the order they are
 written, across entities and calls; search_memory re-scores its best candidates with the question's cosine against each candidate
 averaged with the turn written just before it (a reply is found through the question it answers).
 """
@@ -12,11 +12,11 @@ import math
 
 import pytest
 
-from conftest import Neo4jInfo, server_env, stdio_session
 from kg_neo4j.errors import NotFoundError
 from kg_neo4j.fusion import FusionWeights, turn_context
 from kg_neo4j.models import EntityIn, ObservationAdd
 from kg_neo4j.store import GraphStore
+from support.servers import Neo4jInfo, server_env, stdio_session
 
 
 def turns_of(sync_driver, ns: str) -> list[tuple[str, str, int]]:  # type: ignore[no-untyped-def]
@@ -66,7 +66,7 @@ async def test_a_dialogue_keeps_its_order_across_speakers(store: GraphStore, syn
 
 async def test_create_entities_takes_no_turns(store: GraphStore, sync_driver) -> None:  # type: ignore[no-untyped-def]
     """create_entities lists each entity's observations apart, so a call has no order across speakers
-    to keep: its observations get no turn (and its cost stays that of issue 16's create path)."""
+    to keep: its observations get no turn (and its cost stays that of the plain create path)."""
     await store.create_entities(
         [
             EntityIn(name="X", entityType="t", observations=["x1", "x2"]),

@@ -8,14 +8,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from kg_helpers import doc_after, ent, rel, session
 from test_knowledge_tools import call as kcall
 from test_memorymesh_tools import mm
 from test_transfer import kg
 
-from conftest import ROOT, Neo4jInfo
 from kg_neo4j.store import text_index
 from kg_neo4j.store import type_labels as tl
+from support.kg import doc_after, ent, rel, session
+from support.servers import ROOT, Neo4jInfo
 
 BASE = {"KgNode", "Entity", "KgText"}
 

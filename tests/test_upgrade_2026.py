@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from neo4j import AsyncDriver, AsyncGraphDatabase
-from neo4j_lines import free_port, private_server
 
 from kg_neo4j.clock import ManualClock
 from kg_neo4j.cypher import queries
@@ -28,6 +27,7 @@ from kg_neo4j.models import EntityIn
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.capabilities import FILTERED, UNFILTERED, search_indexes, vector_statements
 from kg_neo4j.store.connection import bootstrap
+from support.neo4j_lines import free_port, private_server
 
 NS = "upgrade"
 #: Enough vectors that the filtered indexes take a while to fill after the upgrade.
@@ -141,7 +141,7 @@ async def test_upgrade_bootstraps_to_filtered_indexes_and_searches_the_old_way_u
     while True:
         statements = await vector_statements(drv, "neo4j")
         seen.append((indexes.state, indexes.population, statements.filtered))
-        # the store's choice (README "Neo4j versions"): the 5.26 statements until every filtered index is ONLINE
+        # the store's choice (docs/neo4j-versions.md#neo4j-versions): the 5.26 statements until every filtered index is ONLINE
         assert statements == (FILTERED if indexes.state == "online" else UNFILTERED)
         answer = await store.search_memory(QUESTION, limit=3)
         assert answer.hits[0].name == "Ada"

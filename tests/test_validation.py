@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from kg_helpers import ent, names, ok, rel, rel_keys, reset, session
-from shared_session import SharedSession
 
 from kg_neo4j.errors import ValidationError
 from kg_neo4j.models import ObservationDelete
 from kg_neo4j.store import GraphStore
+from support.kg import ent, names, ok, rel, rel_keys, reset, session
+from support.shared_session import SharedSession
 
 LONG_NAME = "n" * 1025
 MAX_NAME = "m" * 1024

@@ -38,7 +38,7 @@ from kg_neo4j.auth.watched import Unreadable, WatchedFile
 from kg_neo4j.errors import ConfigError
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
-#: The bytes of randomness in a new token: 256 bits (issue #30).
+#: The bytes of randomness in a new token: 256 bits.
 TOKEN_BYTES = 32
 
 

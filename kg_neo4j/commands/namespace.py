@@ -30,38 +30,6 @@ COLUMNS = (
 )
 
 
-def add_parser(sub: Any, log_level: Any) -> None:
-    """``namespace list`` and ``namespace delete`` (kg_neo4j/cli.py calls this; ``log_level`` adds --log-level)."""
-    ns = sub.add_parser("namespace", help="list the namespaces of the database, or erase one")
-    nsub = ns.add_subparsers(dest="namespace_command", required=True)
-    lst = nsub.add_parser(
-        "list", help="each namespace's entities, observations (current, retired), relations and last write"
-    )
-    lst.add_argument("--json", action="store_true", help="one JSON array instead of a table")
-    dele = nsub.add_parser(
-        "delete",
-        help="erase everything of a namespace (bounded transactions, resumable); refuses without --yes",
-    )
-    dele.add_argument("name", metavar="NS", help="the namespace to erase")
-    dele.add_argument("--yes", action="store_true", help="erase it (without: print what would be erased)")
-    dele.add_argument(
-        "--batch-size",
-        dest="batch_size",
-        type=_positive,
-        default=DEFAULT_BATCH,
-        help=f"nodes and relationships per transaction (default {DEFAULT_BATCH})",
-    )
-    dele.add_argument("--no-progress", dest="progress", action="store_false")
-    for p in (lst, dele):
-        log_level(p)
-
-
-def _positive(value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {value!r}")
-    return int(value)
-
-
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.namespace_command == "list":
         return asyncio.run(_list(settings, as_json=args.json))

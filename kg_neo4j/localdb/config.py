@@ -105,8 +105,8 @@ def browser_settings(guide_port: int) -> list[str]:
 
 #: Lucene, under Neo4j's vector indexes, computes vector distances with SIMD only when the JVM lets it
 #: read this incubator module, from Java 21 (Lucene 9.11 in 5.26 and Lucene 10 in 2025.x+; on Java 17
-#: it only logs that the Java is too old).  find_duplicates at 100k on 2026.09: 102 s without, 44 s with
-#: (docs/performance.md#find_duplicates); Lucene logs a warning asking for it when it is missing.
+#: it only logs that the Java is too old; docs/performance.md#find_duplicates measures the gain); Lucene
+#: logs a warning asking for it when it is missing.
 VECTOR_API_JAVA = 21
 _VECTOR_API_FLAG = "--add-modules=jdk.incubator.vector"
 

@@ -8,7 +8,9 @@ handed to every MCP session.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
+import pkgutil
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
@@ -23,21 +25,12 @@ from kg_neo4j.clock import Clock
 from kg_neo4j.errors import ConfigError
 from kg_neo4j.runtime import Resources, open_resources
 from kg_neo4j.schemas import NodeSchema, load_schemas
-from kg_neo4j.server import prompts
+from kg_neo4j.server import prompts, reference
 from kg_neo4j.server.access import Caller, caller_of, may_call, refusal
-from kg_neo4j.server.duplicates import DUPLICATE_TOOLS
-from kg_neo4j.server.history import HISTORY_TOOLS
-from kg_neo4j.server.knowledge import KNOWLEDGE_TOOLS
-from kg_neo4j.server.maintenance import MAINTENANCE_TOOLS
-from kg_neo4j.server.memorymesh import MESH_TOOLS
-from kg_neo4j.server.merges import MERGE_TOOLS
+from kg_neo4j.server.declare import declared
 from kg_neo4j.server.mesh_generated import generated_tools
-from kg_neo4j.server.reference import REFERENCE_TOOLS
 from kg_neo4j.server.registry import Runtime, ToolSpec, call, current_session, tools_for
 from kg_neo4j.server.resource import GraphResource
-from kg_neo4j.server.search import SEARCH_TOOLS
-from kg_neo4j.server.skills import SKILL_TOOLS
-from kg_neo4j.server.temporal import TEMPORAL_TOOLS
 from kg_neo4j.settings import Settings
 from kg_neo4j.store.actor import current_actor, default_actor
 
@@ -46,20 +39,41 @@ log = logging.getLogger(__name__)
 SERVER_NAME = "kg-neo4j"
 
 
+#: The order the tool families list in (modules of ``kg_neo4j.server``; a module's tools list in the
+#: order it declares them).  Only the order: a module not named here lists after these.
+LISTING_ORDER = (
+    "reference",
+    "search",
+    "temporal",
+    "history",
+    "duplicates",
+    "merges",
+    "memorymesh",
+    "knowledge",
+    "maintenance",
+    "skills",
+)
+
+#: The modules that serve the tools rather than declare them (``http`` imports this one).
+_SERVING = frozenset({"app", "http", "stdio"})
+
+
+def builtin_tools() -> list[ToolSpec]:
+    """Every tool declared (``@tool``) in a module of ``kg_neo4j.server``, in listing order: each module
+    is imported here, so a declared tool is never left unserved."""
+    package = importlib.import_module("kg_neo4j.server")
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.name not in _SERVING:
+            importlib.import_module(f"{package.__name__}.{module.name}")
+    rank = {name: i for i, name in enumerate(LISTING_ORDER)}
+    by_module = declared()
+    order = sorted(by_module, key=lambda m: (rank.get(m.rsplit(".", 1)[-1], len(rank)), m))
+    return [spec for module in order for spec in by_module[module]]
+
+
 #: Every built-in tool, in listing order (schema-generated tools come on top, per server); each
 #: declaration says which profiles list it.
-ALL_TOOLS: list[ToolSpec] = [
-    *REFERENCE_TOOLS,
-    *SEARCH_TOOLS,
-    *TEMPORAL_TOOLS,
-    *HISTORY_TOOLS,
-    *DUPLICATE_TOOLS,
-    *MERGE_TOOLS,
-    *MESH_TOOLS,
-    *KNOWLEDGE_TOOLS,
-    *MAINTENANCE_TOOLS,
-    *SKILL_TOOLS,
-]
+ALL_TOOLS: list[ToolSpec] = builtin_tools()
 
 #: Names a schema file may not generate.
 BUILTIN_TOOL_NAMES = frozenset(s.name for s in ALL_TOOLS)
@@ -158,7 +172,7 @@ def build_server(runtime: Runtime, *, stateless: bool = False) -> Server[Any]:
         return _session_of(ctx, process_session)
 
     # The graph resource shows what this profile's read_graph answers (the reference's where it has none).
-    read_spec = specs.get("read_graph") or next(s for s in REFERENCE_TOOLS if s.name == "read_graph")
+    read_spec = specs.get("read_graph") or reference.read_graph
     resource = GraphResource(runtime, read_spec, session_of)
 
     async def list_tools(

@@ -15,7 +15,7 @@ From the declaration come the advertised input schema (the input model's JSON sc
 (names in ``server/profiles.py``), an example call (valid against the seed graph of
 ``server/examples.py``: the docs show it, tests/test_input_sweep.py calls it and mutates it) and the
 validation: the handler receives the validated model, never the raw arguments.  Validation is strict
-(README "Input validation"): the arguments are checked as the JSON they came as, in one pydantic-core
+(docs/input-validation.md#input-validation-and-limits): the arguments are checked as the JSON they came as, in one pydantic-core
 pass (lists included), with no coercion between JSON types, no NaN or Infinity, and unknown fields
 an error naming them, except in the ``reference`` profile, where they are stripped as the reference
 server does.
@@ -24,6 +24,11 @@ Two explicit overrides of the advertised schema exist: ``reference_schema`` (the
 ``reference_tools.json``, advertised in the ``reference`` profile) and ``schema`` (a hand-written
 schema, e.g. MemoryMesh's schemas (docs/memorymesh.md)); tests/test_declarations.py checks that such a schema
 names the same fields as the model that checks it.
+
+Declaring a tool registers it: the server serves every tool declared in a module of
+``kg_neo4j.server`` (:func:`kg_neo4j.server.app.builtin_tools` imports them all), so the declaration
+is the only place a tool is named.  Tools made per server from schema files (``mesh_generated``) are
+declared with ``builtin=False`` and not registered.
 """
 
 from __future__ import annotations
@@ -39,6 +44,21 @@ from kg_neo4j.server.registry import ErrorText, Runtime, ToolOutput, ToolSpec, s
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 TypedHandler = Callable[[Runtime, M], Awaitable[ToolOutput]]
+
+#: declaring module -> its built-in tools, in the order declared.
+_DECLARED: dict[str, list[ToolSpec]] = {}
+
+
+def register(spec: ToolSpec, module: str) -> ToolSpec:
+    """Serve ``spec`` as a built-in tool declared by ``module`` (``@tool`` does this; call it for a tool
+    made from another, e.g. MemoryMesh's reads renamed in ``all``)."""
+    _DECLARED.setdefault(module, []).append(spec)
+    return spec
+
+
+def declared() -> dict[str, list[ToolSpec]]:
+    """The built-in tools registered so far, by declaring module (in the order declared)."""
+    return {module: list(specs) for module, specs in _DECLARED.items()}
 
 
 def closed(schema: dict[str, Any]) -> dict[str, Any]:
@@ -168,6 +188,7 @@ def tool(
     title: str | None = None,
     error_text: ErrorText | None = None,
     admin: bool = False,
+    builtin: bool = True,
 ) -> Callable[[TypedHandler[M]], ToolSpec]:
     """Declare a tool over ``async def handler(rt, req: input) -> ToolOutput`` (see the module's docstring).
 
@@ -176,7 +197,8 @@ def tool(
     stripped, not refused).  ``profiles``: the profiles that list the tool.  ``example``: a call valid
     against the seed graph (``server/examples.py``); ``more_examples``: calls that fill what it leaves
     out (e.g. the other of two alternative fields).  ``admin``: callers need the ``admin`` scope
-    (docs/team.md): the tool rewrites a whole namespace or reads the server's files."""
+    (docs/team.md): the tool rewrites a whole namespace or reads the server's files.  ``builtin``: register
+    the tool (served by every server whose profile lists it); False for a tool made per server."""
     if not profiles:
         raise ValueError(f"{name}: no profile lists it")
     advertised = closed(schema if schema is not None else schema_of(input))
@@ -187,7 +209,7 @@ def tool(
                 args = stripped(args, reference_schema)  # what the reference's zod schema keeps
             return await handler(rt, validate(input, args, rt.profile))
 
-        return ToolSpec(
+        spec = ToolSpec(
             name=name,
             description=description,
             handler=run,
@@ -205,5 +227,6 @@ def tool(
             more_examples=more_examples,
             admin=admin,
         )
+        return register(spec, handler.__module__) if builtin else spec
 
     return declare

@@ -9,7 +9,7 @@ from kg_neo4j.models import MAX_ITEMS_PER_CALL, Name, StrictInput
 from kg_neo4j.resolution import DEFAULT_MIN_SCORE
 from kg_neo4j.server.declare import tool
 from kg_neo4j.server.profiles import A, D
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
+from kg_neo4j.server.registry import Runtime, ToolOutput, dump
 from kg_neo4j.store import duplicates
 from kg_neo4j.store.aliases import resolve_names
 from kg_neo4j.store.duplicates import DEFAULT_LIMIT, MAX_LIMIT, Duplicates, decode_offset
@@ -69,6 +69,3 @@ async def find_duplicates(rt: Runtime, req: FindDuplicatesIn) -> ToolOutput:
     )
     data = found.model_dump()
     return dump(data), data  # its size is checked with every read's (server/registry.py's call)
-
-
-DUPLICATE_TOOLS: list[ToolSpec] = [find_duplicates]

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 from kg_neo4j.models import MAX_ITEMS_PER_CALL, StrictInput
 from kg_neo4j.server.declare import tool
 from kg_neo4j.server.profiles import A, D
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
+from kg_neo4j.server.registry import Runtime, ToolOutput, dump
 from kg_neo4j.store import history
 from kg_neo4j.store.history import History, HistoryIn, ObservationInvalidate, RetiredObservation
 
@@ -69,6 +69,3 @@ async def entity_history(rt: Runtime, req: HistoryIn) -> ToolOutput:
     result = await history.entity_history(rt.store, req)
     data = result.model_dump()
     return dump(data), data
-
-
-HISTORY_TOOLS: list[ToolSpec] = [invalidate_observations, entity_history]

@@ -346,7 +346,7 @@ class MessageCheckMiddleware:
 
 class HealthMiddleware:
     """``GET /healthz`` answers 200 ``{"status": "ok"}`` before any check: no token needed, no data shown
-    (container health checks; README "Docker").  Everything else goes to the guarded app."""
+    (container health checks; docs/install.md#docker).  Everything else goes to the guarded app."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

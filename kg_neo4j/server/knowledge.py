@@ -32,7 +32,7 @@ from kg_neo4j.models import (
 )
 from kg_neo4j.server.declare import tool
 from kg_neo4j.server.profiles import A, K
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, session_id
+from kg_neo4j.server.registry import Runtime, ToolOutput, dump, session_id
 from kg_neo4j.store.knowledge import KnowledgeStore
 
 
@@ -302,15 +302,3 @@ async def recall_experience(rt: Runtime, req: _RecallIn) -> ToolOutput:
 )
 async def memory_stats(rt: Runtime, req: _NoArgs) -> ToolOutput:
     return _answer(_Stats.model_validate(await knowledge(rt).stats()))
-
-
-KNOWLEDGE_TOOLS: list[ToolSpec] = [
-    store_knowledge,
-    connect_knowledge,
-    update_knowledge,
-    forget_knowledge,
-    list_knowledge,
-    record_experience,
-    recall_experience,
-    memory_stats,
-]

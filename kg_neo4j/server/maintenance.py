@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from kg_neo4j.models import StrictInput
 from kg_neo4j.server.declare import tool
 from kg_neo4j.server.profiles import A, K
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
+from kg_neo4j.server.registry import Runtime, ToolOutput, dump
 from kg_neo4j.store.maintenance import ACTIONS, MERGE_COSINE, SAMPLE, WEAK_EDGE_WEIGHT, MaintenanceStore
 
 Action = Literal["prune", "merge", "validate", "orphans"]
@@ -96,6 +96,3 @@ async def maintain_graph(rt: Runtime, req: MaintainGraphIn) -> ToolOutput:
     )
     data = MaintainGraphOut.model_validate(report).model_dump(mode="json")
     return dump(data), data
-
-
-MAINTENANCE_TOOLS: list[ToolSpec] = [maintain_graph]

@@ -27,7 +27,7 @@ from kg_neo4j.models import (
     StrictInput,
     not_null,
 )
-from kg_neo4j.server.declare import M, TypedHandler, tool
+from kg_neo4j.server.declare import M, TypedHandler, register, tool
 from kg_neo4j.server.mesh_errors import mesh_error_text
 from kg_neo4j.server.profiles import A
 from kg_neo4j.server.profiles import M as MESH
@@ -418,25 +418,6 @@ async def open_nodes(rt: Runtime, req: MeshOpenIn) -> ToolOutput:
     return _graphanswer(rt, graph, f"Opened nodes: {', '.join(req.names[:10])}")
 
 
-_STATIC = [
-    add_nodes,
-    update_nodes,
-    delete_nodes,
-    add_edges,
-    update_edges,
-    delete_edges,
-    add_metadata,
-    delete_metadata,
-    read_graph,
-    search_nodes,
-    open_nodes,
-]
-
-#: The 11 static tools (``memorymesh`` profile) and, for ``all``, the 8 writes plus the renamed reads.
-MESH_TOOLS: list[ToolSpec] = [
-    *_STATIC,
-    *(_renamed(s, RENAMED_IN_ALL[s.name]) for s in _STATIC if s.name in RENAMED_IN_ALL),
-]
-
-#: Tool names a schema may not generate (every static MemoryMesh tool name, renamed ones included).
-MESH_TOOL_NAMES = frozenset(s.name for s in MESH_TOOLS)
+#: ``all`` lists MemoryMesh's writes as they are and its reads renamed.
+for _read in (read_graph, search_nodes, open_nodes):
+    register(_renamed(_read, RENAMED_IN_ALL[_read.name]), __name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kg_neo4j.server.declare import tool
 from kg_neo4j.server.profiles import A, D
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
+from kg_neo4j.server.registry import Runtime, ToolOutput, dump
 from kg_neo4j.store.merges import Merged, MergeIn, Unmerged, UnmergeIn
 
 
@@ -51,6 +51,3 @@ async def unmerge_entities(rt: Runtime, req: UnmergeIn) -> ToolOutput:
     result = await rt.store.unmerge_entities(req)
     data = result.model_dump()
     return dump(data), data
-
-
-MERGE_TOOLS: list[ToolSpec] = [merge_entities, unmerge_entities]

@@ -1,4 +1,4 @@
-"""MemoryMesh's error answer (README "MemoryMesh dialect"): one text block holding
+"""MemoryMesh's error answer (docs/mesh-dialect.md#memorymesh-dialect-and-schema-driven-tools): one text block holding
 ``{"error", "context", "suggestions"}``, where ``context`` names the tool and the input that
 failed and ``suggestions`` lists concrete next steps."""
 

@@ -52,6 +52,7 @@ def _tools_for(schema: NodeSchema, profiles: tuple[str, ...]) -> list[ToolSpec]:
         "output_schema": MESH_OUTPUT,
         "profiles": profiles,
         "error_text": mesh_error_text,
+        "builtin": False,  # made per server from its schema files
     }
     rel_note = "".join(
         f" Setting {prop} links it by a {r.edge_type} edge"

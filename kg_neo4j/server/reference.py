@@ -373,16 +373,3 @@ async def open_nodes(rt: Runtime, req: OpenNodesIn) -> ToolOutput:
     if req.asOf is None:
         record_access(rt, [e.name for e in graph.entities], text)
     return text, data
-
-
-REFERENCE_TOOLS: list[ToolSpec] = [
-    create_entities,
-    create_relations,
-    add_observations,
-    delete_entities,
-    delete_observations,
-    delete_relations,
-    read_graph,
-    search_nodes,
-    open_nodes,
-]

@@ -1,4 +1,4 @@
-"""The graph as the MCP resource ``memory://knowledge-graph`` (README "The graph as a resource").
+"""The graph as the MCP resource ``memory://knowledge-graph`` (docs/tools.md#the-graph-as-a-resource).
 
 As in the reference server: ``application/json`` text equal to ``read_graph``'s answer, the
 ``subscribe`` capability, and ``notifications/resources/updated`` to subscribers after every

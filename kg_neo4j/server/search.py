@@ -7,7 +7,7 @@ import asyncio
 from kg_neo4j.models import SearchMemoryIn, SearchResult
 from kg_neo4j.server.declare import tool
 from kg_neo4j.server.profiles import A, D, K
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump, session_id
+from kg_neo4j.server.registry import Runtime, ToolOutput, dump, session_id
 from kg_neo4j.store.knowledge import KnowledgeStore
 
 #: Profiles with the knowledge tools: there, what search_memory and open_nodes return counts as an access.
@@ -70,6 +70,3 @@ async def search_memory(rt: Runtime, req: SearchMemoryIn) -> ToolOutput:
         record_access(rt, [h.name for h in result.hits], text)
     mark_search(rt)
     return text, data
-
-
-SEARCH_TOOLS: list[ToolSpec] = [search_memory]

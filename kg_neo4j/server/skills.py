@@ -14,7 +14,7 @@ from kg_neo4j.models import MAX_QUERY_CHARS, NotBlank, StrictInput
 from kg_neo4j.server.declare import tool
 from kg_neo4j.server.examples import SKILL_FILE
 from kg_neo4j.server.profiles import A, K
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
+from kg_neo4j.server.registry import Runtime, ToolOutput, dump
 from kg_neo4j.skills import (
     DEFAULT_CRYSTALLIZE_LIMIT,
     LEXICAL_THRESHOLD,
@@ -82,6 +82,3 @@ async def crystallize_skill(rt: Runtime, req: CrystallizeIn) -> ToolOutput:
     result = await crystallize(rt.store, root, req.topic, req.skill_paths, limit=req.limit)
     data = result.model_dump()
     return dump(data), data
-
-
-SKILL_TOOLS: list[ToolSpec] = [crystallize_skill]

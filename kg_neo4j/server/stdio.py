@@ -1,5 +1,5 @@
-"""MCP over stdio, one JSON-RPC message per line, with every bad message answered (README
-"Protocol errors").
+"""MCP over stdio, one JSON-RPC message per line, with every bad message answered
+(docs/connecting.md#protocol-errors).
 
 Like the SDK's own stdio transport, it takes the process's stdin and stdout for the protocol and
 points file descriptors 0 and 1 elsewhere while it serves (0 at the null device, 1 at stderr), so

@@ -15,7 +15,7 @@ from kg_neo4j.models import (
 )
 from kg_neo4j.server.declare import tool
 from kg_neo4j.server.profiles import A, D, K
-from kg_neo4j.server.registry import Runtime, ToolOutput, ToolSpec, dump
+from kg_neo4j.server.registry import Runtime, ToolOutput, dump
 from kg_neo4j.store.recall_facts import traverse_with_facts
 
 
@@ -116,6 +116,3 @@ async def invalidate_relations(rt: Runtime, req: _InvalidateArgs) -> ToolOutput:
     changed = await rt.store.invalidate_relations(req.relations)
     data = {"relations": [r.model_dump(by_alias=True) for r in changed]}
     return dump(data), data
-
-
-TEMPORAL_TOOLS: list[ToolSpec] = [traverse_graph, update_relations, invalidate_relations]

@@ -1,5 +1,5 @@
 """Checks every incoming JSON-RPC message before the MCP SDK sees it, so each bad one gets the
-answer JSON-RPC 2.0 prescribes (README "Protocol errors") instead of silence or a vague error.
+answer JSON-RPC 2.0 prescribes (docs/connecting.md#protocol-errors) instead of silence or a vague error.
 
 The SDK drops some messages without answering (over stdio: text that is not JSON, a request
 whose ``jsonrpc`` is not ``"2.0"``, a lone surrogate, deep nesting) and answers others with a

@@ -1,4 +1,4 @@
-"""The whole-graph answer kept while the database has not changed (README, "read_graph's answer cache").
+"""The whole-graph answer kept while the database has not changed (docs/performance.md#speed-mechanisms).
 
 Building read_graph's answer at 10k entities costs about half a second of Neo4j and Python work;
 agents call it again and again on a graph that has not changed since.  The answer is kept with

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from kg_neo4j.resolution import DEFAULT_MIN_SCORE, ambiguous_short_forms, hint_words, name_rule
 from kg_neo4j.store.core import StoreCore
-from kg_neo4j.store.duplicates import DuplicateReason, _context, _reason, _Scorer
+from kg_neo4j.store.duplicates import DuplicateReason, Scorer, duplicate_reason, read_context
 from kg_neo4j.store.progress import no_progress
 from kg_neo4j.store.type_labels import Sweep
 
@@ -59,13 +59,13 @@ async def probable_duplicates(store: StoreCore, names: Sequence[str]) -> list[Du
         return []
     model = store.embedder.name if store.embedder is not None else None
     involved = sorted({n for p in pairs for n in p})
-    context = await _context(store, model, involved, model is not None, no_progress)
-    scorer = _Scorer(context, {}, ambiguous_short_forms(pairs))
+    context = await read_context(store, model, involved, model is not None, no_progress)
+    scorer = Scorer(context, {}, ambiguous_short_forms(pairs))
     best: dict[str, DuplicateHint] = {}
     for new, old in sorted(pairs):
         s = scorer.score(new, old)
         if s.score >= DEFAULT_MIN_SCORE and (new not in best or s.score > best[new].score):
-            reasons = [_reason(old, new, r) for r in s.reasons]
+            reasons = [duplicate_reason(old, new, r) for r in s.reasons]
             best[new] = DuplicateHint(name=new, duplicateOf=old, score=s.score, reasons=reasons)
     return [best[n] for n in names if n in best]
 

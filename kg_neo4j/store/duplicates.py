@@ -55,13 +55,13 @@ PAGE = 10_000
 BATCH = 500
 #: The cosine a vector candidate needs, and how many of an entity's nearest in its namespace are kept.
 #: The index is asked for ``NEAREST + 1`` (the entity itself is one); when other namespaces' near copies
-#: took places (the 5.26 index holds every namespace), four times as many, up to ``MAX_NEAREST_K``.  A
-#: fixed 12 was asked before: 2.9 ms a query at 100k on 5.26 against 2.2 ms for 6 (docs/performance.md).
+#: took places (the 5.26 index holds every namespace), four times as many, up to ``MAX_NEAREST_K``
+#: (docs/performance.md#find_duplicates: why few).
 VECTOR_MIN_COSINE = 0.9
 NEAREST = 5
 MAX_NEAREST_K = 384
 #: Vector batches read at once: the index answers one query per thread, and two reads use both cores of
-#: a small server (10k entities: 154 s one at a time, 87 s two at a time, 89 s four; docs/performance.md).
+#: a small server (docs/performance.md#find_duplicates measures one, two and four).
 NEAREST_READS = 2
 #: A peer block larger than this is compared only when its key is an exact one (same canonical name or
 #: same words): a block of 500 "J. ... Smith" names would be 125k comparisons for few rules.
@@ -147,8 +147,8 @@ async def duplicate_groups(
         cosines = await _nearest(store, model, with_vectors, progress)
         pairs |= set(cosines)
     involved = sorted({n for p in pairs for n in p})
-    context = await _context(store, model, involved, use_vectors, progress)
-    scorer = _Scorer(context, cosines, ambiguous_short_forms(pairs))
+    context = await read_context(store, model, involved, use_vectors, progress)
+    scorer = Scorer(context, cosines, ambiguous_short_forms(pairs))
     edges = {p: s for p in pairs if (s := scorer.score(*p)).score >= min_score}
     return star_groups(edges, scorer, min_score)
 
@@ -251,7 +251,7 @@ async def _nearest(
     return out
 
 
-async def _context(
+async def read_context(
     store: StoreCore, model: str | None, names: list[str], vectors: bool, progress: Progress
 ) -> dict[str, _Entity]:
     set_total, advance = progress("candidates")
@@ -278,7 +278,7 @@ async def _context(
     return out
 
 
-class _Scorer:
+class Scorer:
     """Scores pairs of the candidates' entities, each pair once."""
 
     def __init__(
@@ -326,7 +326,7 @@ class _Scorer:
 
 
 def star_groups(
-    edges: dict[tuple[str, str], Scored], scorer: _Scorer, min_score: float
+    edges: dict[tuple[str, str], Scored], scorer: Scorer, min_score: float
 ) -> list[DuplicateGroup]:
     """Groups of the pairs at or above ``min_score`` (``edges``), by the star rule.
 
@@ -378,9 +378,9 @@ def _group(keep: str, joined: Iterable[tuple[str, Scored]]) -> DuplicateGroup:
     for m, s in joined:
         names.append(m)
         worst = min(worst, s.score)
-        reasons.extend(_reason(keep, m, r) for r in s.reasons)
+        reasons.extend(duplicate_reason(keep, m, r) for r in s.reasons)
     return DuplicateGroup(keep=keep, names=names, score=worst, reasons=reasons)
 
 
-def _reason(keep: str, member: str, r: Reason) -> DuplicateReason:
+def duplicate_reason(keep: str, member: str, r: Reason) -> DuplicateReason:
     return DuplicateReason(code=r.code, detail=r.detail, names=[keep, member])

@@ -9,9 +9,8 @@ import json
 import subprocess
 from typing import Any
 
-from kg_helpers import ent, rel, text_of
-
-from conftest import KG, Neo4jInfo, server_env, stdio_session
+from support.kg import ent, rel, text_of
+from support.servers import KG, Neo4jInfo, server_env, stdio_session
 
 #: an entity with more observations than a small --batch-size: erased by trimming transactions
 MANY = [f"fact number {i} about the big one" for i in range(12)]

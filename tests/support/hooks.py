@@ -10,12 +10,12 @@ from typing import Any
 
 from neo4j import AsyncDriver
 
-from conftest import KG, Neo4jInfo, server_env
 from kg_neo4j.models import KnowledgeIn
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.knowledge import KnowledgeStore
+from support.servers import KG, Neo4jInfo, server_env
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def hook_env(info: Neo4jInfo, namespace: str, state: Path, **extra: str) -> dict[str, str]:

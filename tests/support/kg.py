@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 DELETE_MESSAGES = {
     "delete_entities": "Entities deleted successfully",
@@ -126,9 +126,9 @@ async def reset(session: Any) -> None:
 
 @contextlib.asynccontextmanager
 async def session(transport: str, info: Any, namespace: str, *serve_args: str) -> AsyncIterator[Any]:
-    """``conftest.mcp_session`` with readable failures: an assertion inside the session is re-raised
+    """``support.servers.mcp_session`` with readable failures: an assertion inside the session is re-raised
     as itself instead of wrapped in the client's nested ExceptionGroups."""
-    from conftest import mcp_session
+    from support.servers import mcp_session
 
     try:
         async with mcp_session(transport, info, namespace, *serve_args) as s:
@@ -147,7 +147,7 @@ def dedupe(
 ) -> subprocess.CompletedProcess[str]:
     """``kg-neo4j dedupe --namespace NAMESPACE ARGS`` on the test Neo4j, as ``actor`` when given
     (``KG_NEO4J_ACTOR``)."""
-    from conftest import KG, server_env
+    from support.servers import KG, server_env
 
     env = server_env(info, **({"KG_NEO4J_ACTOR": actor} if actor else {}))
     return subprocess.run(
@@ -159,7 +159,7 @@ async def seeded(
     info: Any, namespace: str, entities: list[dict[str, Any]], relations: list[dict[str, str]]
 ) -> None:
     """Write ``entities``, then ``relations``, into ``namespace`` through a stdio session (no model)."""
-    from conftest import stdio_session
+    from support.servers import stdio_session
 
     async with stdio_session(info, "--namespace", namespace, "--embedding-model", "none") as s:
         await ok(s, "create_entities", {"entities": entities})
@@ -170,7 +170,7 @@ class RawStdio:
     """``kg-neo4j serve`` over stdio, written to and read from line by line."""
 
     def __init__(self, info: Any, namespace: str, *args: str) -> None:
-        from conftest import KG, server_env
+        from support.servers import KG, server_env
 
         self.proc = subprocess.Popen(
             [KG, "serve", "--namespace", namespace, *args],

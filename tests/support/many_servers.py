@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager, ExitStack
 
 
 def starting(servers: Mapping[str, AbstractContextManager[str]], stack: ExitStack) -> dict[str, Future[str]]:
-    """Start the servers (e.g. ``conftest.http_server``), each entered in a thread (it waits for its
+    """Start the servers (e.g. ``support.servers.http_server``), each entered in a thread (it waits for its
     process to answer): their URLs, as they come.  ``stack`` stops every one that started, whatever
     happens meanwhile."""
     pool = stack.enter_context(ThreadPoolExecutor(len(servers)))

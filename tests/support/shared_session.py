@@ -12,7 +12,7 @@ import asyncio
 import uuid
 from typing import Any
 
-from kg_helpers import session
+from support.kg import session
 
 
 class SharedSession:

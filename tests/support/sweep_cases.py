@@ -24,9 +24,9 @@ from typing import Any
 
 from mcp.shared.message import SessionMessage
 
-from conftest import Neo4jInfo, server_env
 from kg_neo4j.server.profiles import ALL
 from kg_neo4j.server.registry import ToolSpec
+from support.servers import Neo4jInfo, server_env
 
 UNKNOWN = "kgSweepUnknown"
 
@@ -40,7 +40,7 @@ NON_FINITE = {
 
 # Keys that name things rather than hold free text: their whitespace rule is the README's "Limits" table
 # (entity names "not only whitespace", relationType/entityType as the reference has them), tested in
-# test_validation.py; ``minLength`` means non-whitespace only for free text (issue #11 item 2).
+# test_validation.py; ``minLength`` means non-whitespace only for free text.
 IDENTIFIER_KEYS = {
     "name",
     "names",
@@ -334,7 +334,7 @@ async def wire_session(info: Neo4jInfo, namespace: str, *args: str) -> AsyncIter
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    from conftest import KG
+    from support.servers import KG
 
     params = StdioServerParameters(
         command=KG, args=["serve", "--namespace", namespace, *args], env=server_env(info)

@@ -26,6 +26,7 @@ BENCHMARKS = [
     ("bench_duplicates", ["pairs"]),
     ("bench_duplicates", ["scale"]),
     ("bench_hooks", []),
+    ("bench_realtalk", []),
 ]
 
 

@@ -73,6 +73,7 @@ class FusionWeights:
     turn_context: float = 0.3  # share of the top score, times the min-max turn-context cosine (re-rank)
     rerank_depth: int = 50  # how many of the best candidates the turn-context re-rank re-scores
     asking: float = 0.5  # share of the top score an observation that only asks questions loses
+    called: bool = True  # read names people call each other as mentions (store/hybrid_search.py)
 
 
 @dataclass

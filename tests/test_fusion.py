@@ -256,3 +256,43 @@ def test_replace_mention() -> None:
 def test_fulltext_query_words_only() -> None:
     assert fulltext_query('x AND (y) OR "z" NOT w*') == "x and y or z not w"
     assert fulltext_query("?!:/") == ""
+
+
+def test_capitalised_words_past_the_first_that_name_no_entity() -> None:
+    from kg_neo4j.text import capitalised_words
+
+    assert capitalised_words("What are Kate's hobbies?", ["emi", "elise"]) == ["Kate"]
+    assert capitalised_words("When did Elise visit Miami with Kate?", ["elise"]) == ["Miami", "Kate"]
+    assert capitalised_words("Kate likes it. Does Bob?", []) == ["Bob"]  # a sentence's first word is no clue
+    assert capitalised_words("what did they say", []) == []
+
+
+ADDRESSED = [
+    ("Elise", "Emi", "Elise: What about you Kate?"),
+    ("Elise", "Emi", "Elise: Hey Kate! How was the class?"),
+    ("Elise", "Emi", "Elise: I think so too, Kate."),
+    ("Elise", "Emi", "Elise: Kate, look at this photo"),
+]
+
+
+@pytest.mark.parametrize(
+    ("word", "uses", "entity"),
+    [
+        ("Kate", ADDRESSED, "Emi"),  # written by the other, addressed, answered by Emi
+        ("Kate", ADDRESSED[:2], None),  # too few uses to tell
+        ("Kate", [*ADDRESSED, *[("Emi", "Elise", "Emi: I am Kate.")] * 2], None),  # she writes it herself
+        (
+            "Sarah",
+            [("Elise", "Emi", f"Elise: I met Sarah at the {p} today") for p in "gym pool shop".split()],
+            None,
+        ),
+        ("Kate", [("Elise", None, t) for _, _, t in ADDRESSED], None),  # nobody answers
+        ("Kat", ADDRESSED, None),  # a word inside the name is not the name
+    ],
+)
+def test_called_name_reads_who_is_addressed_and_answers(
+    word: str, uses: list[tuple[str, str | None, str]], entity: str | None
+) -> None:
+    from kg_neo4j.text import called_name
+
+    assert called_name(word, uses) == entity

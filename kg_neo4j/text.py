@@ -115,7 +115,7 @@ def called_name(word: str, uses: Sequence[tuple[str, str | None, str]]) -> str |
     entity, answers = replied.most_common(1)[0]
     written = sum(1 for w, _, _ in own if w == entity)
     vocative = re.compile(
-        rf"(?:(?:^|[,.!?:;]\s*|\b{_GREETING}\s+){re.escape(word)}(?![^\W\d_]))"
+        rf"(?:(?:,\s*|\b{_GREETING}\s+){re.escape(word)}(?![^\W\d_]))"
         rf"|(?:(?<![^\W\d_]){re.escape(word)}\s*(?:[,.!?]|$))",
         re.IGNORECASE,
     )

@@ -61,12 +61,8 @@ LIMIT = 10
 
 #: Store-level single-channel fusions (benchmark only): one channel weighted, nothing else added.
 ALONE: dict[str, FusionWeights] = {
-    "bm25": FusionWeights(
-        vector=0, fulltext=1, entity=0, mention=0, context=0, proximity=0, prior=0, turn_context=0
-    ),
-    "vector": FusionWeights(
-        vector=1, fulltext=0, entity=0, mention=0, context=0, proximity=0, prior=0, turn_context=0
-    ),
+    "bm25": FusionWeights(vector=0, fulltext=1, entity=0, mention=0, proximity=0, prior=0, turn_context=0),
+    "vector": FusionWeights(vector=1, fulltext=0, entity=0, mention=0, proximity=0, prior=0, turn_context=0),
 }
 LABELS = {
     "hybrid": "hybrid (MCP search_memory, default)",

@@ -169,6 +169,21 @@ CALL () {
 }
 RETURN name, name_lower, alias
 
+// name: search_called
+// For each capitalised question word naming no entity ($words): the current observations of the namespace
+// that use it (the fulltext index's $scan best, then this namespace's own), who wrote each, who wrote the
+// turn after it, and its text; the store reads from them whether the others call an entity by that word.
+UNWIND $words AS word
+CALL (word) {
+  CALL db.index.fulltext.queryNodes('kg_fulltext', toLower(word), {limit: $scan}) YIELD node
+  WITH node AS o
+  WHERE o:Observation AND o.namespace = $ns AND o.created_at <= $at AND o.turn IS NOT NULL
+  MATCH (w:Entity)-[:HAS_OBSERVATION]->(o)
+  OPTIONAL MATCH (r:Entity)-[:HAS_OBSERVATION]->(:Observation {namespace: $ns, turn: o.turn + 1})
+  RETURN collect({writer: w.name, replier: r.name, text: o.text}) AS uses
+}
+RETURN word, uses
+
 // --- Neo4j 2026.x and later: the vector channels filtered inside the index (Cypher 25 SEARCH clause).
 // Same parameters and answer as search_memory_vector / search_memory_entities above; the namespace and
 // the moment ($at) are filters of the index (schema_*_vector_filtered), so the $k hits are the $k

@@ -16,21 +16,21 @@ Graph signals on top:
 - mention: entities named in the question (found by the store, and removed from the
   text that is embedded and keyword-searched) lend a share of the top score to their
   own observations ("what did Alice say about ..." prefers Alice's observations).  0.3: in
-  long conversations both speakers talk about the same topics, and the question's person is the strongest clue (it raised hit@10 and MRR on the
-  dev split of benchmarks/recall_eval/v2: benchmarks/recall_eval/README.md);
-- context: an observation gets a share (0.2) of the score of the previous observation of
-  its entity when both are candidates.  An answer often follows its setup and names
-  nothing the question asks about ("Lena went to look at the flat on Mill Road" ...
-  "She said it was way too far"); it raised dev hit@10 again on top of the mention change.
-  Candidates only: no extra read;
+  long conversations both speakers talk about the same topics, and the question's person is the
+  strongest clue (it raised hit@10 and MRR on the dev split of benchmarks/recall_eval/v2: benchmarks/recall_eval/README.md);
+- asking: an observation that only asks questions ("What about you?", "Did you go skiing?")
+  loses a share (``asking``, 0.5) of the top score: it states nothing a question could be answered
+  with, yet it resembles the question more than any answer does.  On real chats (REALTALK) a message
+  that only asks is evidence a quarter as often as the others, and the penalty raised the dev split's
+  hit@10 and MRR most of every lever tried (docs/recall.md#measured-recall);
 - turn context (a re-rank): the best ``rerank_depth`` (50) candidates get a share (``turn_context``,
-  0.5 of the top score, times the min-max over those observations) of the question's cosine with the
+  0.3 of the top score, times the min-max over those observations) of the question's cosine with the
   candidate's vector averaged with the vector of the turn written just before it in the namespace, whoever
   wrote it (``store/hybrid_search.py`` reads those cosines; the order is the write order add_observations
-  numbers, docs/recall.md#recall-search_memory).  Where the ``context`` signal above needs the setup among the
-  candidates and by the same entity, this one reads the other speaker's question the answer replies to.  It
-  raised hit@10 and MRR on the dev split of benchmarks/recall_eval/v2
-  (git show 140ea90:benchmarks/results/recall_experiments_dev.md);
+  numbers, docs/recall.md#recall-search_memory): it reads the other speaker's question the answer
+  replies to.  It raised hit@10 and MRR on the dev split of benchmarks/recall_eval/v2
+  (git show 140ea90:benchmarks/results/recall_experiments_dev.md); REALTALK's dev split took it down
+  from 0.5 to 0.3, and the older same-entity ``context`` share (0.2) out, both by the numbers;
 - proximity: neighbours of the strongest entities get a share, times relation weight,
   and neighbours no channel found become entity hits;
 - prior: an optional per-entity score in [0, 1] (the knowledge layer's memory score,
@@ -51,6 +51,7 @@ Deterministic and database-free, so it is tested directly.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -63,14 +64,15 @@ class FusionWeights:
     fulltext: float = 0.5
     entity: float = 0.5
     mention: float = 0.3  # share of the top score added to observations of entities named in the question
-    context: float = 0.2  # share of the previous observation's score (same entity) an observation gets
     proximity: float = (
         0.05  # share of the top score, times relation weight, for neighbours of strong entities
     )
     prior: float = 0.1  # share of the top score, times the [0, 1] prior (memory score), added
     strong_entities: int = 3
-    turn_context: float = 0.5  # share of the top score, times the min-max turn-context cosine (re-rank)
+    turn_context: float = 0.3  # share of the top score, times the min-max turn-context cosine (re-rank)
     rerank_depth: int = 50  # how many of the best candidates the turn-context re-rank re-scores
+    asking: float = 0.5  # share of the top score an observation that only asks questions loses
+    called: bool = True  # read names people call each other as mentions (store/hybrid_search.py)
 
 
 @dataclass
@@ -144,23 +146,28 @@ def score_channels(
         return hits, 0.0
     top = max(h.score for h in hits.values()) or 1.0
 
+    if weights.asking:
+        for hit in hits.values():
+            if hit.observation is not None and only_asks(hit.observation):
+                hit.score -= weights.asking * top
+                hit.channels["asking"] = 1.0
     named = set(mentions)
     if weights.mention and named:
         for hit in hits.values():
             if hit.name in named and hit.observation is not None:
                 hit.score += weights.mention * top
                 hit.channels["mention"] = 1.0
-    if weights.context:
-        # An observation just after a strong one of its entity shares a part of its score: an answer
-        # often follows its setup ("Lena looked at the flat on Mill Road" ... "she said it was too far"),
-        # and the answer alone names nothing the question asks about (docs/recall.md#measured-recall).
-        before = {key: hit.score for key, hit in hits.items()}
-        for (name, seq), hit in hits.items():
-            prev = before.get((name, seq - 1)) if seq is not None and hit.observation is not None else None
-            if prev:
-                hit.score += weights.context * prev
-                hit.channels["context"] = round(prev / top, 6)
     return hits, top
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def only_asks(text: str) -> bool:
+    """Whether every sentence of the text is a question ("How was the trip? Did you ski?"): such an
+    observation states nothing a question could be answered with."""
+    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s]
+    return bool(sentences) and all(s.rstrip().endswith("?") for s in sentences)
 
 
 def _rank_key(h: Hit) -> tuple[float, str, int]:

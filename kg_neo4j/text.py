@@ -4,6 +4,7 @@ without them, and a Lucene query that cannot be misread."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 #: Words that carry no content on their own (a question reduced to these is not worth embedding).
@@ -71,3 +72,58 @@ def fulltext_query(text: str) -> str:
     lower-cased so AND/OR/NOT are words, not operators."""
     terms = list(dict.fromkeys(_WORD.findall(text.lower())))
     return " ".join(terms[:MAX_FULLTEXT_TERMS])
+
+
+#: How many capitalised words of a question are looked up as names people call each other.
+MAX_CALLED_WORDS = 4
+#: At least this many messages must use the word before it is read as a name, ...
+CALLED_MIN_USES = 3
+#: ... most of them answered by one entity (the turn after), which itself writes almost none of them,
+#: and most of them address someone ("Hey Kate!", "What about you, Kate?").
+CALLED_REPLY_SHARE = 0.6
+CALLED_SELF_SHARE = 0.1
+CALLED_VOCATIVE_SHARE = 0.5
+_CAPITALISED = re.compile(r"(?<!^)(?<![.!?]\s)\b([^\W\d_][^\W\d_'’]+)", re.UNICODE)
+_GREETING = r"(?:hi|hey|hello|thanks|thank you|dear|yes|no|oh|wow|well|morning|night|bye)"
+
+
+def capitalised_words(question: str, known_lower: Sequence[str]) -> list[str]:
+    """The question's capitalised words past its first that name no known entity ("Kate" in "What are
+    Kate's hobbies?"): the names the memory may know only as what people call each other."""
+    known = {w for name in known_lower for w in name.split()}
+    out: dict[str, None] = {}
+    for m in _CAPITALISED.finditer(question.strip()):
+        word = m.group(1)
+        if word[0].isupper() and word.lower() not in STOPWORDS and word.lower() not in known:
+            out[word] = None
+    return list(out)[:MAX_CALLED_WORDS]
+
+
+def called_name(word: str, uses: Sequence[tuple[str, str | None, str]]) -> str | None:
+    """The entity the others call ``word``, read from the messages that use it: ``uses`` is (who wrote
+    it, who wrote the turn after, the text) for each.  A name people call someone by is written by the
+    others, addressed to that someone ("What about you Kate?"), and answered by them; a third person's
+    name ("I met Sarah") is not addressed, and a place ("Miami") neither.  None when the messages do not
+    say so clearly."""
+    pattern = re.compile(r"(?<![^\W\d_])" + re.escape(word) + r"(?![^\W\d_])")
+    own = [(w, r, t) for w, r, t in uses if pattern.search(t)]
+    if len(own) < CALLED_MIN_USES:
+        return None
+    replied = Counter(r for w, r, _ in own if r is not None and r != w)
+    if not replied:
+        return None
+    entity, answers = replied.most_common(1)[0]
+    written = sum(1 for w, _, _ in own if w == entity)
+    vocative = re.compile(
+        rf"(?:(?:,\s*|\b{_GREETING}\s+){re.escape(word)}(?![^\W\d_]))"
+        rf"|(?:(?<![^\W\d_]){re.escape(word)}\s*(?:[,.!?]|$))",
+        re.IGNORECASE,
+    )
+    addressed = sum(1 for _, _, t in own if vocative.search(t))
+    if (
+        answers / len(own) >= CALLED_REPLY_SHARE
+        and written / len(own) <= CALLED_SELF_SHARE
+        and addressed / len(own) >= CALLED_VOCATIVE_SHARE
+    ):
+        return entity
+    return None

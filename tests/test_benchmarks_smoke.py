@@ -29,6 +29,7 @@ BENCHMARKS = [
     ("bench_duplicates", ["hint"]),
     ("bench_hooks", []),
     ("bench_scale", []),
+    ("bench_realtalk", []),
 ]
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kg_neo4j.fusion import FusionWeights, Hit, finish, pool, score_channels, strong_entities
+from kg_neo4j.fusion import FusionWeights, Hit, finish, only_asks, pool, score_channels, strong_entities
 from kg_neo4j.text import fulltext_query, question_grams, replace_mention, strip_mentions
 
 #: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
@@ -46,7 +46,7 @@ def test_relative_scores_keep_the_gap_that_ranks_lose() -> None:
 
 def test_each_key_once_best_first_and_limited() -> None:
     vector = [obs("A", i, 0.9 - i / 100) for i in range(20)] + [obs("A", 0, 0.1)]
-    hits = fuse(vector=vector, limit=5, weights=FusionWeights(context=0))  # context: the next test
+    hits = fuse(vector=vector, limit=5, weights=FusionWeights())
     assert len(hits) == 5
     assert [h.seq for h in hits] == [0, 1, 2, 3, 4]
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
@@ -59,22 +59,38 @@ def test_mentioned_entity_lends_weight_to_its_observations() -> None:
     assert hits[0].name == "Alice" and hits[0].channels["mention"] == 1.0
 
 
-def test_an_observation_after_a_strong_one_of_its_entity_shares_its_score() -> None:
-    # "Lena looked at the flat on Mill Road" (A#4, a strong match) ... "She said it was too far" (A#5, weak
-    # alone): the answer follows its setup in the entity's own sequence.
-    vector = [obs("A", 4, 0.80), obs("B", 9, 0.50), obs("A", 7, 0.46), obs("A", 5, 0.45), obs("C", 1, 0.10)]
-    plain = fuse(vector=vector, weights=FusionWeights(context=0))
-    assert [h.key for h in plain][:4] == [("A", 4), ("B", 9), ("A", 7), ("A", 5)]
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("Emi: What about you Kate?", True),
+        ("How was the trip? Did you ski?", True),
+        ("I went skiing. Did you?", False),
+        ("We went to Miami!", False),
+        ("What a day.", False),
+        ("", False),
+    ],
+)
+def test_only_asks(text: str, asks: bool) -> None:
+    assert only_asks(text) is asks
+
+
+def test_an_observation_that_only_asks_loses_a_share_of_the_top_score() -> None:
+    # "What are your plans for New Year's Eve?" echoes the question; the answer shares fewer words
+    vector = [
+        {**obs("B", 1, 0.90), "observation": "B: What are your plans for New Year's Eve?"},
+        {**obs("A", 2, 0.80), "observation": "A: A sushi place with my family. And you?"},
+        {**obs("A", 3, 0.20), "observation": "A: Fine."},
+    ]
+    plain = fuse(vector=vector, weights=FusionWeights(asking=0))
+    assert [h.key for h in plain] == [("B", 1), ("A", 2), ("A", 3)]
     hits = fuse(vector=vector)
-    assert [h.key for h in hits][:2] == [("A", 4), ("A", 5)]
+    assert [h.key for h in hits][:2] == [("A", 2), ("B", 1)]
     by = {h.key: h for h in hits}
-    before = {h.key: h.score for h in plain}
-    w = FusionWeights().context
-    assert abs(by[("A", 5)].score - (before[("A", 5)] + w * before[("A", 4)])) < 1e-9
-    assert by[("A", 5)].channels["context"] == 1.0
-    # no previous observation among the candidates (A#6 is not), another entity's, or an entity hit: nothing
-    assert by[("A", 7)].score == before[("A", 7)] and "context" not in by[("A", 7)].channels
-    assert by[("B", 9)].score == before[("B", 9)]
+    top = max(h.score for h in plain)
+    assert by[("B", 1)].score == pytest.approx(
+        {h.key: h.score for h in plain}[("B", 1)] - FusionWeights().asking * top
+    )
+    assert by[("B", 1)].channels["asking"] == 1.0 and "asking" not in by[("A", 2)].channels
 
 
 def test_proximity_follows_relation_weight_and_adds_neighbours() -> None:
@@ -170,15 +186,15 @@ def test_pool_holds_the_best_by_score_then_the_strong_then_the_named() -> None:
 
 def test_pool_ranks_with_the_prior_so_remembered_knowledge_gets_its_graph_read() -> None:
     vector = [obs("A", 1, 0.9), obs("B", 1, 0.8), obs("C", 1, 0.7), obs("D", 1, 0.69)]
-    hits, top = score_channels(vector=vector, weights=FusionWeights(context=0))
-    w = FusionWeights(strong_entities=1, context=0)
+    hits, top = score_channels(vector=vector, weights=FusionWeights())
+    w = FusionWeights(strong_entities=1)
     assert pool(hits, top, mentions=[], prior=None, weights=w, limit=2) == ["A", "B"]
     lifted = pool(
         hits,
         top,
         mentions=[],
         prior={"D": 1.0},
-        weights=FusionWeights(strong_entities=1, context=0, prior=1.0),
+        weights=FusionWeights(strong_entities=1, prior=1.0),
         limit=2,
     )
     assert lifted == ["A", "D"]  # D (lowest by cosine, + prior x top = 1.0) ties A and passes B (0.52)
@@ -188,7 +204,7 @@ def test_pool_ranks_with_the_prior_so_remembered_knowledge_gets_its_graph_read()
         top,
         mentions=[],
         prior={"D": 1.0},
-        weights=FusionWeights(strong_entities=1, context=0, prior=0),
+        weights=FusionWeights(strong_entities=1, prior=0),
         limit=2,
     ) == ["A", "B"]
 
@@ -240,3 +256,43 @@ def test_replace_mention() -> None:
 def test_fulltext_query_words_only() -> None:
     assert fulltext_query('x AND (y) OR "z" NOT w*') == "x and y or z not w"
     assert fulltext_query("?!:/") == ""
+
+
+def test_capitalised_words_past_the_first_that_name_no_entity() -> None:
+    from kg_neo4j.text import capitalised_words
+
+    assert capitalised_words("What are Kate's hobbies?", ["emi", "elise"]) == ["Kate"]
+    assert capitalised_words("When did Elise visit Miami with Kate?", ["elise"]) == ["Miami", "Kate"]
+    assert capitalised_words("Kate likes it. Does Bob?", []) == ["Bob"]  # a sentence's first word is no clue
+    assert capitalised_words("what did they say", []) == []
+
+
+ADDRESSED = [
+    ("Elise", "Emi", "Elise: What about you Kate?"),
+    ("Elise", "Emi", "Elise: Hey Kate! How was the class?"),
+    ("Elise", "Emi", "Elise: I think so too, Kate."),
+    ("Elise", "Emi", "Elise: Kate, look at this photo"),
+]
+
+
+@pytest.mark.parametrize(
+    ("word", "uses", "entity"),
+    [
+        ("Kate", ADDRESSED, "Emi"),  # written by the other, addressed, answered by Emi
+        ("Kate", ADDRESSED[:2], None),  # too few uses to tell
+        ("Kate", [*ADDRESSED, *[("Emi", "Elise", "Emi: I am Kate.")] * 2], None),  # she writes it herself
+        (
+            "Sarah",
+            [("Elise", "Emi", f"Elise: I met Sarah at the {p} today") for p in "gym pool shop".split()],
+            None,
+        ),
+        ("Kate", [("Elise", None, t) for _, _, t in ADDRESSED], None),  # nobody answers
+        ("Kat", ADDRESSED, None),  # a word inside the name is not the name
+    ],
+)
+def test_called_name_reads_who_is_addressed_and_answers(
+    word: str, uses: list[tuple[str, str | None, str]], entity: str | None
+) -> None:
+    from kg_neo4j.text import called_name
+
+    assert called_name(word, uses) == entity

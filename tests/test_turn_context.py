@@ -193,11 +193,12 @@ def test_the_re_rank_adds_a_share_of_the_top_score() -> None:
     hits = fused(("A", 0, 2.0), ("A", 1, 1.8), ("B", 0, 1.0), ("B", None, 1.5))
     head = rerank_head(hits, FusionWeights())
     rerank_by_context(hits, head, {"id-A0": 0.2, "id-A1": 0.3, "id-B0": 0.6}, FusionWeights())
-    # min-max over the head: A0 0, A1 0.25, B0 1; times 0.5 x the best score (2.0)
+    # min-max over the head: A0 0, A1 0.25, B0 1; times turn_context (0.3) x the best score (2.0)
+    assert FusionWeights().turn_context == 0.3
     assert {k: round(h.score, 6) for k, h in hits.items()} == {
         ("A", 0): 2.0,
-        ("A", 1): 2.05,
-        ("B", 0): 2.0,
+        ("A", 1): 1.95,
+        ("B", 0): 1.6,
         ("B", None): 1.5,
     }
     assert hits[("B", 0)].channels["turn"] == 1.0

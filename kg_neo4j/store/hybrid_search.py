@@ -39,7 +39,14 @@ from kg_neo4j.store.capabilities import vector_statements
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.executor import concurrently
 from kg_neo4j.store.history import memory_prior_at
-from kg_neo4j.text import fulltext_query, question_grams, replace_mention, strip_mentions
+from kg_neo4j.text import (
+    called_name,
+    capitalised_words,
+    fulltext_query,
+    question_grams,
+    replace_mention,
+    strip_mentions,
+)
 
 #: Candidates fetched per channel = OVERFETCH x limit (at least MIN_K; entity vectors:
 #: ENTITY_OVERFETCH x limit, at least MIN_K_ENTITIES), grown 4x up to MAX_K while the namespace filter
@@ -54,6 +61,8 @@ EXACT_CAP = 2000
 EXACT_RECHECK_S = 300.0
 MAX_K = 10_000
 NEIGHBOUR_CAP = 20
+#: How many fulltext hits of a capitalised question word are read to tell whether it names an entity.
+CALLED_SCAN = 200
 #: The statement of each candidate channel (cypher/search.cypher); the vector ones come from the
 #: server's plan (store/capabilities.py).
 FULLTEXT_STATEMENT = "search_memory_fulltext"
@@ -181,7 +190,17 @@ async def mentioned(store: StoreCore, query: str, read_at: datetime) -> tuple[li
         if r["alias"]:
             text = replace_mention(text, r["name_lower"], r["name"])
     names = list(dict.fromkeys(r["name"] for r in rows))
-    return names, strip_mentions(text, [r["name"].lower() if r["alias"] else r["name_lower"] for r in rows])
+    stripped = [r["name"].lower() if r["alias"] else r["name_lower"] for r in rows]
+    # a name the others call an entity by ("Kate" for the speaker labelled "Emi") reads as that entity's
+    words = capitalised_words(query, [r["name_lower"] for r in rows])
+    if words and store.fusion.called:
+        for r in await store.x.read("search_called", words=words, scan=CALLED_SCAN, at=read_at):
+            entity = called_name(r["word"], [(u["writer"], u["replier"], u["text"]) for u in r["uses"]])
+            if entity is not None:
+                text = replace_mention(text, r["word"].lower(), entity)
+                names = list(dict.fromkeys([*names, entity]))
+                stripped.append(entity.lower())
+    return names, strip_mentions(text, stripped)
 
 
 async def candidates(

@@ -7,9 +7,8 @@ Neo4j, the real model, the store's own search; the figures that chose the weight
 
 from __future__ import annotations
 
-from kg_neo4j.fusion import FusionWeights
-from kg_neo4j.models import EntityIn, ObservationAdd
 from kg_neo4j.store import GraphStore
+from support.stores import with_fusion, write_dialogue
 
 DIALOGUE = [
     ("Maya", "Maya: What are your plans for New Year's Eve?"),
@@ -24,20 +23,8 @@ ANSWER = DIALOGUE[1][1]
 
 
 async def test_a_message_that_only_asks_ranks_below_the_answers(semantic_store: GraphStore) -> None:
-    await semantic_store.create_entities(
-        [EntityIn(name=n, entityType="person", observations=[]) for n in ("Maya", "Tom")]
-    )
-    await semantic_store.add_observations(
-        [ObservationAdd(entityName=who, contents=[text]) for who, text in DIALOGUE]
-    )
-    off = GraphStore(
-        semantic_store.driver,
-        database=semantic_store.database,
-        namespace=semantic_store.namespace,
-        clock=semantic_store.clock,
-        embedder=semantic_store.embedder,
-        fusion=FusionWeights(asking=0),
-    )
+    await write_dialogue(semantic_store, DIALOGUE)
+    off = with_fusion(semantic_store, asking=0)
     without = {h.observation: h.score for h in (await off.search_memory(QUESTION, limit=5)).hits}
     hits = (await semantic_store.search_memory(QUESTION, limit=5)).hits
     with_penalty = {h.observation: h.score for h in hits}

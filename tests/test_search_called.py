@@ -8,10 +8,9 @@ that entity's name. Real Neo4j, the real model, the store's own search.
 
 from __future__ import annotations
 
-from kg_neo4j.fusion import FusionWeights
-from kg_neo4j.models import EntityIn, ObservationAdd
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.hybrid_search import mentioned
+from support.stores import with_fusion, write_dialogue
 
 DIALOGUE = [
     ("Maya", "Maya: Hey Tommy! How was your weekend?"),
@@ -29,15 +28,8 @@ DIALOGUE = [
 ]
 
 
-async def write(store: GraphStore) -> None:
-    await store.create_entities(
-        [EntityIn(name=n, entityType="person", observations=[]) for n in ("Maya", "Tom")]
-    )
-    await store.add_observations([ObservationAdd(entityName=w, contents=[t]) for w, t in DIALOGUE])
-
-
 async def test_a_name_the_others_call_an_entity_by_is_its_mention(semantic_store: GraphStore) -> None:
-    await write(semantic_store)
+    await write_dialogue(semantic_store, DIALOGUE)
     names, text = await mentioned(semantic_store, "What does Tommy like to cook?", semantic_store.clock.now())
     assert names == ["Tom"] and "Tommy" not in text
     # a third person's name is talked about, not addressed: it stays a word of the question
@@ -48,15 +40,8 @@ async def test_a_name_the_others_call_an_entity_by_is_its_mention(semantic_store
 
 
 async def test_off_the_word_stays_in_the_question(semantic_store: GraphStore) -> None:
-    await write(semantic_store)
-    off = GraphStore(
-        semantic_store.driver,
-        database=semantic_store.database,
-        namespace=semantic_store.namespace,
-        clock=semantic_store.clock,
-        embedder=semantic_store.embedder,
-        fusion=FusionWeights(called=False),
-    )
+    await write_dialogue(semantic_store, DIALOGUE)
+    off = with_fusion(semantic_store, called=False)
     names, text = await mentioned(off, "What does Tommy like to cook?", off.clock.now())
     assert names == [] and "Tommy" in text
     hits = (await semantic_store.search_memory("What does Tommy like to cook?", limit=3)).hits

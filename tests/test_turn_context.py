@@ -17,6 +17,7 @@ from kg_neo4j.fusion import FusionWeights, turn_context
 from kg_neo4j.models import EntityIn, ObservationAdd
 from kg_neo4j.store import GraphStore
 from support.servers import Neo4jInfo, server_env, stdio_session
+from support.stores import with_fusion
 
 
 def turns_of(sync_driver, ns: str) -> list[tuple[str, str, int]]:  # type: ignore[no-untyped-def]
@@ -247,14 +248,7 @@ def rank_of(hits: list, text: str) -> int | None:  # type: ignore[type-arg]
 
 async def test_a_reply_is_found_through_the_question_it_answers(semantic_store: GraphStore) -> None:
     await write_dialogue(semantic_store)
-    off = GraphStore(
-        semantic_store.driver,
-        database=semantic_store.database,
-        namespace=semantic_store.namespace,
-        clock=semantic_store.clock,
-        embedder=semantic_store.embedder,
-        fusion=FusionWeights(turn_context=0),
-    )
+    off = with_fusion(semantic_store, turn_context=0)
     without = (await off.search_memory(QUESTION, limit=10)).hits
     with_context = (await semantic_store.search_memory(QUESTION, limit=10)).hits
     before, after = rank_of(without, REPLY), rank_of(with_context, REPLY)

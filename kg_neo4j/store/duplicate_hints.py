@@ -97,5 +97,11 @@ async def backfill(
     def rows(chunk: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [{"name": r["name"], **hint_words(r["name"])} for r in chunk if r["pending"]]
 
-    sweep = Sweep(_META_KEY, "dup_keys", rows, "duplicate hint words for", "duplicate hint words")
+    sweep = Sweep(
+        _META_KEY,
+        ("dup_keys_pending_namespaces", "dup_keys_chunk", "dup_keys_apply"),
+        rows,
+        "duplicate hint words for",
+        "duplicate hint words",
+    )
     return await sweep.run(driver, database, namespace, batch, max_batches)

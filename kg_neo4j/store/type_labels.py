@@ -133,7 +133,13 @@ async def backfill(
     def rows(chunk: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [{"ns": r["ns"], "name": r["name"], "labels": _labels_of(r)} for r in chunk if r["pending"]]
 
-    sweep = Sweep(_META_KEY, "type_labels", rows, "adding type labels to", "type labels")
+    sweep = Sweep(
+        _META_KEY,
+        ("type_labels_pending_namespaces", "type_labels_chunk", "type_labels_apply"),
+        rows,
+        "adding type labels to",
+        "type labels",
+    )
     return await sweep.run(driver, database, namespace, batch, max_batches, progress)
 
 
@@ -141,11 +147,12 @@ async def backfill(
 class Sweep:
     """A bootstrap backfill of entities, per namespace in name order, ``batch`` per transaction, each batch
     marking what it did (resumable), the whole database recorded done once on ``(:KgMeta {key})``.  Its
-    statements: ``<prefix>_pending_namespaces`` ($ns), ``<prefix>_chunk`` ($ns, $after, $batch: rows with
-    ``name`` and ``pending``) and ``<prefix>_apply`` ($ns, $rows: what ``rows`` makes of a chunk)."""
+    ``statements``, named whole (a name is never built: tests/test_cypher_files.py): the pending
+    namespaces ($ns), a chunk ($ns, $after, $batch: rows with ``name`` and ``pending``) and the apply
+    ($ns, $rows: what ``rows`` makes of a chunk)."""
 
     meta_key: str
-    prefix: str
+    statements: tuple[str, str, str]
     rows: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
     announce: str  # "adding type labels to" {n} entities
     step: str  # "type labels": {done}/{total}
@@ -164,7 +171,8 @@ class Sweep:
             records = await x.write("type_labels_meta", key=self.meta_key)
             if records and records[0]["done"]:
                 return 0
-        records = await x.write(f"{self.prefix}_pending_namespaces", ns=namespace)
+        pending_statement, chunk_statement, apply_statement = self.statements
+        records = await x.write(pending_statement, ns=namespace)
         pending = [(str(r["ns"]), int(r["n"])) for r in records]
         total = sum(n for _, n in pending)
         if total and progress:
@@ -178,12 +186,11 @@ class Sweep:
 
         async def one_batch(tx: AsyncManagedTransaction, ns: str, after: str) -> tuple[int, str | None]:
             chunk = [
-                r.data()
-                for r in await x.bound(tx).read(f"{self.prefix}_chunk", ns=ns, after=after, batch=batch)
+                r.data() for r in await x.bound(tx).read(chunk_statement, ns=ns, after=after, batch=batch)
             ]
             rows = self.rows(chunk)
             if rows:
-                await x.bound(tx).write(f"{self.prefix}_apply", rows=rows, ns=ns)
+                await x.bound(tx).write(apply_statement, rows=rows, ns=ns)
             return len(rows), (chunk[-1]["name"] if chunk else None)
 
         for ns, _ in pending:

@@ -38,7 +38,6 @@ sha256("38:" + id) is even; frozen.jsonl is written first and its sha256 printed
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import sys
 from collections.abc import Callable
@@ -314,19 +313,13 @@ def build(n_pos: int = 420, n_neg: int = 220) -> list[Record]:
     return out
 
 
-def write(path: Path, rows: list[Record]) -> str:
-    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
-    path.write_text(text, encoding="utf-8")
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def main() -> int:
     rows = build()
     frozen_rows = [r for r in rows if frozen(r["id"])]
     dev_rows = [r for r in rows if not frozen(r["id"])]
-    digest = write(HERE / "frozen.jsonl", frozen_rows)  # first, before anything is tuned
+    digest = first_set.write(HERE / "frozen.jsonl", frozen_rows)  # first, before anything is tuned
     print(f"frozen.jsonl: {len(frozen_rows)} records, sha256 {digest}", file=sys.stderr)
-    dev_digest = write(HERE / "dev.jsonl", dev_rows)
+    dev_digest = first_set.write(HERE / "dev.jsonl", dev_rows)
     print(f"dev.jsonl: {len(dev_rows)} records, sha256 {dev_digest}", file=sys.stderr)
     return 0
 

@@ -536,13 +536,18 @@ async def run_scale(args: argparse.Namespace) -> dict[str, Any]:
         store = GraphStore(drv, database=conn.database, namespace=ns)
         for model in args.models:
             for min_score in (AUTO_MERGE_THRESHOLD, *([0.5] if args.low else [])):
-                t0 = time.perf_counter()
-                groups = await duplicate_groups(
-                    store, model=MODEL if model == "on" else None, min_score=min_score
-                )
-                secs = time.perf_counter() - t0
-                out[f"{model} {min_score}"] = {"seconds": round(secs, 1), "groups": len(groups)}
-                log(f"model {model}, minScore {min_score}: {secs:.1f} s, {len(groups)} groups")
+                for rep in range(args.repeat):
+                    load = os.getloadavg()[0]
+                    t0 = time.perf_counter()
+                    groups = await duplicate_groups(
+                        store, model=MODEL if model == "on" else None, min_score=min_score
+                    )
+                    secs = time.perf_counter() - t0
+                    key = f"{model} {min_score}" + (f" ({rep + 1})" if args.repeat > 1 else "")
+                    out[key] = {"seconds": round(secs, 1), "groups": len(groups), "load": round(load, 1)}
+                    log(
+                        f"model {model}, minScore {min_score}: {secs:.1f} s, {len(groups)} groups, load {load:.1f}"
+                    )
     finally:
         delete_namespace(sync, conn.database, ns)
         sync.close()
@@ -593,7 +598,9 @@ async def run_hint(args: argparse.Namespace) -> dict[str, Any]:
                 async def write(st: GraphStore, e: list[EntityIn] = ents) -> list[Entity]:
                     return await st.create_entities(e)
 
-                _, found = await duplicate_hints.with_hints(store, write, lambda c: [x.name for x in c])
+                _, found = await duplicate_hints.with_hints(
+                    store, [x.name for x in ents], write, lambda c: [x.name for x in c]
+                )
                 hints += len(found)
             else:
                 await store.create_entities(ents)
@@ -646,6 +653,7 @@ def main() -> int:
     sp.add_argument(
         "--low", action="store_true", help="also time minScore 0.5 (the vector index's candidates)"
     )
+    sp.add_argument("--repeat", type=int, default=1, help="time each run REPEAT times (default: 1)")
     args = p.parse_args()
     if args.what == "pairs":
         if args.tiny:
@@ -671,9 +679,10 @@ def main() -> int:
             args.n, args.low = 200, True
         results = Results(f"duplicates-scale-{args.n}", args)
         out = asyncio.run(run_scale(args))
-        rows = [[k, v["seconds"], v["groups"]] for k, v in out.items() if isinstance(v, dict)]
+        rows = [[k, v["seconds"], v["groups"], v["load"]] for k, v in out.items() if isinstance(v, dict)]
         title = f"find_duplicates over a whole namespace of {out['entities']:,} entities"
-        print(results.table("scale", ["model, minScore", "seconds", "groups"], rows, title=title))
+        headers = ["model, minScore", "seconds", "groups", "load (1 min, at the start)"]
+        print(results.table("scale", headers, rows, title=title))
     results.save(connection())
     return 0
 

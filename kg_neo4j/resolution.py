@@ -32,6 +32,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 import jellyfish
 from rapidfuzz.distance import OSA, JaroWinkler
@@ -236,13 +237,52 @@ def blocking_keys(name: str) -> dict[str, Role]:
     return keys
 
 
-def hint_words(name: str) -> dict[str, str]:
-    """The words create_entities' duplicate hint finds a name's likely duplicates by, stored on the entity
-    and range-indexed: its first and last normalised words ("" for a name of none).  Every name rule but
-    the acronym relates names sharing one of them, in place or swapped (a typo rule needs the other
-    word intact)."""
+def hint_keys(name: str) -> dict[str, str]:
+    """The keys create_entities' duplicate hint finds a name's likely duplicates by, stored on the entity
+    and range-indexed ("" where a name has none): its last normalised word (``dup_last``: the name rules
+    of one surname, swapped and reordered words); the words before the last with the last's first or
+    last two letters (``dup_start``, ``dup_end``: :func:`blocking_keys`' typing-error keys of the last
+    word); the sorted Metaphone codes of its words (``dup_sound``: :func:`blocking_keys`' ``p:`` key)."""
     p = parse_name(name)
-    return {"dup_first": p.tokens[0] if p.tokens else "", "dup_last": p.surname}
+    keys = {"dup_last": p.surname, "dup_start": "", "dup_end": "", "dup_sound": ""}
+    if len(p.tokens) >= 2:  # the spelling rule needs two words
+        head, last = " ".join(p.given), p.surname
+        keys["dup_start"], keys["dup_end"] = f"{head}|{last[:2]}", f"{head}|{last[-2:]}"
+        codes = [jellyfish.metaphone(t) for t in p.tokens]
+        if all(codes):
+            keys["dup_sound"] = " ".join(sorted(codes))
+    return keys
+
+
+def hint_seeks(name: str) -> dict[str, Any]:
+    """What create_entities' duplicate hint seeks for ``name``: the values of :func:`hint_keys` under
+    which the names find_duplicates compares with it (:func:`blocking_keys`) and a name rule other than
+    the acronym could relate to it are stored.  One surname, or a word swapped or reordered: the last word
+    is one of this name's words (``dup_last``), and of one surname only those of the same first initial,
+    first word's last two letters or given name (``first``, ``forms``: nicknames), a one-word name, or
+    the same sounds.  The last word mistyped: its first or last two letters (``dup_start``, ``dup_end``)
+    or the words' Metaphone codes (``dup_sound``), the two words of a two-word name in either order."""
+    p = parse_name(name)
+    seeks: dict[str, Any] = {
+        "dup_last": sorted(set(p.tokens)),
+        "last": p.surname,
+        "first": "",
+        "forms": [],
+        "dup_start": [],
+        "dup_end": [],
+    }
+    if len(p.tokens) >= 2:
+        nicks, _ = _nicknamer()
+        forms = given_forms(p.tokens[0])
+        seeks["first"] = p.tokens[0]
+        seeks["forms"] = sorted(forms.union(*(nicks.get(f, set()) for f in forms)))
+        for words in [p.tokens, p.tokens[::-1]] if len(p.tokens) == 2 else [p.tokens]:
+            head, last = " ".join(words[:-1]), words[-1]
+            seeks["dup_start"].append(f"{head}|{last[:2]}")
+            seeks["dup_end"].append(f"{head}|{last[-2:]}")
+    sound = hint_keys(name)["dup_sound"]
+    seeks["dup_sound"] = [sound] if sound else []
+    return seeks
 
 
 @dataclass(frozen=True)

@@ -29,12 +29,14 @@ import math
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 import jellyfish
+import numpy as np
+from rapidfuzz import process
 from rapidfuzz.distance import OSA, JaroWinkler
 
 #: ``kg-neo4j dedupe --apply`` merges groups scoring at least this.  Chosen on the labelled set's dev half
@@ -235,6 +237,41 @@ def blocking_keys(name: str) -> dict[str, Role]:
     if ac:
         keys["a:" + ac] = SPOKE
     return keys
+
+
+def typo_key_pairs(key: str, names: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """The pairs of ``names``, which share the typing-error key ``key`` (``f:`` or ``e:`` of
+    :func:`blocking_keys`: the same words but one, and that one's first or last two letters), that a name
+    rule could relate: the one word of each two edits apart or less (rapidfuzz's ``cdist``, all pairs in
+    one call), of one Metaphone code, or of one given name (a nickname).  Every other pair of the block
+    differs in one word in none of the ways a name rule allows (:func:`name_rule`), so it is never
+    compared: a block of 40 "John Ka..." names is 780 pairs, of which a few are typos."""
+    head, _, tail = key[2:].split("|")
+    before, after = len(head.split()), len(tail.split())
+    words = [_masked_word(parse_name(n).tokens, head, tail, before, after) for n in names]
+    close = process.cdist(words, words, scorer=OSA.distance, score_cutoff=2, workers=1)
+    found = {(i, j) for i, j in zip(*np.nonzero(close <= 2), strict=True) if i < j}
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, w in enumerate(words):
+        for g in {"p:" + _sound(w), *("k:" + f for f in given_forms(w))}:
+            groups[g].append(i)
+    for members in groups.values():
+        found.update((i, j) for k, i in enumerate(members) for j in members[k + 1 :])
+    return ((names[i], names[j]) for i, j in found)
+
+
+def _masked_word(tokens: Sequence[str], head: str, tail: str, before: int, after: int) -> str:
+    """The word of ``tokens`` (in order, or a two-word name swapped) between ``head`` and ``tail``."""
+    for words in [tokens, tokens[::-1]] if len(tokens) == 2 else [tokens]:
+        if len(words) == before + 1 + after and " ".join(words[:before]) == head:
+            if " ".join(words[before + 1 :]) == tail:
+                return words[before]
+    raise ValueError(f"{tokens!r} has no word between {head!r} and {tail!r}")
+
+
+@cache
+def _sound(word: str) -> str:
+    return jellyfish.metaphone(word)
 
 
 def hint_keys(name: str) -> dict[str, str]:

@@ -34,7 +34,8 @@ UNWIND writes in create_entities' data model (benchmarks/harness.py), each entit
 vector from the default model (observation vectors skipped: find_duplicates never reads them, and the
 numpy runtime embeds ~70 observations/s on this machine).  Then the timing of one whole-namespace
 duplicate_groups, model on and off, at the auto-merge threshold (and with ``--low`` at minScore 0.5,
-where the entity vector index is asked for every entity's nearest).
+where the entity vector index is asked for every entity's nearest).  ``--namespace NS`` times a namespace
+of this mix seeded before (kept; nothing seeded or deleted), ``--repeat`` each timing that many times.
 """
 
 from __future__ import annotations
@@ -494,29 +495,13 @@ def scale_entities(n: int, seed: int = 31) -> list[tuple[str, str, list[str]]]:
 
 
 async def run_scale(args: argparse.Namespace) -> dict[str, Any]:
-    from kg_neo4j.embeddings import load_embedder, resolve_model
+    from kg_neo4j.embeddings import resolve_model
     from kg_neo4j.store.connection import bootstrap
 
     conn = connection()
     # the schema: bootstrap() below (ensure_schema runs its own event loop)
     rows = scale_entities(args.n)
-    cache = CACHE / f"bench_duplicates_vectors_{args.n}.npy"  # outside the clone, kept between runs
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    import numpy as np
-
-    if cache.exists():
-        vectors = np.load(cache)
-    else:
-        embedder = load_embedder(MODEL, background=False)
-        assert embedder is not None
-        log(f"embedding {len(rows)} names (the numpy runtime, ~150/s here)")
-        t0 = time.perf_counter()
-        vectors = np.asarray(embedder.encode([entity_text(n, t) for n, t, _ in rows]), dtype=np.float32)
-        log(f"embedded in {time.perf_counter() - t0:.0f} s")
-        part = cache.with_suffix(f".{os.getpid()}.npy")  # whole or absent: another run may read it
-        np.save(part, vectors)
-        os.replace(part, cache)
-    ns = f"bench-dupes-scale-{args.n}-{uuid.uuid4().hex[:8]}"
+    ns = args.namespace or f"bench-dupes-scale-{args.n}-{uuid.uuid4().hex[:8]}"
     sync = sync_driver(conn)
     drv = AsyncGraphDatabase.driver(
         conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
@@ -524,15 +509,17 @@ async def run_scale(args: argparse.Namespace) -> dict[str, Any]:
     await bootstrap(drv, conn.database, model=resolve_model(MODEL))
     out: dict[str, Any] = {"entities": len(rows)}
     try:
-        t0 = time.perf_counter()
-        for i in range(0, len(rows), 5000):
-            batch = [
-                {"name": n, "type": t, "observations": obs, "vector": vectors[i + k].tolist()}
-                for k, (n, t, obs) in enumerate(rows[i : i + 5000])
-            ]
-            sync.execute_query(SEED_ROWS, rows=batch, ns=ns, model=MODEL, database_=conn.database)
-        log(f"seeded {len(rows)} entities in {time.perf_counter() - t0:.0f} s")
-        sync.execute_query("CALL db.awaitIndexes(600)", database_=conn.database)
+        if args.namespace is None:
+            vectors = scale_vectors(rows, args.n)
+            t0 = time.perf_counter()
+            for i in range(0, len(rows), 5000):
+                batch = [
+                    {"name": n, "type": t, "observations": obs, "vector": vectors[i + k].tolist()}
+                    for k, (n, t, obs) in enumerate(rows[i : i + 5000])
+                ]
+                sync.execute_query(SEED_ROWS, rows=batch, ns=ns, model=MODEL, database_=conn.database)
+            log(f"seeded {len(rows)} entities in {time.perf_counter() - t0:.0f} s")
+            sync.execute_query("CALL db.awaitIndexes(600)", database_=conn.database)
         store = GraphStore(drv, database=conn.database, namespace=ns)
         for model in args.models:
             for min_score in (AUTO_MERGE_THRESHOLD, *([0.5] if args.low else [])):
@@ -549,10 +536,33 @@ async def run_scale(args: argparse.Namespace) -> dict[str, Any]:
                         f"model {model}, minScore {min_score}: {secs:.1f} s, {len(groups)} groups, load {load:.1f}"
                     )
     finally:
-        delete_namespace(sync, conn.database, ns)
+        if args.namespace is None:
+            delete_namespace(sync, conn.database, ns)
         sync.close()
         await drv.close()
     return out
+
+
+def scale_vectors(rows: list[tuple[str, str, list[str]]], n: int) -> Any:
+    """The name-and-type vectors of ``rows``, from the default model once, then from the cache."""
+    import numpy as np
+
+    from kg_neo4j.embeddings import load_embedder
+
+    cache = CACHE / f"bench_duplicates_vectors_{n}.npy"  # outside the clone, kept between runs
+    if cache.exists():
+        return np.load(cache)
+    embedder = load_embedder(MODEL, background=False)
+    assert embedder is not None
+    log(f"embedding {len(rows)} names (the numpy runtime, ~150/s here)")
+    t0 = time.perf_counter()
+    vectors = np.asarray(embedder.encode([entity_text(n, t) for n, t, _ in rows]), dtype=np.float32)
+    log(f"embedded in {time.perf_counter() - t0:.0f} s")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    part = cache.with_suffix(f".{os.getpid()}.npy")  # whole or absent: another run may read it
+    np.save(part, vectors)
+    os.replace(part, cache)
+    return vectors
 
 
 async def run_hint(args: argparse.Namespace) -> dict[str, Any]:
@@ -654,6 +664,9 @@ def main() -> int:
         "--low", action="store_true", help="also time minScore 0.5 (the vector index's candidates)"
     )
     sp.add_argument("--repeat", type=int, default=1, help="time each run REPEAT times (default: 1)")
+    sp.add_argument(
+        "--namespace", help="time this namespace as it is (seeded before by this mix; kept): no seeding"
+    )
     args = p.parse_args()
     if args.what == "pairs":
         if args.tiny:

@@ -24,8 +24,9 @@ Reported too: hard negatives (and initials forms fitting two people) grouped at 
 
 ``hint``: create_entities' duplicate hint (issue 38): a namespace of ``--n`` entities (the scale mix below,
 written through create_entities, model off), then rounds of create_entities of 100 new entities (a fifth
-of them a typo of an existing name), with the hint and without it alternately, in one run; the medians
-and their ratio.  Model off: the encoder's time would hide the hint's.
+of them a typo of an existing name), with the hint and without it alternately (with, without, without,
+with, ...), in one run; the medians, and the median of each round's ratio (its call with the hint over its
+call without).  Model off: the encoder's time would hide the hint's.
 
 ``scale``: a namespace of ``--n`` entities (70% people, 20% organisations, 10% projects; 1% of them a
 variant of another: case, initials, nickname, honorific) with 3 observations each, seeded with batched
@@ -33,7 +34,8 @@ UNWIND writes in create_entities' data model (benchmarks/harness.py), each entit
 vector from the default model (observation vectors skipped: find_duplicates never reads them, and the
 numpy runtime embeds ~70 observations/s on this machine).  Then the timing of one whole-namespace
 duplicate_groups, model on and off, at the auto-merge threshold (and with ``--low`` at minScore 0.5,
-where the entity vector index is asked for every entity's nearest).
+where the entity vector index is asked for every entity's nearest).  ``--namespace NS`` times a namespace
+of this mix seeded before (kept; nothing seeded or deleted), ``--repeat`` each timing that many times.
 """
 
 from __future__ import annotations
@@ -44,7 +46,6 @@ import json
 import os
 import random
 import statistics
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -75,6 +76,7 @@ from kg_neo4j.store.duplicates import DuplicateGroup, duplicate_groups
 from kg_neo4j.store.records import entity_text
 
 PAIRS = ROOT / "benchmarks" / "entity_pairs"
+CACHE = Path.home() / ".cache" / "kg-neo4j-bench"
 TYPOS = PAIRS / "typos"
 MODEL = "all-MiniLM-L6-v2"
 CURVE = [round(0.5 + 0.05 * i, 2) for i in range(10)]
@@ -493,28 +495,13 @@ def scale_entities(n: int, seed: int = 31) -> list[tuple[str, str, list[str]]]:
 
 
 async def run_scale(args: argparse.Namespace) -> dict[str, Any]:
-    from kg_neo4j.embeddings import load_embedder, resolve_model
+    from kg_neo4j.embeddings import resolve_model
     from kg_neo4j.store.connection import bootstrap
 
     conn = connection()
     # the schema: bootstrap() below (ensure_schema runs its own event loop)
     rows = scale_entities(args.n)
-    cache = Path(tempfile.gettempdir()) / f"bench_duplicates_vectors_{args.n}.npy"
-    import numpy as np
-
-    if cache.exists():
-        vectors = np.load(cache)
-    else:
-        embedder = load_embedder(MODEL, background=False)
-        assert embedder is not None
-        log(f"embedding {len(rows)} names (the numpy runtime, ~150/s here)")
-        t0 = time.perf_counter()
-        vectors = np.asarray(embedder.encode([entity_text(n, t) for n, t, _ in rows]), dtype=np.float32)
-        log(f"embedded in {time.perf_counter() - t0:.0f} s")
-        part = cache.with_suffix(f".{os.getpid()}.npy")  # whole or absent: another run may read it
-        np.save(part, vectors)
-        os.replace(part, cache)
-    ns = f"bench-dupes-scale-{args.n}-{uuid.uuid4().hex[:8]}"
+    ns = args.namespace or f"bench-dupes-scale-{args.n}-{uuid.uuid4().hex[:8]}"
     sync = sync_driver(conn)
     drv = AsyncGraphDatabase.driver(
         conn.uri, auth=(conn.username, conn.password), notifications_min_severity="OFF"
@@ -522,30 +509,60 @@ async def run_scale(args: argparse.Namespace) -> dict[str, Any]:
     await bootstrap(drv, conn.database, model=resolve_model(MODEL))
     out: dict[str, Any] = {"entities": len(rows)}
     try:
-        t0 = time.perf_counter()
-        for i in range(0, len(rows), 5000):
-            batch = [
-                {"name": n, "type": t, "observations": obs, "vector": vectors[i + k].tolist()}
-                for k, (n, t, obs) in enumerate(rows[i : i + 5000])
-            ]
-            sync.execute_query(SEED_ROWS, rows=batch, ns=ns, model=MODEL, database_=conn.database)
-        log(f"seeded {len(rows)} entities in {time.perf_counter() - t0:.0f} s")
-        sync.execute_query("CALL db.awaitIndexes(600)", database_=conn.database)
+        if args.namespace is None:
+            vectors = scale_vectors(rows, args.n)
+            t0 = time.perf_counter()
+            for i in range(0, len(rows), 5000):
+                batch = [
+                    {"name": n, "type": t, "observations": obs, "vector": vectors[i + k].tolist()}
+                    for k, (n, t, obs) in enumerate(rows[i : i + 5000])
+                ]
+                sync.execute_query(SEED_ROWS, rows=batch, ns=ns, model=MODEL, database_=conn.database)
+            log(f"seeded {len(rows)} entities in {time.perf_counter() - t0:.0f} s")
+            sync.execute_query("CALL db.awaitIndexes(600)", database_=conn.database)
         store = GraphStore(drv, database=conn.database, namespace=ns)
         for model in args.models:
             for min_score in (AUTO_MERGE_THRESHOLD, *([0.5] if args.low else [])):
-                t0 = time.perf_counter()
-                groups = await duplicate_groups(
-                    store, model=MODEL if model == "on" else None, min_score=min_score
-                )
-                secs = time.perf_counter() - t0
-                out[f"{model} {min_score}"] = {"seconds": round(secs, 1), "groups": len(groups)}
-                log(f"model {model}, minScore {min_score}: {secs:.1f} s, {len(groups)} groups")
+                for rep in range(args.repeat):
+                    load = os.getloadavg()[0]
+                    t0 = time.perf_counter()
+                    groups = await duplicate_groups(
+                        store, model=MODEL if model == "on" else None, min_score=min_score
+                    )
+                    secs = time.perf_counter() - t0
+                    key = f"{model} {min_score}" + (f" ({rep + 1})" if args.repeat > 1 else "")
+                    out[key] = {"seconds": round(secs, 1), "groups": len(groups), "load": round(load, 1)}
+                    log(
+                        f"model {model}, minScore {min_score}: {secs:.1f} s, {len(groups)} groups, load {load:.1f}"
+                    )
     finally:
-        delete_namespace(sync, conn.database, ns)
+        if args.namespace is None:
+            delete_namespace(sync, conn.database, ns)
         sync.close()
         await drv.close()
     return out
+
+
+def scale_vectors(rows: list[tuple[str, str, list[str]]], n: int) -> Any:
+    """The name-and-type vectors of ``rows``, from the default model once, then from the cache."""
+    import numpy as np
+
+    from kg_neo4j.embeddings import load_embedder
+
+    cache = CACHE / f"bench_duplicates_vectors_{n}.npy"  # outside the clone, kept between runs
+    if cache.exists():
+        return np.load(cache)
+    embedder = load_embedder(MODEL, background=False)
+    assert embedder is not None
+    log(f"embedding {len(rows)} names (the numpy runtime, ~150/s here)")
+    t0 = time.perf_counter()
+    vectors = np.asarray(embedder.encode([entity_text(n, t) for n, t, _ in rows]), dtype=np.float32)
+    log(f"embedded in {time.perf_counter() - t0:.0f} s")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    part = cache.with_suffix(f".{os.getpid()}.npy")  # whole or absent: another run may read it
+    np.save(part, vectors)
+    os.replace(part, cache)
+    return vectors
 
 
 async def run_hint(args: argparse.Namespace) -> dict[str, Any]:
@@ -584,31 +601,36 @@ async def run_hint(args: argparse.Namespace) -> dict[str, Any]:
                         taken.add(typo)
                         n = typo
                 ents.append(EntityIn(name=n, entityType=t, observations=o))
-            hinted = r % 2 == 0
+            hinted = r % 4 in (0, 3)  # with, without, without, with, ...: a drift favours neither
             t0 = time.perf_counter()
             if hinted:
 
                 async def write(st: GraphStore, e: list[EntityIn] = ents) -> list[Entity]:
                     return await st.create_entities(e)
 
-                _, found = await duplicate_hints.with_hints(store, write, lambda c: [x.name for x in c])
+                _, found = await duplicate_hints.with_hints(
+                    store, [x.name for x in ents], write, lambda c: [x.name for x in c]
+                )
                 hints += len(found)
             else:
                 await store.create_entities(ents)
             times["with" if hinted else "without"].append((time.perf_counter() - t0) * 1000)
         w, wo = statistics.median(times["with"]), statistics.median(times["without"])
+        # each round's pair of calls (one with, one without, back to back): the median of their ratios
+        ratio = statistics.median(a / b for a, b in zip(times["with"], times["without"], strict=True))
         out.update(
             {
                 "with_ms": round(w, 1),
                 "without_ms": round(wo, 1),
-                "ratio": round(w / wo, 2),
+                "ratio": round(ratio, 2),
+                "load": [round(x, 2) for x in os.getloadavg()],
                 "hints": hints,
                 "rounds": args.rounds,
             }
         )
         log(
             f"create_entities (100) at {args.n}: with the hint {w:.1f} ms, without {wo:.1f} ms "
-            f"({w / wo:.2f}x); {hints} hints"
+            f"(paired median {ratio:.2f}x); {hints} hints; load {os.getloadavg()[0]:.1f}"
         )
     finally:
         sync = sync_driver(conn)
@@ -641,6 +663,10 @@ def main() -> int:
     sp.add_argument(
         "--low", action="store_true", help="also time minScore 0.5 (the vector index's candidates)"
     )
+    sp.add_argument("--repeat", type=int, default=1, help="time each run REPEAT times (default: 1)")
+    sp.add_argument(
+        "--namespace", help="time this namespace as it is (seeded before by this mix; kept): no seeding"
+    )
     args = p.parse_args()
     if args.what == "pairs":
         if args.tiny:
@@ -657,7 +683,7 @@ def main() -> int:
             args.n, args.rounds = 200, 3  # 3: the first hinted batch at 200 happens to hint nothing
         results = Results(f"duplicates-hint-{args.n}", args)
         out = asyncio.run(run_hint(args))
-        headers = ["entities", "rounds", "with (median ms)", "without (median ms)", "with / without", "hints"]
+        headers = ["entities", "rounds", "with (median ms)", "without (median ms)", "paired ratio", "hints"]
         row = [out["entities"], out["rounds"], out["with_ms"], out["without_ms"], out["ratio"], out["hints"]]
         title = f"create_entities (100) at {out['entities']:,} entities, with and without the duplicate hint"
         print(results.table("hint", headers, [row], title=title))
@@ -666,9 +692,10 @@ def main() -> int:
             args.n, args.low = 200, True
         results = Results(f"duplicates-scale-{args.n}", args)
         out = asyncio.run(run_scale(args))
-        rows = [[k, v["seconds"], v["groups"]] for k, v in out.items() if isinstance(v, dict)]
+        rows = [[k, v["seconds"], v["groups"], v["load"]] for k, v in out.items() if isinstance(v, dict)]
         title = f"find_duplicates over a whole namespace of {out['entities']:,} entities"
-        print(results.table("scale", ["model, minScore", "seconds", "groups"], rows, title=title))
+        headers = ["model, minScore", "seconds", "groups", "load (1 min, at the start)"]
+        print(results.table("scale", headers, rows, title=title))
     results.save(connection())
     return 0
 

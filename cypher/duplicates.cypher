@@ -83,40 +83,52 @@ RETURN collect({name: e.name, type: e.entityType, neighbours: neighbours, relati
                 embedding: CASE WHEN $vectors AND e.embedding_model = $model THEN e.embedding END}) AS rows
 
 // name: duplicates_hint_candidates
-// create_entities' hint (kg_neo4j/store/duplicate_hints.py): for each new entity ($rows: {name, words}, words its
-// name's first and last normalised words), the entities of the namespace, other than the batch's own ($batch),
-// whose first or last word is one of them (the range indexes on dup_first and dup_last), at most $limit a word.
+// create_entities' duplicate hint (kg_neo4j/store/duplicate_hints.py): for each new entity ($rows:
+// resolution.hint_seeks, lists of the values to seek for each key), the entities of the namespace holding one of
+// them (a range index each), at most $limit a key; of one surname, only those find_duplicates compares with it.
+// Read before the write.
 UNWIND $rows AS row
 CALL (row) {
-  MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_last IN row.words AND NOT e.name IN $batch
+  MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_last IN row.dup_last
+  // the entity's first word: dup_start is its words before the last, '|', two letters
+  WITH e, split(split(e.dup_start, '|')[0], ' ')[0] AS first
+  WHERE row.first = '' OR e.dup_start = '' OR e.dup_last <> row.last  // one word; a word swapped or reordered
+     OR left(first, 1) = left(row.first, 1) OR right(first, 2) = right(row.first, 2) OR first IN row.forms
+     OR e.dup_sound IN row.dup_sound
   RETURN e LIMIT $limit
   UNION
-  MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_first IN row.words AND NOT e.name IN $batch
+  MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_start IN row.dup_start
+  RETURN e LIMIT $limit
+  UNION
+  MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_end IN row.dup_end
+  RETURN e LIMIT $limit
+  UNION
+  MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_sound IN row.dup_sound
   RETURN e LIMIT $limit
 }
 RETURN row.name AS name, collect(e.name) AS candidates
 
 // name: dup_keys_pending_namespaces
-// The namespaces (just $ns when given) holding kg-neo4j entities without the hint's words (written before
+// The namespaces (just $ns when given) holding kg-neo4j entities without the hint's keys (written before
 // them), and how many each.
 MATCH (e:Entity)
-WHERE e:KgNode AND ($ns IS NULL OR e.namespace = $ns) AND e.dup_last IS NULL
+WHERE e:KgNode AND ($ns IS NULL OR e.namespace = $ns) AND e.dup_sound IS NULL
 RETURN e.namespace AS ns, count(e) AS n
 ORDER BY ns
 
 // name: dup_keys_chunk
-// The next $batch entities of $ns in name order after $after (the index's order), and whether each lacks the words.
+// The next $batch entities of $ns in name order after $after (the index's order), and whether each lacks the keys.
 MATCH (e:Entity)
 USING INDEX e:Entity(namespace, name)
 WHERE e.namespace = $ns AND e.name > $after
 WITH e
 ORDER BY e.namespace, e.name
 LIMIT $batch
-RETURN e.name AS name, e.dup_last IS NULL AS pending
+RETURN e.name AS name, e.dup_sound IS NULL AS pending
 
 // name: dup_keys_apply
-// Give each entity its name's first and last words ($rows: {name, dup_first, dup_last}).
+// Give each entity its name's hint keys ($rows: {name, dup_last, dup_start, dup_end, dup_sound}).
 UNWIND $rows AS row
 MATCH (n:KgNode {namespace: $ns, name: row.name})
 WHERE n:Entity
-SET n.dup_first = row.dup_first, n.dup_last = row.dup_last
+SET n.dup_last = row.dup_last, n.dup_start = row.dup_start, n.dup_end = row.dup_end, n.dup_sound = row.dup_sound

@@ -17,8 +17,8 @@ SET n:Entity:KgText,
     n.entityType = row.entityType,
     n.name_lower = row.name_lower,
     n.type_lower = row.type_lower,
-    // create_entities' duplicate hint (schema_entity_ns_dup_first/last): the name's first and last words
-    n.dup_first = row.dup_first, n.dup_last = row.dup_last,
+    // create_entities' duplicate hint (schema_entity_ns_dup_*): resolution.hint_keys
+    n.dup_last = row.dup_last, n.dup_start = row.dup_start, n.dup_end = row.dup_end, n.dup_sound = row.dup_sound,
     // search_nodes' text index (schema_text_lower): name and type on two lines
     n.text_lower = row.name_lower + '\n' + row.type_lower,
     n.created_at = $now, n.created_by = $actor,  // who (docs/team.md#attribution)

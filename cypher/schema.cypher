@@ -12,13 +12,21 @@ CREATE INDEX kg_entity_ns_name IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.n
 // Range index that finds the entities named in a search_memory question (exact lower-cased names).
 CREATE INDEX kg_entity_ns_name_lower IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.name_lower)
 
-// name: schema_entity_ns_dup_first
-// Range index of create_entities' duplicate hint: the entities whose name's first normalised word is one of a new name's.
-CREATE INDEX kg_entity_ns_dup_first IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.dup_first)
-
 // name: schema_entity_ns_dup_last
 // Range index of create_entities' duplicate hint: the entities whose name's last normalised word is one of a new name's.
 CREATE INDEX kg_entity_ns_dup_last IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.dup_last)
+
+// name: schema_entity_ns_dup_start
+// Range index of create_entities' duplicate hint: a name's words before the last with the last's first two letters.
+CREATE INDEX kg_entity_ns_dup_start IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.dup_start)
+
+// name: schema_entity_ns_dup_end
+// Range index of create_entities' duplicate hint: a name's words before the last with the last's last two letters.
+CREATE INDEX kg_entity_ns_dup_end IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.dup_end)
+
+// name: schema_entity_ns_dup_sound
+// Range index of create_entities' duplicate hint: the sorted Metaphone codes of a name's words.
+CREATE INDEX kg_entity_ns_dup_sound IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.dup_sound)
 
 // name: schema_text_lower
 // The one text index behind search_nodes' case-insensitive substring match: every

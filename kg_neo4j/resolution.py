@@ -29,11 +29,14 @@ import math
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 import jellyfish
+import numpy as np
+from rapidfuzz import process
 from rapidfuzz.distance import OSA, JaroWinkler
 
 #: ``kg-neo4j dedupe --apply`` merges groups scoring at least this.  Chosen on the labelled set's dev half
@@ -236,13 +239,87 @@ def blocking_keys(name: str) -> dict[str, Role]:
     return keys
 
 
-def hint_words(name: str) -> dict[str, str]:
-    """The words create_entities' duplicate hint finds a name's likely duplicates by, stored on the entity
-    and range-indexed: its first and last normalised words ("" for a name of none).  Every name rule but
-    the acronym relates names sharing one of them, in place or swapped (a typo rule needs the other
-    word intact)."""
+def typo_key_pairs(key: str, names: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """The pairs of ``names``, which share the typing-error key ``key`` (``f:`` or ``e:`` of
+    :func:`blocking_keys`: the same words but one, and that one's first or last two letters), that a name
+    rule could relate: the one word of each two edits apart or less (rapidfuzz's ``cdist``, all pairs in
+    one call), of one Metaphone code, or of one given name (a nickname).  Every other pair of the block
+    differs in one word in none of the ways a name rule allows (:func:`name_rule`), so it is never
+    compared: a block of 40 "John Ka..." names is 780 pairs, of which a few are typos."""
+    head, _, tail = key[2:].split("|")
+    before, after = len(head.split()), len(tail.split())
+    words = [_masked_word(parse_name(n).tokens, head, tail, before, after) for n in names]
+    close = process.cdist(words, words, scorer=OSA.distance, score_cutoff=2, workers=1)
+    found = {(i, j) for i, j in zip(*np.nonzero(close <= 2), strict=True) if i < j}
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, w in enumerate(words):
+        for g in {"p:" + _sound(w), *("k:" + f for f in given_forms(w))}:
+            groups[g].append(i)
+    for members in groups.values():
+        found.update((i, j) for k, i in enumerate(members) for j in members[k + 1 :])
+    return ((names[i], names[j]) for i, j in found)
+
+
+def _masked_word(tokens: Sequence[str], head: str, tail: str, before: int, after: int) -> str:
+    """The word of ``tokens`` (in order, or a two-word name swapped) between ``head`` and ``tail``."""
+    for words in [tokens, tokens[::-1]] if len(tokens) == 2 else [tokens]:
+        if len(words) == before + 1 + after and " ".join(words[:before]) == head:
+            if " ".join(words[before + 1 :]) == tail:
+                return words[before]
+    raise ValueError(f"{tokens!r} has no word between {head!r} and {tail!r}")
+
+
+@cache
+def _sound(word: str) -> str:
+    return jellyfish.metaphone(word)
+
+
+def hint_keys(name: str) -> dict[str, str]:
+    """The keys create_entities' duplicate hint finds a name's likely duplicates by, stored on the entity
+    and range-indexed ("" where a name has none): its last normalised word (``dup_last``: the name rules
+    of one surname, swapped and reordered words); the words before the last with the last's first or
+    last two letters (``dup_start``, ``dup_end``: :func:`blocking_keys`' typing-error keys of the last
+    word); the sorted Metaphone codes of its words (``dup_sound``: :func:`blocking_keys`' ``p:`` key)."""
     p = parse_name(name)
-    return {"dup_first": p.tokens[0] if p.tokens else "", "dup_last": p.surname}
+    keys = {"dup_last": p.surname, "dup_start": "", "dup_end": "", "dup_sound": ""}
+    if len(p.tokens) >= 2:  # the spelling rule needs two words
+        head, last = " ".join(p.given), p.surname
+        keys["dup_start"], keys["dup_end"] = f"{head}|{last[:2]}", f"{head}|{last[-2:]}"
+        codes = [jellyfish.metaphone(t) for t in p.tokens]
+        if all(codes):
+            keys["dup_sound"] = " ".join(sorted(codes))
+    return keys
+
+
+def hint_seeks(name: str) -> dict[str, Any]:
+    """What create_entities' duplicate hint seeks for ``name``: the values of :func:`hint_keys` under
+    which the names find_duplicates compares with it (:func:`blocking_keys`) and a name rule other than
+    the acronym could relate to it are stored.  One surname, or a word swapped or reordered: the last word
+    is one of this name's words (``dup_last``), and of one surname only those of the same first initial,
+    first word's last two letters or given name (``first``, ``forms``: nicknames), a one-word name, or
+    the same sounds.  The last word mistyped: its first or last two letters (``dup_start``, ``dup_end``)
+    or the words' Metaphone codes (``dup_sound``), the two words of a two-word name in either order."""
+    p = parse_name(name)
+    seeks: dict[str, Any] = {
+        "dup_last": sorted(set(p.tokens)),
+        "last": p.surname,
+        "first": "",
+        "forms": [],
+        "dup_start": [],
+        "dup_end": [],
+    }
+    if len(p.tokens) >= 2:
+        nicks, _ = _nicknamer()
+        forms = given_forms(p.tokens[0])
+        seeks["first"] = p.tokens[0]
+        seeks["forms"] = sorted(forms.union(*(nicks.get(f, set()) for f in forms)))
+        for words in [p.tokens, p.tokens[::-1]] if len(p.tokens) == 2 else [p.tokens]:
+            head, last = " ".join(words[:-1]), words[-1]
+            seeks["dup_start"].append(f"{head}|{last[:2]}")
+            seeks["dup_end"].append(f"{head}|{last[-2:]}")
+    sound = hint_keys(name)["dup_sound"]
+    seeks["dup_sound"] = [sound] if sound else []
+    return seeks
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,17 @@
 """Issue 38 item 3: create_entities names the existing entity a new one probably duplicates, with the score
 and reasons find_duplicates gives that pair; nothing is merged; the reference profile's answer keeps its
-shape; off unless asked (--duplicate-hint); entities written before the hint's words get them from a
+shape; off unless asked (--duplicate-hint); entities written before the hint's keys get them from a
 batched, resumable backfill."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from test_find_duplicates import found
 
-from kg_neo4j.store import duplicate_hints
+from kg_neo4j.models import Entity, EntityIn
+from kg_neo4j.store import GraphStore, duplicate_hints
 from support.kg import ent, ok, session
 from support.servers import Neo4jInfo
 
@@ -60,13 +62,43 @@ async def test_the_backfill_is_batched_and_resumable(
         )
     # entities written before the hint: no words
     sync_driver.execute_query(
-        "MATCH (n:Entity) WHERE n.namespace = $ns REMOVE n.dup_first, n.dup_last", ns=namespace
+        "MATCH (n:Entity) WHERE n.namespace = $ns REMOVE n.dup_last, n.dup_start, n.dup_end, n.dup_sound",
+        ns=namespace,
     )
     db = neo4j_info.database
     assert await duplicate_hints.backfill(driver, db, namespace, batch=2, max_batches=1) == 2  # interrupted
     assert await duplicate_hints.backfill(driver, db, namespace, batch=2) == 3  # resumes with the rest
-    assert "duplicate hint words: 3/3" in capfd.readouterr().err  # progress on stderr
+    assert "duplicate hint keys: 3/3" in capfd.readouterr().err  # progress on stderr
     assert await duplicate_hints.backfill(driver, db, namespace) == 0
     async with session("stdio", neo4j_info, namespace, "--duplicate-hint") as s:
         answer = await ok(s, "create_entities", {"entities": [TYPO]})
         assert [h["duplicateOf"] for h in answer["duplicates"]] == ["Martha Okafor"]
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Martha Okafor", "Marhta Okafor"),  # the given name mistyped
+        ("Tomas Berg", "Tomas Bregg"),  # the surname mistyped: as it sounds
+        ("Daniel Ferreira", "Daniel Fereira"),  # the surname mistyped: a letter dropped
+        ("Priya Raman", "Ramen Priya"),  # swapped and mistyped
+        ("Helen Okoro", "Okoro Helen"),  # swapped
+        ("Robert Sandoval", "Bob Sandoval"),  # a nickname
+        ("Project Apollo 1234", "Project Apolo 1234"),  # a middle word mistyped
+    ],
+)
+async def test_each_kind_of_name_rule_is_found(store: GraphStore, existing: str, new: str) -> None:
+    facts = ["born 1984-03-12", "id number 48213377", "lives in Leith"]
+    await store.create_entities([EntityIn(name=existing, entityType="person", observations=facts)])
+    others = [EntityIn(name=n, entityType="person", observations=facts[:1]) for n in DISTRACTORS]
+    await store.create_entities(others)
+
+    async def write(st: GraphStore) -> list[Entity]:
+        return await st.create_entities([EntityIn(name=new, entityType="person", observations=facts)])
+
+    _, hints = await duplicate_hints.with_hints(store, [new], write, lambda made: [e.name for e in made])
+    assert [(h.name, h.duplicateOf) for h in hints] == [(new, existing)]
+
+
+#: Names beside each pair above that no name rule relates to either (of one surname, first name or letters).
+DISTRACTORS = ["Martin Okafor", "Tomas Lindqvist", "Daniel Ferguson", "Priya Ramanathan", "Helen Mirza"]

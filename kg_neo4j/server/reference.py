@@ -206,7 +206,7 @@ async def create_entities(rt: Runtime, req: CreateEntitiesIn) -> ToolOutput:
     hints: list[DuplicateHint] = []
     if rt.settings.duplicate_hint and rt.profile != "reference":
         (made, resolved), hints = await duplicate_hints.with_hints(
-            rt.store, write, lambda o: [e.name for e in o[0]]
+            rt.store, [e.name for e in req.entities], write, lambda o: [e.name for e in o[0]]
         )
     else:
         made, resolved = await write(rt.store)

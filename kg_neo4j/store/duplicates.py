@@ -48,6 +48,7 @@ from kg_neo4j.resolution import (
     name_rule,
     parse_name,
     score_pair,
+    typo_key_pairs,
 )
 from kg_neo4j.store.capabilities import vector_statements
 from kg_neo4j.store.core import StoreCore
@@ -80,6 +81,9 @@ NEAREST_READS = 2
 #: A peer block larger than this is compared only when its key is an exact one (same canonical name or
 #: same words): a block of 500 "J. ... Smith" names would be 125k comparisons for few rules.
 MAX_BLOCK = 200
+#: A typing-error block (``f:``, ``e:``) larger than this is narrowed to the pairs a name rule could relate
+#: (``resolution.typo_key_pairs``) before any is compared; a smaller one costs less compared whole.
+TYPO_BLOCK = 8
 #: A hub key with more hub-spoke pairs than this is skipped ("Dr Smith" beside 10,000 Smiths says nothing).
 MAX_HUB_PAIRS = 20_000
 #: Observations read per entity for the score.
@@ -223,9 +227,13 @@ def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
         peers, hubs, spokes = ([n for n, r in members if r == role] for role in (PEER, HUB, SPOKE))
         exact = key.startswith(("n:", "s:"))
         if len(peers) > 1 and (exact or len(peers) <= MAX_BLOCK):
-            for i, a in enumerate(peers):
-                for b in peers[i + 1 :]:
+            if len(peers) > TYPO_BLOCK and key.startswith(("f:", "e:")):  # only the pairs a rule could relate
+                for a, b in typo_key_pairs(key, peers):
                     consider(a, b)
+            else:
+                for i, a in enumerate(peers):
+                    for b in peers[i + 1 :]:
+                        consider(a, b)
         if hubs and len(hubs) * (len(spokes) + len(hubs)) <= MAX_HUB_PAIRS:
             for h in hubs:
                 for other in (*spokes, *hubs):

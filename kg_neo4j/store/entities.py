@@ -8,7 +8,7 @@ from typing import Any
 
 from kg_neo4j.errors import NotFoundError, ValidationError
 from kg_neo4j.models import Entity, EntityIn, ObservationAdd, ObservationDelete, ObservationResult
-from kg_neo4j.resolution import hint_words
+from kg_neo4j.resolution import hint_keys
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.records import check_observation_total, dedupe, entity_text
 from kg_neo4j.store.type_labels import type_labels
@@ -28,7 +28,7 @@ class EntityWrites(StoreCore):
                     "name": e.name,
                     "entityType": e.entityType,
                     "name_lower": e.name.lower(),
-                    **hint_words(e.name),
+                    **hint_keys(e.name),
                     "type_lower": e.entityType.lower(),
                     "type_labels": type_labels(e.entityType),
                     "observations": obs,

@@ -15,12 +15,9 @@ with the same inputs (the figures: docs/recall.md#recall-search_memory, #measure
 Graph signals on top:
 - mention: entities named in the question (found by the store, and removed from the
   text that is embedded and keyword-searched) lend a share of the top score to their
-  own observations ("what did Alice say about ..." prefers Alice's observations).  0.8: in
+  own observations ("what did Alice say about ..." prefers Alice's observations).  0.3: in
   long conversations both speakers talk about the same topics, and the question's person is the
-  strongest clue.  0.3 was chosen on the generated dev split of benchmarks/recall_eval/v2; on real
-  chats (REALTALK's dev split) 98% of the evidence of a question that names one person is that
-  person's own messages, yet a fifth of the ten hits were the other speaker's, and 0.8 raised hit@10,
-  MRR and category 1 ev@10 on every chat of the split (docs/recall.md#measured-recall);
+  strongest clue (it raised hit@10 and MRR on the dev split of benchmarks/recall_eval/v2: benchmarks/recall_eval/README.md);
 - asking: an observation that only asks questions ("What about you?", "Did you go skiing?")
   loses a share (``asking``, 0.5) of the top score: it states nothing a question could be answered
   with, yet it resembles the question more than any answer does.  On real chats (REALTALK) a message
@@ -66,7 +63,7 @@ class FusionWeights:
     vector: float = 1.0
     fulltext: float = 0.5
     entity: float = 0.5
-    mention: float = 0.8  # share of the top score added to observations of entities named in the question
+    mention: float = 0.3  # share of the top score added to observations of entities named in the question
     proximity: float = (
         0.05  # share of the top score, times relation weight, for neighbours of strong entities
     )

@@ -17,8 +17,18 @@ WITH e ORDER BY e.namespace, e.name
 LIMIT $limit
 RETURN collect([e.name, e.entityType, e.embedding_model IS NOT NULL AND e.embedding_model = $model]) AS rows
 
+// name: duplicates_vectors
+// One page of the namespace's entity vectors of model $model after the name $after, in name order: [name, vector].
+// A namespace of at most EXACT_ENTITIES of them is compared exactly in the store (never the database-wide index).
+MATCH (e:Entity)
+WHERE e.namespace = $ns AND e.name > $after AND e.created_at <= $at
+  AND e.embedding IS NOT NULL AND e.embedding_model = $model
+WITH e ORDER BY e.namespace, e.name
+LIMIT $limit
+RETURN collect([e.name, e.embedding]) AS rows
+
 // name: duplicates_nearest
-// For the entities $names: the $k nearest entity vectors in the whole index, kept when in this namespace and at least
+// For the entities $names of a namespace above EXACT_ENTITIES: the $k nearest entity vectors in the whole index, kept when in this namespace and at least
 // $min_score (Neo4j's cosine score, (1 + cos) / 2).  Neo4j 5.26's vector index cannot filter by namespace
 // inside the index, so other namespaces' near copies can take places among the $k: `crowded` says they did
 // (all $k scored $min_score, the entity itself included, and fewer than $want are this namespace's), and

@@ -7,14 +7,20 @@ No all-pairs comparison.  Candidate pairs come from two places only:
    ``cypher/duplicates.cypher``), each is filed under its blocking keys (``resolution.blocking_keys``)
    and names are compared only within a key, and only when a name rule relates them;
 2. with the embedding model on and ``min_score`` at most ``NO_NAME_RULE_CAP`` (above it a pair no name
-   rule relates cannot be listed), the entity vector index: each entity's ``NEAREST`` nearest name-and-type
-   vectors in its namespace at cosine ``VECTOR_MIN_COSINE`` or more (batched with UNWIND; asked again
-   with more when other namespaces' near copies took their places).
+   rule relates cannot be listed), each entity's ``NEAREST`` nearest name-and-type vectors in its
+   namespace at cosine ``VECTOR_MIN_COSINE`` or more.  A namespace of at most ``EXACT_ENTITIES`` entity
+   vectors is compared exactly: its vectors are read once and compared in numpy, so other namespaces'
+   data costs nothing (:class:`NamespaceVectors`).  A larger one asks the entity vector index (batched
+   with UNWIND; asked again with more when other namespaces' near copies took their places).
 
 Then the candidates' context (neighbours, observations, counts, vectors) is read for those entities
 only, every pair scored, and pairs at or above ``min_score`` grouped by the star rule
 (:func:`star_groups`): a group is a kept entity and the members that score with *it* at or above
 ``min_score``, so "A~B~C" never becomes one group when A and C are different things.
+
+A call for some ``names`` (compared exactly) reads and scores only the entities connected to them by
+candidate pairs (:func:`_component`): a group holding a name lies there, and the star rule groups each
+connected part on its own, so the answer is the whole namespace's groups that hold those names.
 """
 
 from __future__ import annotations
@@ -60,6 +66,12 @@ BATCH = 500
 VECTOR_MIN_COSINE = 0.9
 NEAREST = 5
 MAX_NEAREST_K = 384
+#: A namespace with at most this many entity vectors is compared exactly (read in pages of
+#: ``VECTOR_PAGE``, compared ``VECTOR_ROWS`` rows at a time); above it the index is asked
+#: (docs/performance.md#bench_scalepy-a-hundred-namespaces-on-one-database).
+EXACT_ENTITIES = 20_000
+VECTOR_PAGE = 2_000
+VECTOR_ROWS = 512
 #: Vector batches read at once: the index answers one query per thread, and two reads use both cores of
 #: a small server (docs/performance.md#find_duplicates measures one, two and four).
 NEAREST_READS = 2
@@ -118,7 +130,7 @@ async def find_duplicates(
     when given; the whole namespace is examined each call (one read transaction per statement)."""
     offset = decode_offset(cursor) if cursor else 0
     model = store.embedder.name if store.embedder is not None else None
-    groups = await duplicate_groups(store, model=model, min_score=min_score)
+    groups = await duplicate_groups(store, model=model, min_score=min_score, names=names or None)
     if names:
         wanted = set(names)
         groups = [g for g in groups if wanted & set(g.names)]
@@ -133,19 +145,29 @@ async def duplicate_groups(
     model: str | None,
     min_score: float = DEFAULT_MIN_SCORE,
     progress: Progress | None = None,
+    names: Sequence[str] | None = None,
 ) -> list[DuplicateGroup]:
     """Every group of the namespace at or above ``min_score``, best first.  ``model``: the embedding
-    model whose entity vectors count (None: the model is off, no vector signal)."""
+    model whose entity vectors count (None: the model is off, no vector signal).  ``names``: at least
+    every group holding one of them (the rest of the namespace is not scored)."""
     progress = progress or no_progress
     entities, with_vectors = await _stream(store, model, progress)
     pairs = _blocked_pairs(entities)
     cosines: dict[tuple[str, str], float] = {}
     use_vectors = model is not None and bool(with_vectors)
-    # The index finds pairs no name rule relates; such a pair scores at most NO_NAME_RULE_CAP, so above it
-    # the index cannot add a group (the cosine of the blocked pairs comes from their own vectors below).
-    if use_vectors and min_score <= NO_NAME_RULE_CAP:
+    # The vectors find pairs no name rule relates; such a pair scores at most NO_NAME_RULE_CAP, so above
+    # it they cannot add a group (the cosine of the blocked pairs comes from their own vectors below).
+    vectors = use_vectors and min_score <= NO_NAME_RULE_CAP
+    near: NamespaceVectors | None = None
+    if vectors and len(with_vectors) > EXACT_ENTITIES:
         cosines = await _nearest(store, model, with_vectors, progress)
-        pairs |= set(cosines)
+    elif vectors:
+        near = await NamespaceVectors.read(store, model, len(with_vectors), progress)
+        if names is None:
+            cosines = near.pairs(range(len(near.names)), progress)
+    if names is not None and not cosines:  # compared exactly, or no vectors: what the names connect to
+        pairs, cosines = _component(names, pairs, near)
+    pairs |= set(cosines)
     involved = sorted({n for p in pairs for n in p})
     context = await read_context(store, model, involved, use_vectors, progress)
     scorer = Scorer(context, cosines, ambiguous_short_forms(pairs))
@@ -207,6 +229,100 @@ def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
                 for other in (*spokes, *hubs):
                     consider(h, other)
     return out
+
+
+class NamespaceVectors:
+    """The namespace's entity vectors (unit length), compared exactly: an entity's ``NEAREST`` nearest at
+    ``VECTOR_MIN_COSINE`` or more, ties in name order, whatever other namespaces hold."""
+
+    def __init__(self, names: list[str], matrix: np.ndarray[Any, np.dtype[np.float32]]) -> None:
+        self.names = names
+        self.index = {n: i for i, n in enumerate(names)}
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        self.matrix = matrix / np.where(norms > 0, norms, 1.0)
+
+    @classmethod
+    async def read(
+        cls, store: StoreCore, model: str | None, total: int, progress: Progress
+    ) -> NamespaceVectors:
+        set_total, advance = progress("vectors")
+        set_total(total)
+        names: list[str] = []
+        vectors: list[np.ndarray[Any, np.dtype[np.float32]]] = []
+        after = ""
+        while True:
+            rows = (await store.x.read("duplicates_vectors", after=after, limit=VECTOR_PAGE, model=model))[0][
+                "rows"
+            ]
+            if rows:
+                names += [r[0] for r in rows]
+                vectors.append(np.asarray([r[1] for r in rows], dtype=np.float32))
+            advance(len(rows))
+            if len(rows) < VECTOR_PAGE:
+                break
+            after = rows[-1][0]
+        return cls(names, np.concatenate(vectors) if vectors else np.zeros((0, 0), dtype=np.float32))
+
+    def nearest(self, rows: Sequence[int]) -> dict[int, list[tuple[int, float]]]:
+        """Each row's nearest: [(row, cosine)], best first."""
+        out: dict[int, list[tuple[int, float]]] = {}
+        for i in range(0, len(rows), VECTOR_ROWS):
+            block = np.asarray(rows[i : i + VECTOR_ROWS], dtype=np.int64)
+            sims = self.matrix[block] @ self.matrix.T
+            sims[np.arange(len(block)), block] = -1.0  # not itself
+            r, c = np.nonzero(sims >= VECTOR_MIN_COSINE)
+            # rounded, so that a row computed alone or in a block keeps the same ties (then name order)
+            score = np.round(sims[r, c], 6)
+            for k in np.lexsort((c, -score, r)):
+                hits = out.setdefault(int(block[r[k]]), [])
+                if len(hits) < NEAREST:
+                    hits.append((int(c[k]), float(score[k])))
+        return out
+
+    def pairs(self, rows: Iterable[int], progress: Progress = no_progress) -> dict[tuple[str, str], float]:
+        """The pairs of ``rows``' nearest, with their cosine."""
+        rows = list(rows)
+        set_total, advance = progress("nearest")
+        set_total(len(rows))
+        out: dict[tuple[str, str], float] = {}
+        for i in range(0, len(rows), BATCH):
+            for a, hits in self.nearest(rows[i : i + BATCH]).items():
+                for b, cos in hits:
+                    x, y = self.names[a], self.names[b]
+                    out[(x, y) if x < y else (y, x)] = cos
+            advance(len(rows[i : i + BATCH]))
+        return out
+
+    def pairs_touching(self, names: Iterable[str]) -> dict[tuple[str, str], float]:
+        """Every vector pair holding one of ``names``: their own nearest, and the entities that have one
+        of them among theirs (those lie at ``VECTOR_MIN_COSINE`` of it, so only they are compared)."""
+        rows = [self.index[n] for n in names if n in self.index]
+        if not rows:
+            return {}
+        within = self.matrix[np.asarray(rows)] @ self.matrix.T >= VECTOR_MIN_COSINE
+        around = sorted(set(np.nonzero(within.any(axis=0))[0].tolist()) | set(rows))
+        mine = {self.names[r] for r in rows}
+        return {p: c for p, c in self.pairs(around).items() if p[0] in mine or p[1] in mine}
+
+
+def _component(
+    names: Sequence[str], blocked: set[tuple[str, str]], near: NamespaceVectors | None
+) -> tuple[set[tuple[str, str]], dict[tuple[str, str], float]]:
+    """The candidate pairs (name-blocked, and vector pairs with their cosine) connected to ``names``."""
+    linked: dict[str, set[str]] = defaultdict(set)
+    for a, b in blocked:
+        linked[a].add(b)
+        linked[b].add(a)
+    cosines: dict[tuple[str, str], float] = {}
+    seen = set(names)
+    frontier = set(names)
+    while frontier:
+        found = near.pairs_touching(frontier) if near is not None else {}
+        cosines.update(found)
+        reached = {n for p in found for n in p}.union(*(linked[n] for n in frontier))
+        frontier = reached - seen
+        seen |= frontier
+    return {p for p in blocked if p[0] in seen}, cosines
 
 
 async def _nearest(

@@ -56,7 +56,8 @@ MIN_K = 50
 ENTITY_OVERFETCH = 3
 MIN_K_ENTITIES = 20
 #: A starved vector channel is ranked exactly (cosine over the namespace's own vectors) when the
-#: namespace holds at most this many observations (resp. entities); past it, k grows.
+#: namespace holds at most this many observations (resp. entities); past it, k grows (raising it was
+#: measured slower: docs/performance.md#bench_scalepy-a-hundred-namespaces-on-one-database).
 EXACT_CAP = 2000
 EXACT_RECHECK_S = 300.0
 MAX_K = 10_000

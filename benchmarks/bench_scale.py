@@ -33,15 +33,17 @@ Stages:
 * ``measure``: each call in the two small namespaces (above and below ``EXACT_CAP``) alone and beside the
   rest **interleaved**: the same call on the alone server and at once on the full one, the order
   alternating per rep, so both sides see the same machine load (the ratio is what holds on a busy
-  machine); then in a mid and the big namespace (``--large-reps``);
+  machine); then in a mid and the big namespace (``--large-reps``; ``--slow-reps`` bounds their
+  find_duplicates);
 * ``recall``: the recall namespaces' questions, each asked alone and beside in turn;
-* ``delete``: the big namespace erased with ``kg-neo4j namespace delete`` (first stopped after
-  ``--stop-after`` transactions, then finished by the command) while another MCP client searches and writes
-  a small namespace: that client's p99 during the deletion against its p99 just before;
 * ``ingest``: ``--ingest`` new observations through MCP (create_entities, model on) into a fresh namespace
   of the full database, against the model's own encode rate on the same texts in this process;
 * ``storage``: the store and transaction logs on disk (``KG_NEO4J_HOME``'s local server), its configured
-  heap and page cache, and the JVM's heap in use.
+  heap and page cache, and the JVM's heap in use;
+* ``delete`` (last: it takes the big namespace away): the big namespace erased with ``kg-neo4j
+  namespace delete`` (first stopped after ``--stop-after`` transactions, then finished by the command)
+  while another MCP client searches and writes a small namespace: that client's p99 during the deletion
+  against its p99 just before.
 
 Calls measured (``--reps`` each): search_memory (a paraphrase of one of the namespace's
 observations, limit 10), open_nodes (3 names), read_graph (limit 100), traverse_graph (one start, depth 2),
@@ -106,7 +108,7 @@ from kg_neo4j.store.namespaces import Stopped, erase_namespace, namespace_counts
 from kg_neo4j.store.records import entity_text
 
 MODEL = "all-MiniLM-L6-v2"
-STAGES = ("seed", "alone", "measure", "recall", "delete", "ingest", "storage")
+STAGES = ("seed", "alone", "measure", "recall", "ingest", "storage", "delete")
 READS = ("search_memory", "open_nodes", "read_graph", "traverse_graph", "find_duplicates")
 WRITES = ("create_entities", "add_observations")
 ABOVE_CAP = 3000
@@ -261,11 +263,20 @@ def summary(values: dict[str, list[float]]) -> dict[str, Any]:
 
 
 async def measure_ns(
-    ns: str, n_obs: int, pool: Sequence[EntityIn], reps: int, tag: str, sides: Sequence[Side]
+    ns: str,
+    n_obs: int,
+    pool: Sequence[EntityIn],
+    reps: int,
+    tag: str,
+    sides: Sequence[Side],
+    slow_reps: int | None = None,
 ) -> dict[str, Any]:
     """p50/p95 of every call in one namespace on each side, interleaved: each call is made on one side
-    then at once on the other (the order alternating per rep), so both see the same load."""
-    rng = random.Random(f"{ns}-{tag}")
+    then at once on the other (the order alternating per rep), so both see the same load.  ``tag`` names
+    the written entities apart from an earlier run's (a rerun creates, never updates).  ``slow_reps``
+    bounds find_duplicates to that many measured calls, without warm-up (the big namespace's take
+    minutes each)."""
+    rng = random.Random(ns)
     ents = entities_of(ns, n_obs, pool)
     out: dict[str, dict[str, list[float]]] = {x.name: {t: [] for t in (*READS, *WRITES)} for x in sides}
     async with contextlib.AsyncExitStack() as stack:
@@ -297,6 +308,8 @@ async def measure_ns(
             ]
             order = list(sides) if rep % 2 == 0 else list(reversed(sides))
             for tool, arguments_, sessions in plan:
+                if tool == "find_duplicates" and slow_reps is not None and not 2 <= rep < 2 + slow_reps:
+                    continue
                 for x in order:
                     ms = (await call(sessions[x.name], tool, arguments_))[0]
                     if rep >= 2:
@@ -518,6 +531,13 @@ def options() -> argparse.Namespace:
     ap.add_argument(
         "--large-reps", dest="large_reps", type=int, default=None, help="for mid and big (--reps)"
     )
+    ap.add_argument(
+        "--slow-reps",
+        dest="slow_reps",
+        type=int,
+        default=None,
+        help="find_duplicates calls in mid and big, without warm-up (default: as the others)",
+    )
     ap.add_argument("--questions", type=int, default=1000)
     ap.add_argument("--ingest", type=int, default=25_000)
     ap.add_argument(
@@ -636,7 +656,13 @@ async def run(args: argparse.Namespace) -> None:
                 log(f"measuring {label} ({ns}, {sizes[ns]:,} observations) on {[x.name for x in sides]}")
                 start = load()
                 calls = await measure_ns(
-                    ns, sizes[ns], pool, args.reps if small else args.large_reps, "m", sides
+                    ns,
+                    sizes[ns],
+                    pool,
+                    args.reps if small else args.large_reps,
+                    f"m{int(time.time())}",
+                    sides,
+                    None if small else args.slow_reps,
                 )
                 m[label] = {
                     "namespace": ns,
@@ -652,11 +678,6 @@ async def run(args: argparse.Namespace) -> None:
             )
             state["recall"]["load"] = [start, load()]
             save(state)
-        if "delete" in stages and "delete" not in state:
-            start = load()
-            state["delete"] = await delete_stage(driver, db, sizes, pool, args, beside)
-            state["delete"]["load"] = [start, load()]
-            save(state)
         if "ingest" in stages and "ingest" not in state:
             start = load()
             state["ingest"] = await ingest_stage(inner, args.ingest, args.prefix, beside)
@@ -664,6 +685,11 @@ async def run(args: argparse.Namespace) -> None:
             save(state)
         if "storage" in stages and "storage" not in state:
             state["storage"] = await storage_stage(driver, db, settings)
+            save(state)
+        if "delete" in stages and "delete" not in state:
+            start = load()
+            state["delete"] = await delete_stage(driver, db, sizes, pool, args, beside)
+            state["delete"]["load"] = [start, load()]
             save(state)
         complete = all(s in state for s in ("measure", "recall", "delete", "ingest", "storage"))
     finally:

@@ -46,6 +46,22 @@ CALL (e) {
 WITH e, near, crowded WHERE size(near) > 0 OR crowded
 RETURN collect([e.name, near[0..$want], crowded]) AS rows
 
+// name: duplicates_nearest_filtered
+// As duplicates_nearest on a server whose filtered entity index is ONLINE (2026.x): the $k nearest of this namespace, found inside the index (never crowded).
+CYPHER 25
+UNWIND $names AS name
+MATCH (e:KgNode {namespace: $ns, name: name})
+WHERE e:Entity AND e.embedding IS NOT NULL AND e.embedding_model = $model
+CALL (e) {
+  MATCH (x:Entity)
+  SEARCH x IN (VECTOR INDEX kg_entity_embedding_filtered FOR e.embedding
+               WHERE x.namespace = $ns AND x.created_at <= $at LIMIT $k) SCORE AS score
+  WITH x, score WHERE score >= $min_score AND x <> e
+  RETURN collect([x.name, score]) AS near
+}
+WITH e, near WHERE size(near) > 0
+RETURN collect([e.name, near[0..$want], false]) AS rows
+
 // name: duplicates_context
 // For the candidate entities $names: type, neighbours (current relations either way), relation and observation counts, the first $max_obs current observations, and the vector when $vectors.
 UNWIND $names AS name

@@ -1,7 +1,8 @@
 """Issue 39: find_duplicates in a namespace beside others holding copies of its names.  A namespace is
-compared exactly over its own vectors (at most ``EXACT_ENTITIES``) or through the database-wide index
-(above it); either way it finds its own groups and the same answer as alone, and a call for some names
-answers the whole namespace's groups that hold them (it reads only what they connect to)."""
+compared exactly over its own vectors (at most ``EXACT_ENTITIES``) or, above it, through the entity
+index (on 2026.x the filtered one, on 5.26 the database-wide one, asked again when crowded); either
+way it finds its own groups and the same answer as alone, and a call for some names answers the whole
+namespace's groups that hold them (it reads only what they connect to)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ No all-pairs comparison.  Candidate pairs come from two places only:
    namespace at cosine ``VECTOR_MIN_COSINE`` or more.  A namespace of at most ``EXACT_ENTITIES`` entity
    vectors is compared exactly: its vectors are read once and compared in numpy, so other namespaces'
    data costs nothing (:class:`NamespaceVectors`).  A larger one asks the entity vector index (batched
-   with UNWIND; asked again with more when other namespaces' near copies took their places).
+   with UNWIND): on 2026.x the filtered one, inside this namespace; on 5.26 the database-wide one, asked
+   again with more when other namespaces' near copies took their places.
 
 Then the candidates' context (neighbours, observations, counts, vectors) is read for those entities
 only, every pair scored, and pairs at or above ``min_score`` grouped by the star rule
@@ -48,6 +49,7 @@ from kg_neo4j.resolution import (
     parse_name,
     score_pair,
 )
+from kg_neo4j.store.capabilities import vector_statements
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.executor import concurrently
 from kg_neo4j.store.progress import Progress, no_progress
@@ -333,13 +335,14 @@ async def _nearest(
     set_total(len(names))
     out: dict[tuple[str, str], float] = {}
     min_score = (1.0 + VECTOR_MIN_COSINE) / 2.0  # Neo4j's cosine score is (1 + cos) / 2
+    # 2026.x with its filtered indexes ONLINE: this namespace's nearest inside the index, never crowded
+    filtered = (await vector_statements(store.driver, store.database)).filtered
+    statement = "duplicates_nearest_filtered" if filtered else "duplicates_nearest"
 
     async def batch(chunk: list[str], k: int) -> list[str]:
         """Reads ``chunk`` with ``k`` nearest each; the names to ask again with a larger ``k``."""
         rows = (
-            await store.x.read(
-                "duplicates_nearest", names=chunk, k=k, want=NEAREST, min_score=min_score, model=model
-            )
+            await store.x.read(statement, names=chunk, k=k, want=NEAREST, min_score=min_score, model=model)
         )[0]["rows"]
         for name, near, _ in rows:
             for other, score in near:

@@ -1,13 +1,19 @@
 """One database, a hundred teams: many namespaces of very different sizes (issue 39).
 
-Not a test: it prints its tables and saves them as a results file (``benchmarks/results/scale-<N>.json``).
+Not a test: it prints its tables and saves them as a results file
+(``benchmarks/results/scale-<line>-<N>.json``, the line read from the server: ``2026``, ``5.26``).
 Staged and resumable: every stage records what it did in ``--state`` (beside the vector cache in
 ``--cache``, outside the clone) and a rerun skips what is done; ``--stages`` picks stages.  A run that
 completes every stage deletes its namespaces (``--keep`` keeps them); its state stays, so a rerun
 rewrites the results from it (remove the state file to start again).  A run that fails keeps them,
-so the next goes on.  ``--tiny`` (the smoke size: four namespaces, 150
-observations, every stage) works in a temporary cache and fresh namespaces, and deletes them even
-when it fails.
+so the next goes on.  ``--tiny`` (the smoke size: four namespaces, 150 observations, every stage) works
+in a temporary cache and fresh namespaces, and deletes them even when it fails.
+
+The full database is the one ``NEO4J_*`` (or ``KG_NEO4J_HOME``'s local server) names.  "Alone" is a
+second, fresh server that holds only the small namespaces measured and recalled: ``--alone-home`` (the
+bench starts it, same Neo4j version, 1 GB heap and page cache, on ``--alone-port``, and leaves it
+running for the next stage: ``KG_NEO4J_HOME=... kg-neo4j neo4j stop`` when done).  Without it the alone
+copies are namespaces ``<ns>-alone`` in the same database, which is not alone: the smoke run's shape only.
 
 Data (``layout``): ``--observations`` N in ``--namespaces`` K: one big namespace of N/2, ten of N/40
 ("mid", 25,000 at N = 1M), the rest between N/500 and N/200 (2,000 to 5,000 at 1M), one of them at 3,000
@@ -22,18 +28,24 @@ MCP; it is not measured.
 
 Stages:
 
-* ``alone``: the measured small namespaces (and the recall ones) seeded alone; each call measured there
-  through MCP; recall of their questions;
-* ``seed``: everything else;
-* ``beside``: the same calls in the same namespaces, and in a mid and the big namespace; recall again;
-* ``delete``: the big namespace erased with ``kg-neo4j namespace delete`` (first stopped after
-  ``--stop-after`` transactions, then finished by the command) while another MCP client searches and writes
-  a small namespace: that client's p99 during the deletion against its p99 just before;
+* ``seed``: every namespace in the full database;
+* ``alone``: the small namespaces measured and recalled, in the alone server;
+* ``measure``: each call in the two small namespaces (above and below ``EXACT_CAP``) alone and beside the
+  rest **interleaved**: the same call on the alone server and at once on the full one, the order
+  alternating per rep, so both sides see the same machine load (the ratio is what holds on a busy
+  machine); then in a mid and the big namespace (``--large-reps``; ``--slow-reps`` bounds their
+  find_duplicates);
+* ``recall``: the recall namespaces' questions, each asked alone and beside in turn;
 * ``ingest``: ``--ingest`` new observations through MCP (create_entities, model on) into a fresh namespace
   of the full database, against the model's own encode rate on the same texts in this process;
-* ``storage``: the store's size on disk (the local server's data directory) and the JVM's heap in use.
+* ``storage``: the store and transaction logs on disk (``KG_NEO4J_HOME``'s local server), its configured
+  heap and page cache, and the JVM's heap in use;
+* ``delete`` (last: it takes the big namespace away): the big namespace erased with ``kg-neo4j
+  namespace delete`` (first stopped after ``--stop-after`` transactions, then finished by the command)
+  while another MCP client searches and writes a small namespace: that client's p99 during the deletion
+  against its p99 just before.
 
-Calls measured (``--reps`` each, interleaved): search_memory (a paraphrase of one of the namespace's
+Calls measured (``--reps`` each): search_memory (a paraphrase of one of the namespace's
 observations, limit 10), open_nodes (3 names), read_graph (limit 100), traverse_graph (one start, depth 2),
 find_duplicates (one name), and two writes: create_entities (100 entities of one observation) and
 add_observations (one).  The reads run on a server with the model; the writes on one with embeddings off
@@ -42,7 +54,8 @@ would hide what the database does.  The client is the harness's (tools listed, s
 against their output schemas, as clients do).  Recall: a question is a hit when the observation it paraphrases
 (entity and text) is among search_memory's 10 hits, pooled over the recall namespaces.
 
-    nice -n 10 .venv/bin/python -m benchmarks.bench_scale --observations 1000000        # the issue's size
+    nice -n 10 .venv/bin/python -m benchmarks.bench_scale --observations 1000000 \\
+        --alone-home ~/.cache/kg-neo4j-bench/alone                                   # the issue's size
     nice -n 10 .venv/bin/python -m benchmarks.bench_scale --observations 50000 --pool 600 --reps 15 \\
         --questions 200 --ingest 300                                                   # what a busy machine finishes
 """
@@ -60,6 +73,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,12 +86,12 @@ from benchmarks.harness import (
     PERTURB,
     Results,
     arguments,
-    connection,
     kg_serve,
     log,
     make_dataset,
     make_relations,
     mcp_session,
+    own_neo4j,
     percentile,
     server_env,
     structured,
@@ -87,14 +101,14 @@ from kg_neo4j.embeddings import load_embedder
 from kg_neo4j.models import EntityIn
 from kg_neo4j.settings import Settings
 from kg_neo4j.store import GraphStore, connect
-from kg_neo4j.store.connection import bootstrap, ensure_vector_indexes
+from kg_neo4j.store.connection import Connection, bootstrap, ensure_vector_indexes
 from kg_neo4j.store.executor import Executor
 from kg_neo4j.store.hybrid_search import EXACT_CAP
 from kg_neo4j.store.namespaces import Stopped, erase_namespace, namespace_counts
 from kg_neo4j.store.records import entity_text
 
 MODEL = "all-MiniLM-L6-v2"
-STAGES = ("alone", "seed", "beside", "delete", "ingest", "storage")
+STAGES = ("seed", "alone", "measure", "recall", "ingest", "storage", "delete")
 READS = ("search_memory", "open_nodes", "read_graph", "traverse_graph", "find_duplicates")
 WRITES = ("create_entities", "add_observations")
 ABOVE_CAP = 3000
@@ -187,29 +201,47 @@ async def seed(
     sizes: dict[str, int],
     pool: Sequence[EntityIn],
     state: dict[str, Any],
+    key: str = "seeded",
+    suffix: str = "",
 ) -> None:
-    done = state.setdefault("seeded", {})
+    """Write every namespace of ``sizes`` (as ``ns + suffix``, with ``ns``'s entities) not yet in
+    ``state[key]``."""
+    done = state.setdefault(key, {})
     for ns, n_obs in sizes.items():
         if done.get(ns):
             continue
         x = Executor(driver, database)
-        if not (await namespace_counts(x, ns)).empty:  # a seeding stopped half-way: again from nothing
-            await erase_namespace(x, ns)
+        if not (await namespace_counts(x, ns + suffix)).empty:  # stopped half-way: again from nothing
+            await erase_namespace(x, ns + suffix)
         t0 = time.perf_counter()
-        store = GraphStore(driver, database=database, namespace=ns, embedder=emb)
+        store = GraphStore(driver, database=database, namespace=ns + suffix, embedder=emb)
         ents = entities_of(ns, n_obs, pool)
         for i in range(0, len(ents), 100):
             await store.create_entities(ents[i : i + 100])
         await write_relations(store, make_relations(ents))
         done[ns] = True
-        log(f"seeded {ns}: {n_obs:,} observations in {time.perf_counter() - t0:.0f} s")
+        secs = time.perf_counter() - t0
+        log(
+            f"seeded {ns + suffix}: {n_obs:,} observations in {secs:.0f} s ({n_obs / secs:,.0f}/s), load {load()}"
+        )
         save(state)
 
 
 # --- MCP sessions -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Side:
+    """Where a namespace is measured: 'beside' (the full database) or 'alone' (a fresh database holding
+    only the measured namespaces: the second server of ``--alone-home``, else copies named
+    ``<ns>-alone`` in the same database, which is only good for the smoke run)."""
+
+    name: str
+    conn: Connection
+    suffix: str = ""
+
+
 @contextlib.asynccontextmanager
-async def session(ns: str, *, model: bool) -> AsyncIterator[ClientSession]:
-    server = kg_serve(connection(), ns, "--embedding-model", MODEL if model else "none")
+async def session(side: Side, ns: str, *, model: bool) -> AsyncIterator[ClientSession]:
+    server = kg_serve(side.conn, ns + side.suffix, "--embedding-model", MODEL if model else "none")
     async with mcp_session(server) as s:
         yield s
 
@@ -226,79 +258,106 @@ def question_of(e: EntityIn, rng: random.Random) -> tuple[str, tuple[str, str]]:
     return rng.choice(PERTURB).format(s=o), (e.name, o)
 
 
-async def measure_ns(ns: str, n_obs: int, pool: Sequence[EntityIn], reps: int, tag: str) -> dict[str, Any]:
-    """p50/p95 of every call in one namespace (``tag`` names the write entities apart per stage)."""
-    rng = random.Random(f"{ns}-{tag}")
+def summary(values: dict[str, list[float]]) -> dict[str, Any]:
+    return {t: {"p50": percentile(v, 50), "p95": percentile(v, 95), "n": len(v)} for t, v in values.items()}
+
+
+async def measure_ns(
+    ns: str,
+    n_obs: int,
+    pool: Sequence[EntityIn],
+    reps: int,
+    tag: str,
+    sides: Sequence[Side],
+    slow_reps: int | None = None,
+) -> dict[str, Any]:
+    """p50/p95 of every call in one namespace on each side, interleaved: each call is made on one side
+    then at once on the other (the order alternating per rep), so both see the same load.  ``tag`` names
+    the written entities apart from an earlier run's (a rerun creates, never updates).  ``slow_reps``
+    bounds find_duplicates to that many measured calls, without warm-up (the big namespace's take
+    minutes each)."""
+    rng = random.Random(ns)
     ents = entities_of(ns, n_obs, pool)
-    out: dict[str, list[float]] = {t: [] for t in (*READS, *WRITES)}
-    async with session(ns, model=True) as rs, session(ns, model=False) as ws:
+    out: dict[str, dict[str, list[float]]] = {x.name: {t: [] for t in (*READS, *WRITES)} for x in sides}
+    async with contextlib.AsyncExitStack() as stack:
+        rs, ws = {}, {}
+        for x in sides:
+            rs[x.name] = await stack.enter_async_context(session(x, ns, model=True))
+            ws[x.name] = await stack.enter_async_context(session(x, ns, model=False))
         for rep in range(reps + 2):  # the first two warm up
             e = rng.choice(ents)
             q, _ = question_of(e, rng)
             names = [x.name for x in rng.sample(ents, min(3, len(ents)))]
-            times = {
-                "search_memory": (await call(rs, "search_memory", {"query": q, "limit": 10}))[0],
-                "open_nodes": (await call(rs, "open_nodes", {"names": names}))[0],
-                "read_graph": (await call(rs, "read_graph", {"limit": 100}))[0],
-                "traverse_graph": (await call(rs, "traverse_graph", {"start": [e.name], "maxDepth": 2}))[0],
-                "find_duplicates": (await call(rs, "find_duplicates", {"names": [e.name]}))[0],
-            }
             batch = [
                 {
                     "name": f"w-{tag}-{rep}-{i}",
                     "entityType": "note",
-                    "observations": [f"note {i} of rep {rep} ({tag})"],
+                    "observations": [f"note {i} of rep {rep}"],
                 }
                 for i in range(100)
             ]
-            times["create_entities"] = (await call(ws, "create_entities", {"entities": batch}))[0]
             add = [{"entityName": e.name, "contents": [f"seen again at rep {rep} ({tag})"]}]
-            times["add_observations"] = (await call(ws, "add_observations", {"observations": add}))[0]
-            if rep >= 2:
-                for t, ms in times.items():
-                    out[t].append(ms)
-    return {t: {"p50": percentile(v, 50), "p95": percentile(v, 95), "n": len(v)} for t, v in out.items()}
+            plan: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+                ("search_memory", {"query": q, "limit": 10}, rs),
+                ("open_nodes", {"names": names}, rs),
+                ("read_graph", {"limit": 100}, rs),
+                ("traverse_graph", {"start": [e.name], "maxDepth": 2}, rs),
+                ("find_duplicates", {"names": [e.name]}, rs),
+                ("create_entities", {"entities": batch}, ws),
+                ("add_observations", {"observations": add}, ws),
+            ]
+            order = list(sides) if rep % 2 == 0 else list(reversed(sides))
+            for tool, arguments_, sessions in plan:
+                if tool == "find_duplicates" and slow_reps is not None and not 2 <= rep < 2 + slow_reps:
+                    continue
+                for x in order:
+                    ms = (await call(sessions[x.name], tool, arguments_))[0]
+                    if rep >= 2:
+                        out[x.name][tool].append(ms)
+    return {x.name: summary(out[x.name]) for x in sides}
 
 
 async def recall(
-    sizes: dict[str, int], pool: Sequence[EntityIn], questions: int, n_ns: int
+    sizes: dict[str, int], pool: Sequence[EntityIn], questions: int, n_ns: int, sides: Sequence[Side]
 ) -> dict[str, Any]:
-    """hit@10 pooled over the recall namespaces (questions spread evenly)."""
+    """hit@10 pooled over the recall namespaces (questions spread evenly), each question asked on every
+    side in turn."""
     names = small_names(sizes)[:n_ns]  # the two measured ones first
-    hits = total = 0
-    per_ns: dict[str, float] = {}
+    hits = {x.name: 0 for x in sides}
+    per_ns: dict[str, dict[str, float]] = {x.name: {} for x in sides}
+    total = 0
     for ns in names:
         rng = random.Random(f"recall-{ns}")
         ents = entities_of(ns, sizes[ns], pool)
-        n_hit = n = 0
-        async with session(ns, model=True) as s:
-            for _ in range(max(1, questions // len(names))):
+        n_hit = {x.name: 0 for x in sides}
+        n = max(1, questions // len(names))
+        async with contextlib.AsyncExitStack() as stack:
+            ss = {x.name: await stack.enter_async_context(session(x, ns, model=True)) for x in sides}
+            for _ in range(n):
                 q, answer = question_of(rng.choice(ents), rng)
-                _, res = await call(s, "search_memory", {"query": q, "limit": 10})
-                got = {(h["name"], h.get("observation")) for h in res["hits"]}
-                n_hit += answer in got
-                n += 1
-        per_ns[ns] = n_hit / n
-        hits, total = hits + n_hit, total + n
-    return {"hit@10": hits / total, "questions": total, "per_namespace": per_ns}
+                for x in sides:
+                    _, res = await call(ss[x.name], "search_memory", {"query": q, "limit": 10})
+                    n_hit[x.name] += answer in {(h["name"], h.get("observation")) for h in res["hits"]}
+        for x in sides:
+            per_ns[x.name][ns] = n_hit[x.name] / n
+            hits[x.name] += n_hit[x.name]
+        total += n
+        log(f"recall {ns}: " + ", ".join(f"{k} {v / n:.3f}" for k, v in n_hit.items()))
+    return {
+        x.name: {"hit@10": hits[x.name] / total, "questions": total, "per_namespace": per_ns[x.name]}
+        for x in sides
+    }
 
 
-async def measured_set(
-    sizes: dict[str, int], pool: Sequence[EntityIn], reps: int, tag: str, with_large: bool
-) -> dict[str, Any]:
+def targets(sizes: dict[str, int]) -> dict[str, str]:
+    """The measured namespaces: two small ones (above and below ``EXACT_CAP``), a mid and the big one."""
     smalls = small_names(sizes)
-    targets = {"small-above-cap": smalls[0], "small-below-cap": smalls[1]}
-    if with_large:
-        targets |= {"mid": next(ns for ns in sizes if "-mid-" in ns), "big": next(iter(sizes))}
-    out = {}
-    for label, ns in targets.items():
-        log(f"{tag}: measuring {label} ({ns}, {sizes[ns]:,} observations)")
-        out[label] = {
-            "namespace": ns,
-            "observations": sizes[ns],
-            "calls": await measure_ns(ns, sizes[ns], pool, reps, tag),
-        }
-    return out
+    return {
+        "small-above-cap": smalls[0],
+        "small-below-cap": smalls[1],
+        "mid": next(ns for ns in sizes if "-mid-" in ns),
+        "big": next(iter(sizes)),
+    }
 
 
 # --- deletion while another client works ----------------------------------------------------------
@@ -310,10 +369,11 @@ async def client_loop(
     stop: asyncio.Event,
     lat: list[float],
     limit: int | None,
+    side: Side,
 ) -> None:
     rng = random.Random(f"loop-{ns}-{limit}")
     ents = entities_of(ns, n_obs, pool)
-    async with session(ns, model=True) as s:
+    async with session(side, ns, model=True) as s:
         ready.set()  # measured from here: the session's start is not the deletion's doing
         i = 0
         while not stop.is_set() and (limit is None or i < limit):
@@ -329,17 +389,24 @@ async def client_loop(
 
 
 async def delete_stage(
-    driver: Any, database: str, sizes: dict[str, int], pool: Sequence[EntityIn], args: argparse.Namespace
+    driver: Any,
+    database: str,
+    sizes: dict[str, int],
+    pool: Sequence[EntityIn],
+    args: argparse.Namespace,
+    side: Side,
 ) -> dict[str, Any]:
     big, small = next(iter(sizes)), small_names(sizes)[0]
     before: list[float] = []
-    await client_loop(asyncio.Event(), small, pool, sizes[small], asyncio.Event(), before, args.loop_calls)
+    await client_loop(
+        asyncio.Event(), small, pool, sizes[small], asyncio.Event(), before, args.loop_calls, side
+    )
     x = Executor(driver, database)
     counts = (await namespace_counts(x, big)).as_dict()
     during: list[float] = []
     stop = asyncio.Event()
     ready = asyncio.Event()
-    loop = asyncio.create_task(client_loop(ready, small, pool, sizes[small], stop, during, None))
+    loop = asyncio.create_task(client_loop(ready, small, pool, sizes[small], stop, during, None, side))
     await ready.wait()
     t0 = time.perf_counter()
     stopped = False
@@ -353,7 +420,7 @@ async def delete_stage(
     done = await asyncio.to_thread(
         subprocess.run,
         [KG, "namespace", "delete", big, "--yes", "--batch-size", str(args.batch_size), "--no-progress"],
-        env=server_env(connection()),
+        env=server_env(side.conn),
         capture_output=True,
         text=True,
     )
@@ -382,7 +449,7 @@ async def delete_stage(
 
 
 # --- ingest and storage ---------------------------------------------------------------------------
-async def ingest_stage(inner: Any, n_obs: int, prefix: str) -> dict[str, Any]:
+async def ingest_stage(inner: Any, n_obs: int, prefix: str, side: Side) -> dict[str, Any]:
     ents = make_dataset(max(1, n_obs // OBS_PER_ENTITY), seed=9939)
     texts = [o for e in ents for o in e.observations] + [entity_text(e.name, e.entityType) for e in ents]
     inner.encode(texts[:32])
@@ -391,7 +458,7 @@ async def ingest_stage(inner: Any, n_obs: int, prefix: str) -> dict[str, Any]:
         inner.encode(texts[i : i + 256])
     encode_rate = len(ents) * OBS_PER_ENTITY / (time.perf_counter() - t0)  # observations/s, names included
     ns = f"{prefix}-ingest-{int(time.time())}"
-    async with session(ns, model=True) as s:
+    async with session(side, ns, model=True) as s:
         await call(
             s,
             "create_entities",
@@ -410,14 +477,26 @@ async def ingest_stage(inner: Any, n_obs: int, prefix: str) -> dict[str, Any]:
     }
 
 
-async def storage_stage(driver: Any, database: str) -> dict[str, Any]:
+async def storage_stage(driver: Any, database: str, settings: Settings) -> dict[str, Any]:
+    """The store and transaction logs on disk (the local server of ``KG_NEO4J_HOME``, as ``kg-neo4j
+    neo4j start`` made it), its configured heap and page cache, and the JVM's heap in use."""
     from kg_neo4j.localdb import LocalNeo4j
 
-    data = LocalNeo4j(Settings()).data_dir
-    du = subprocess.run(["du", "-sb", str(data)], capture_output=True, text=True, check=False)
+    data = LocalNeo4j(settings).data_dir
+
+    def du(path: Path) -> int | None:
+        out = subprocess.run(["du", "-sb", str(path)], capture_output=True, text=True, check=False)
+        return int(out.stdout.split()[0]) if out.returncode == 0 else None
+
     # Not the local server's (another Neo4j, e.g. the tests'): its size on disk is not ours to read.
-    size = int(du.stdout.split()[0]) if du.returncode == 0 else None
-    out: dict[str, Any] = {"data_dir": str(data), "bytes_on_disk": size}
+    out: dict[str, Any] = {
+        "data_dir": str(data),
+        "bytes_on_disk": du(data),
+        "store_bytes": du(data / "databases" / database),
+        "transaction_log_bytes": du(data / "transactions" / database),
+        "heap_configured": settings.local_heap,
+        "pagecache_configured": settings.local_pagecache,
+    }
     try:
         recs, _, _ = await driver.execute_query(
             "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes RETURN attributes",
@@ -449,6 +528,16 @@ def options() -> argparse.Namespace:
     ap.add_argument("--namespaces", type=int, default=100)
     ap.add_argument("--pool", type=int, default=6000, help="entities embedded once (10 observations each)")
     ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument(
+        "--large-reps", dest="large_reps", type=int, default=None, help="for mid and big (--reps)"
+    )
+    ap.add_argument(
+        "--slow-reps",
+        dest="slow_reps",
+        type=int,
+        default=None,
+        help="find_duplicates calls in mid and big, without warm-up (default: as the others)",
+    )
     ap.add_argument("--questions", type=int, default=1000)
     ap.add_argument("--ingest", type=int, default=25_000)
     ap.add_argument(
@@ -461,6 +550,15 @@ def options() -> argparse.Namespace:
     ap.add_argument("--loop-calls", dest="loop_calls", type=int, default=100)
     ap.add_argument("--batch-size", dest="batch_size", type=int, default=5000)
     ap.add_argument("--stop-after", dest="stop_after", type=int, default=5)
+    ap.add_argument(
+        "--alone-home",
+        dest="alone_home",
+        type=Path,
+        default=None,
+        help="home of the fresh 'alone' server the bench starts (same Neo4j version as the full one, 1g/1g); "
+        "default: copies in the same database (smoke only: not alone)",
+    )
+    ap.add_argument("--alone-port", dest="alone_port", type=int, default=7720, help="its bolt port (+1, +2)")
     ap.add_argument("--stages", default=",".join(STAGES))
     ap.add_argument("--prefix", default="bench-scale")
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "kg-neo4j-bench")
@@ -473,6 +571,7 @@ def options() -> argparse.Namespace:
         args.pool, args.reps, args.questions, args.ingest = 10, 2, 4, 20
         args.recall_namespaces, args.loop_calls, args.batch_size, args.stop_after = 2, 4, 20, 1
         args.prefix = f"bench-scale-tiny-{uuid.uuid4().hex[:8]}"
+    args.large_reps = args.large_reps or args.reps
     return args
 
 
@@ -487,8 +586,26 @@ async def main() -> None:
         await run(args)
 
 
+def alone_side(args: argparse.Namespace, full: Connection, version: str) -> Side:
+    """The fresh server of ``--alone-home`` (started when it is not running), else the same database."""
+    if args.alone_home is None:
+        return Side("alone", full, "-alone")
+    ports = (args.alone_port, args.alone_port + 1, args.alone_port + 2)
+    own_neo4j("start", args.alone_home, ports, "1g", "1g", version)
+    env = own_neo4j("env", args.alone_home, ports, "1g", "1g", version)
+    conn = Connection(env["NEO4J_URI"], env["NEO4J_USERNAME"], env["NEO4J_PASSWORD"], "neo4j")
+    return Side("alone", conn)
+
+
+async def server_version(driver: Any, database: str) -> str:
+    recs, _, _ = await driver.execute_query(
+        "CALL dbms.components() YIELD versions RETURN versions[0] AS v", database_=database
+    )
+    return str(recs[0]["v"])
+
+
 async def run(args: argparse.Namespace) -> None:
-    results = Results(f"scale-{args.observations}", args)
+    settings = Settings()
     state: dict[str, Any] = json.loads(STATE.read_text()) if STATE.exists() else {}
     state["args"] = {k: str(v) for k, v in vars(args).items()}
     stages = [s for s in args.stages.split(",") if s]
@@ -500,53 +617,94 @@ async def run(args: argparse.Namespace) -> None:
     assert inner is not None
     texts = [t for e in pool for t in (*e.observations, entity_text(e.name, e.entityType))]
     emb = PoolEmbedder(inner, vector_cache(inner, texts, args.cache))
-    driver, conn = await connect(Settings())
+    driver, conn = await connect(settings)
     db = conn.database
     await bootstrap(driver, db)
     await ensure_vector_indexes(driver, db, inner.dimension)
-    smalls = small_names(sizes)
-    first = {ns: sizes[ns] for ns in smalls[: args.recall_namespaces]}
+    version = await server_version(driver, db)
+    line = version.split(".")[0] if int(version.split(".")[0]) >= 2025 else ".".join(version.split(".")[:2])
+    results = Results(f"scale-{line}-{args.observations}", args)
+    beside = Side("beside", conn)
+    alone = alone_side(args, conn, version)
+    a_driver, _ = await connect(
+        Settings(
+            neo4j_uri=alone.conn.uri,
+            neo4j_username=alone.conn.username,
+            neo4j_password=alone.conn.password,
+            neo4j_database=alone.conn.database,
+        )
+    )
+    await bootstrap(a_driver, alone.conn.database)
+    await ensure_vector_indexes(a_driver, alone.conn.database, inner.dimension)
+    measured = targets(sizes)
+    recalled = {ns: sizes[ns] for ns in small_names(sizes)[: args.recall_namespaces]}
     complete = False
     try:
-        if "alone" in stages and "alone" not in state:
-            await seed(driver, db, emb, first, pool, state)
-            state["alone"] = {
-                "load": load(),
-                "calls": await measured_set(sizes, pool, args.reps, "alone", False),
-            }
-            state["alone"]["recall"] = await recall(sizes, pool, args.questions, args.recall_namespaces)
-            save(state)
         if "seed" in stages:
             await seed(driver, db, emb, sizes, pool, state)
-        if "beside" in stages and "beside" not in state:
-            state["beside"] = {
-                "load": load(),
-                "calls": await measured_set(sizes, pool, args.reps, "beside", True),
-            }
-            state["beside"]["recall"] = await recall(sizes, pool, args.questions, args.recall_namespaces)
-            save(state)
-        if "delete" in stages and "delete" not in state:
-            state["delete"] = await delete_stage(driver, db, sizes, pool, args)
-            state["delete"]["load"] = load()
+        if "alone" in stages:
+            await seed(
+                a_driver, alone.conn.database, emb, recalled, pool, state, "seeded_alone", alone.suffix
+            )
+        if "measure" in stages:
+            m = state.setdefault("measure", {})
+            for label, ns in measured.items():
+                if label in m:
+                    continue
+                small = label.startswith("small")
+                sides = [alone, beside] if small else [beside]
+                log(f"measuring {label} ({ns}, {sizes[ns]:,} observations) on {[x.name for x in sides]}")
+                start = load()
+                calls = await measure_ns(
+                    ns,
+                    sizes[ns],
+                    pool,
+                    args.reps if small else args.large_reps,
+                    f"m{int(time.time())}",
+                    sides,
+                    None if small else args.slow_reps,
+                )
+                m[label] = {
+                    "namespace": ns,
+                    "observations": sizes[ns],
+                    "calls": calls,
+                    "load": [start, load()],
+                }
+                save(state)
+        if "recall" in stages and "recall" not in state:
+            start = load()
+            state["recall"] = await recall(
+                sizes, pool, args.questions, args.recall_namespaces, [alone, beside]
+            )
+            state["recall"]["load"] = [start, load()]
             save(state)
         if "ingest" in stages and "ingest" not in state:
-            state["ingest"] = await ingest_stage(inner, args.ingest, args.prefix)
-            state["ingest"]["load"] = load()
+            start = load()
+            state["ingest"] = await ingest_stage(inner, args.ingest, args.prefix, beside)
+            state["ingest"]["load"] = [start, load()]
             save(state)
-        if "storage" in stages:
-            state["storage"] = await storage_stage(driver, db)
+        if "storage" in stages and "storage" not in state:
+            state["storage"] = await storage_stage(driver, db, settings)
             save(state)
-        complete = all(s in state for s in ("alone", "beside", "delete", "ingest", "storage"))
+        if "delete" in stages and "delete" not in state:
+            start = load()
+            state["delete"] = await delete_stage(driver, db, sizes, pool, args, beside)
+            state["delete"]["load"] = [start, load()]
+            save(state)
+        complete = all(s in state for s in ("measure", "recall", "delete", "ingest", "storage"))
     finally:
         if args.tiny or (complete and not args.keep):
             made = [*sizes, *([state["ingest"]["namespace"]] if "ingest" in state else [])]
             log(f"deleting {len(made)} namespaces")
             for ns in made:
                 await erase_namespace(Executor(driver, db), ns)
+            for ns in recalled:
+                await erase_namespace(Executor(a_driver, alone.conn.database), ns + alone.suffix)
             save(state)
         await driver.close()
+        await a_driver.close()
     report(results, state, sizes)
-    results.save(connection())
+    results.save(conn)
 
 
 def report(results: Results, state: dict[str, Any], sizes: dict[str, int]) -> None:
@@ -558,16 +716,19 @@ def report(results: Results, state: dict[str, Any], sizes: dict[str, int]) -> No
         n = [v for ns, v in sizes.items() if mark in ns]
         rows.append([kind, len(n), min(n), max(n), sum(n)] if n else [kind, 0, None, None, 0])
     print(results.table("layout", ["namespaces", "count", "min obs", "max obs", "observations"], rows))
-    if "alone" in state and "beside" in state:
-        rows = []
-        for label, alone in state["alone"]["calls"].items():
-            beside = state["beside"]["calls"][label]["calls"]
-            for t, a in alone["calls"].items():
-                b = beside[t]
-                ratio = round(b["p95"] / a["p95"], 2) if a["p95"] else None
-                rows.append(
-                    [t, f"{label} ({alone['observations']:,})", a["p50"], a["p95"], b["p50"], b["p95"], ratio]
-                )
+    m = state.get("measure", {})
+    rows = []
+    for label in ("small-above-cap", "small-below-cap"):
+        if label not in m:
+            continue
+        a, b = m[label]["calls"]["alone"], m[label]["calls"]["beside"]
+        for t in a:
+            ratio = round(b[t]["p95"] / a[t]["p95"], 2) if a[t]["p95"] else None
+            where = f"{label} ({m[label]['observations']:,})"
+            rows.append(
+                [t, where, a[t]["p50"], a[t]["p95"], b[t]["p50"], b[t]["p95"], ratio, m[label]["load"][0]]
+            )
+    if rows:
         headers = [
             "call",
             "namespace",
@@ -575,20 +736,22 @@ def report(results: Results, state: dict[str, Any], sizes: dict[str, int]) -> No
             "p95 alone",
             "p50 beside",
             "p95 beside",
-            "p95 beside / alone",
+            "p95 ratio",
+            "load",
         ]
-        print(results.table("small", headers, rows, title="A small namespace alone and beside the rest (ms)"))
-    if "beside" in state and "big" in state["beside"]["calls"]:
-        mid, big = state["beside"]["calls"]["mid"], state["beside"]["calls"]["big"]
+        title = "A small namespace alone (a fresh database) and beside the rest, interleaved (ms)"
+        print(results.table("small", headers, rows, title=title))
+    if "mid" in m and "big" in m:
+        mid, big = m["mid"], m["big"]
         rows = [
             [
                 t,
-                mid["calls"][t]["p50"],
-                mid["calls"][t]["p95"],
-                big["calls"][t]["p50"],
-                big["calls"][t]["p95"],
+                mid["calls"]["beside"][t]["p50"],
+                mid["calls"]["beside"][t]["p95"],
+                big["calls"]["beside"][t]["p50"],
+                big["calls"]["beside"][t]["p95"],
             ]
-            for t in big["calls"]
+            for t in big["calls"]["beside"]
         ]
         headers = [
             "call",
@@ -597,15 +760,21 @@ def report(results: Results, state: dict[str, Any], sizes: dict[str, int]) -> No
             f"big ({big['observations']:,}) p50",
             "big p95",
         ]
-        print(results.table("large", headers, rows, title="A mid and the big namespace beside the rest (ms)"))
-    rows = []
-    for stage in ("alone", "beside"):
-        if stage in state:
-            r = state[stage]["recall"]
-            rows.append([stage, "pooled", round(r["hit@10"], 3), r["questions"], state[stage]["load"]])
-            rows += [[stage, ns, round(hit, 3), None, None] for ns, hit in r["per_namespace"].items()]
-    if rows:
-        print(results.table("recall", ["stage", "namespace", "hit@10", "questions", "load"], rows))
+        title = f"A mid and the big namespace beside the rest (ms; load {mid['load'][0]}, {big['load'][0]})"
+        print(results.table("large", headers, rows, title=title))
+    if "recall" in state:
+        r = state["recall"]
+        rows = [
+            ["pooled", r["alone"]["questions"], r["alone"]["hit@10"], r["beside"]["hit@10"], r["load"][0]]
+        ]
+        rows += [
+            [ns, None, hit, r["beside"]["per_namespace"][ns], None]
+            for ns, hit in r["alone"]["per_namespace"].items()
+        ]
+        print(
+            results.table("recall", ["namespace", "questions", "hit@10 alone", "hit@10 beside", "load"], rows)
+        )
+        results.figures["recall_beside_minus_alone"] = r["beside"]["hit@10"] - r["alone"]["hit@10"]
     if "delete" in state:
         d, c = state["delete"], state["delete"]["small_client"]
         rows = [
@@ -642,16 +811,30 @@ def report(results: Results, state: dict[str, Any], sizes: dict[str, int]) -> No
         print(results.table("delete", headers, rows, title=title))
     if "ingest" in state:
         i = state["ingest"]
-        rows = [[i["observations"], i["mcp_obs_per_s"], i["encode_obs_per_s"], i["ratio"], i["load"]]]
+        rows = [[i["observations"], i["mcp_obs_per_s"], i["encode_obs_per_s"], i["ratio"], i["load"][0]]]
         print(results.table("ingest", ["observations", "MCP obs/s", "encode obs/s", "ratio", "load"], rows))
     if "storage" in state:
         s = state["storage"]
-        rows = [[s["data_dir"], s["bytes_on_disk"], s.get("heap_used_bytes"), s.get("heap_max_bytes")]]
-        print(results.table("storage", ["data directory", "bytes on disk", "heap used", "heap max"], rows))
-    if "alone" in state and "beside" in state:
-        results.figures["recall_beside_minus_alone"] = (
-            state["beside"]["recall"]["hit@10"] - state["alone"]["recall"]["hit@10"]
-        )
+        per_obs = s["store_bytes"] / sum(sizes.values()) if s.get("store_bytes") else None
+        rows = [
+            [
+                s.get("store_bytes"),
+                s.get("transaction_log_bytes"),
+                per_obs,
+                s.get("heap_configured"),
+                s.get("pagecache_configured"),
+                s.get("heap_used_bytes"),
+            ]
+        ]
+        headers = [
+            "store bytes",
+            "transaction log bytes",
+            "store bytes/observation",
+            "heap",
+            "page cache",
+            "heap used",
+        ]
+        print(results.table("storage", headers, rows))
 
 
 if __name__ == "__main__":

@@ -224,10 +224,16 @@ async def mcp_session(server: Server, errlog: TextIO | None = None) -> AsyncIter
 
 
 def own_neo4j(
-    command: str, home: Path, ports: tuple[int, int, int], heap: str, pagecache: str
+    command: str,
+    home: Path,
+    ports: tuple[int, int, int],
+    heap: str,
+    pagecache: str,
+    version: str | None = None,
 ) -> dict[str, str]:
     """``kg-neo4j neo4j start|stop|env`` for a local Neo4j of the benchmark's own (never the project's),
-    under ``home`` on the (bolt, http, guide) ``ports``; returns the variables ``env`` exports."""
+    under ``home`` on the (bolt, http, guide) ``ports``, of ``version`` (default: kg-neo4j's default);
+    returns the variables ``env`` exports."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "KG_NEO4J_"))}
     env.update(
         KG_NEO4J_HOME=str(home),
@@ -236,6 +242,7 @@ def own_neo4j(
         KG_NEO4J_LOCAL_GUIDE_PORT=str(ports[2]),
         KG_NEO4J_LOCAL_HEAP=heap,
         KG_NEO4J_LOCAL_PAGECACHE=pagecache,
+        **({"KG_NEO4J_LOCAL_NEO4J_VERSION": version} if version else {}),
     )
     out = subprocess.run(
         [KG, "neo4j", command], env=env, check=command != "start", capture_output=True, text=True

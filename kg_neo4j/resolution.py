@@ -397,17 +397,23 @@ def similar_words(x: str, y: str) -> bool:
     return jellyfish.metaphone(x) == jellyfish.metaphone(y) and JaroWinkler.similarity(x, y) >= 0.8
 
 
+def _has_digit(*words: str) -> bool:
+    return any(ch.isdigit() for w in words for ch in w)
+
+
 def _spelling_rule(a: str, b: str, pa: ParsedName, pb: ParsedName) -> Reason | None:
     """Names of two or more words, the same number, whose words agree (in order, or the two of a
-    two-word name swapped) except one that is :func:`similar_words`: "Marhta Okafor" / "Martha Okafor",
-    "Tomas Bregg" / "Berg Tomas"."""
+    two-word name swapped) except one that is :func:`similar_words` and holds no digit: "Marhta
+    Okafor" / "Martha Okafor", "Tomas Bregg" / "Berg Tomas"; never "Room 101" / "Room 102"."""
     ta, tb = pa.tokens, pb.tokens
     if len(ta) != len(tb) or len(ta) < 2:
         return None
     orders = [tb] + ([tb[::-1]] if len(tb) == 2 else [])
     for order in orders:
         differ = [(x, y) for x, y in zip(ta, order, strict=True) if x != y]
-        if len(differ) == 1 and similar_words(*differ[0]):
+        # A word with a digit is a number or a code ("Room 101", "Invoice 1234"): one edit apart, it
+        # names another room or invoice, not the same one mistyped.
+        if len(differ) == 1 and not _has_digit(*differ[0]) and similar_words(*differ[0]):
             x, y = differ[0]
             swapped = " (given name and surname swapped)" if order is not tb else ""
             return _reason(

@@ -77,6 +77,9 @@ def test_parse_name(raw: str, tokens: tuple[str, ...]) -> None:
         ("Cameron Torres", "Torres Camaron", "similar_spelling"),
         ("Daniel Ferreira", "Danile Ferreyra", None),  # two words mistyped: other parts must agree
         ("Al Smith", "Ed Smith", None),  # words under 3 letters are never similar
+        ("Room 101", "Room 102", None),  # a number or a code one edit apart names another thing
+        ("Invoice 1234", "Invoice 1235", None),
+        ("Sensor A12", "Sensor A13", None),
         ("Jane Smith", "John Smith", None),
         ("B. Smith", "Alice Smith", None),
         ("ibm", "International Business Machines", None),  # only a written acronym is one

@@ -101,6 +101,8 @@ async def test_a_name_connected_through_others_gets_the_whole_group(
     await semantic_store.create_entities([EntityIn(**e) for e in chain])
     whole = shape((await dup.find_duplicates(semantic_store)).groups)
     assert whole and any("J. Okafor" in g[1] for g in whole)
-    for e in chain:
-        mine = shape((await dup.find_duplicates(semantic_store, names=[e["name"]])).groups)
-        assert mine == [g for g in whole if e["name"] in g[1]]
+    for cap in (dup.EXACT_ENTITIES, 0):  # compared exactly, then through the index (name by name)
+        monkeypatch.setattr(dup, "EXACT_ENTITIES", cap)
+        for e in chain:
+            mine = shape((await dup.find_duplicates(semantic_store, names=[e["name"]])).groups)
+            assert mine == [g for g in whole if e["name"] in g[1]], (cap, e["name"])

@@ -19,15 +19,17 @@ only, every pair scored, and pairs at or above ``min_score`` grouped by the star
 (:func:`star_groups`): a group is a kept entity and the members that score with *it* at or above
 ``min_score``, so "A~B~C" never becomes one group when A and C are different things.
 
-A call for some ``names`` (compared exactly) reads and scores only the entities connected to them by
-candidate pairs (:func:`_component`): a group holding a name lies there, and the star rule groups each
-connected part on its own, so the answer is the whole namespace's groups that hold those names.
+A call for some ``names`` reads and scores only the entities connected to them by candidate pairs
+(:func:`_component`; above ``EXACT_ENTITIES`` the index is asked for the reached names' nearest only):
+a group holding a name lies there, and the star rule groups each connected part on its own, so the
+answer is the whole namespace's groups that hold those names.  The names are still streamed and
+blocked whole (seconds at 100,000: docs/performance.md).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,15 +166,20 @@ async def duplicate_groups(
     # The vectors find pairs no name rule relates; such a pair scores at most NO_NAME_RULE_CAP, so above
     # it they cannot add a group (the cosine of the blocked pairs comes from their own vectors below).
     vectors = use_vectors and min_score <= NO_NAME_RULE_CAP
-    near: NamespaceVectors | None = None
+    touching: Touching | None = None
     if vectors and len(with_vectors) > EXACT_ENTITIES:
-        cosines = await _nearest(store, model, with_vectors, progress)
+        if names is None:
+            cosines = await _nearest(store, model, with_vectors, progress)
+        else:
+            touching = _index_touching(store, model, set(with_vectors))
     elif vectors:
         near = await NamespaceVectors.read(store, model, len(with_vectors), progress)
         if names is None:
             cosines = near.pairs(range(len(near.names)), progress)
-    if names is not None and not cosines:  # compared exactly, or no vectors: what the names connect to
-        pairs, cosines = _component(names, pairs, near)
+        else:
+            touching = near.pairs_touching
+    if names is not None:  # what the names connect to, and nothing else, is read and scored
+        pairs, cosines = await _component(names, pairs, touching)
     pairs |= set(cosines)
     involved = sorted({n for p in pairs for n in p})
     context = await read_context(store, model, involved, use_vectors, progress)
@@ -303,9 +310,10 @@ class NamespaceVectors:
             advance(len(rows[i : i + BATCH]))
         return out
 
-    def pairs_touching(self, names: Iterable[str]) -> dict[tuple[str, str], float]:
+    async def pairs_touching(self, names: set[str]) -> dict[tuple[str, str], float]:
         """Every vector pair holding one of ``names``: their own nearest, and the entities that have one
-        of them among theirs (those lie at ``VECTOR_MIN_COSINE`` of it, so only they are compared)."""
+        of them among theirs (those lie at ``VECTOR_MIN_COSINE`` of it, so only they are compared).  A
+        :data:`Touching` (async like the index's, though it reads nothing)."""
         rows = [self.index[n] for n in names if n in self.index]
         if not rows:
             return {}
@@ -315,10 +323,27 @@ class NamespaceVectors:
         return {p: c for p, c in self.pairs(around).items() if p[0] in mine or p[1] in mine}
 
 
-def _component(
-    names: Sequence[str], blocked: set[tuple[str, str]], near: NamespaceVectors | None
+#: The vector pairs holding one of a set of names, with their cosine.
+Touching = Callable[[set[str]], Awaitable[dict[tuple[str, str], float]]]
+
+
+def _index_touching(store: StoreCore, model: str | None, indexed: set[str]) -> Touching:
+    """:data:`Touching` through the entity vector index: the names' own nearest (a name with no vector of
+    the model has none)."""
+
+    async def touching(frontier: set[str]) -> dict[tuple[str, str], float]:
+        return await _nearest(store, model, sorted(frontier & indexed), no_progress)
+
+    return touching
+
+
+async def _component(
+    names: Sequence[str], blocked: set[tuple[str, str]], touching: Touching | None
 ) -> tuple[set[tuple[str, str]], dict[tuple[str, str], float]]:
-    """The candidate pairs (name-blocked, and vector pairs with their cosine) connected to ``names``."""
+    """The candidate pairs (name-blocked, and vector pairs with their cosine) connected to ``names``:
+    from them, then from every name reached, until nothing new is.  Through the index (``touching``
+    asks only the reached names' own nearest) an entity that has a reached name among its nearest but
+    is not among that name's is not followed: the index answers nearest, not "nearest of whom"."""
     linked: dict[str, set[str]] = defaultdict(set)
     for a, b in blocked:
         linked[a].add(b)
@@ -327,7 +352,7 @@ def _component(
     seen = set(names)
     frontier = set(names)
     while frontier:
-        found = near.pairs_touching(frontier) if near is not None else {}
+        found = await touching(frontier) if touching is not None else {}
         cosines.update(found)
         reached = {n for p in found for n in p}.union(*(linked[n] for n in frontier))
         frontier = reached - seen

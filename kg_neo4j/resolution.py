@@ -388,8 +388,10 @@ def similar_words(x: str, y: str) -> bool:
     """``x`` and ``y`` could be one word mistyped: one edit apart (a letter changed, dropped, added, or two
     adjacent letters swapped; rapidfuzz's optimal string alignment distance), two apart in words of 7
     letters or more, or the same Metaphone code (jellyfish) with Jaro-Winkler similarity 0.8 or more
-    (phonetic spellings: "Decker" / "Dekker").  Initials and words under 3 letters are never similar."""
-    if x == y or min(len(x), len(y)) < 3:
+    (phonetic spellings: "Decker" / "Dekker").  Initials, words under 3 letters and words with a digit are
+    never similar: a number or a code one edit apart ("Room 101" / "Room 102", "Invoice 1234" /
+    "Invoice 1235") names another thing, not the same one mistyped."""
+    if x == y or min(len(x), len(y)) < 3 or any(ch.isdigit() for ch in x + y):
         return False
     d = OSA.distance(x, y, score_cutoff=2)
     if d <= 1 or (d == 2 and min(len(x), len(y)) >= 7):
@@ -397,23 +399,17 @@ def similar_words(x: str, y: str) -> bool:
     return jellyfish.metaphone(x) == jellyfish.metaphone(y) and JaroWinkler.similarity(x, y) >= 0.8
 
 
-def _has_digit(*words: str) -> bool:
-    return any(ch.isdigit() for w in words for ch in w)
-
-
 def _spelling_rule(a: str, b: str, pa: ParsedName, pb: ParsedName) -> Reason | None:
     """Names of two or more words, the same number, whose words agree (in order, or the two of a
-    two-word name swapped) except one that is :func:`similar_words` and holds no digit: "Marhta
-    Okafor" / "Martha Okafor", "Tomas Bregg" / "Berg Tomas"; never "Room 101" / "Room 102"."""
+    two-word name swapped) except one that is :func:`similar_words`: "Marhta Okafor" / "Martha Okafor",
+    "Tomas Bregg" / "Berg Tomas"; never "Room 101" / "Room 102"."""
     ta, tb = pa.tokens, pb.tokens
     if len(ta) != len(tb) or len(ta) < 2:
         return None
     orders = [tb] + ([tb[::-1]] if len(tb) == 2 else [])
     for order in orders:
         differ = [(x, y) for x, y in zip(ta, order, strict=True) if x != y]
-        # A word with a digit is a number or a code ("Room 101", "Invoice 1234"): one edit apart, it
-        # names another room or invoice, not the same one mistyped.
-        if len(differ) == 1 and not _has_digit(*differ[0]) and similar_words(*differ[0]):
+        if len(differ) == 1 and similar_words(*differ[0]):
             x, y = differ[0]
             swapped = " (given name and surname swapped)" if order is not tb else ""
             return _reason(

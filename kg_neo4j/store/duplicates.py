@@ -22,8 +22,9 @@ only, every pair scored, and pairs at or above ``min_score`` grouped by the star
 A call for some ``names`` reads and scores only the entities connected to them by candidate pairs
 (:func:`_component`; above ``EXACT_ENTITIES`` the index is asked for the reached names' nearest only):
 a group holding a name lies there, and the star rule groups each connected part on its own, so the
-answer is the whole namespace's groups that hold those names.  The names are still streamed and
-blocked whole (seconds at 100,000: docs/performance.md).
+answer is the whole namespace's groups that hold those names.  The names are still streamed whole, and
+filed under their keys, but only the blocks of reached names are compared (a name of the 50,000-entity
+namespace of bench_scale took 51 s when every block was: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ async def duplicate_groups(
     every group holding one of them (the rest of the namespace is not scored)."""
     progress = progress or no_progress
     entities, with_vectors = await _stream(store, model, progress)
-    pairs = _blocked_pairs(entities)
+    pairs = _blocked_pairs(entities) if names is None else set()
     cosines: dict[tuple[str, str], float] = {}
     use_vectors = model is not None and bool(with_vectors)
     # The vectors find pairs no name rule relates; such a pair scores at most NO_NAME_RULE_CAP, so above
@@ -178,8 +179,8 @@ async def duplicate_groups(
             cosines = near.pairs(range(len(near.names)), progress)
         else:
             touching = near.pairs_touching
-    if names is not None:  # what the names connect to, and nothing else, is read and scored
-        pairs, cosines = await _component(names, pairs, touching)
+    if names is not None:  # what the names connect to, and nothing else, is blocked, read and scored
+        pairs, cosines = await _component(names, _blocked_touching(entities), touching)
     pairs |= set(cosines)
     involved = sorted({n for p in pairs for n in p})
     context = await read_context(store, model, involved, use_vectors, progress)
@@ -246,6 +247,23 @@ def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
                 for other in (*spokes, *hubs):
                     consider(h, other)
     return out
+
+
+def _blocked_touching(entities: dict[str, str]) -> Callable[[set[str]], set[tuple[str, str]]]:
+    """For a set of names, the pairs of :func:`_blocked_pairs` holding one of them, without relating the
+    rest of the namespace: the names sharing a key with them are blocked, and of those pairs the ones
+    touching them kept.  The same pairs as the whole namespace's, since every block of their keys is
+    whole among those names (a block cut short elsewhere only gives pairs that do not touch them)."""
+    by_key: dict[str, list[str]] = defaultdict(list)
+    for name in entities:
+        for key in blocking_keys(name):
+            by_key[key].append(name)
+
+    def touching(names: set[str]) -> set[tuple[str, str]]:
+        near = {m for n in names for key in blocking_keys(n) for m in by_key.get(key, ())}
+        return {p for p in _blocked_pairs(dict.fromkeys(near, "")) if p[0] in names or p[1] in names}
+
+    return touching
 
 
 class NamespaceVectors:
@@ -338,26 +356,26 @@ def _index_touching(store: StoreCore, model: str | None, indexed: set[str]) -> T
 
 
 async def _component(
-    names: Sequence[str], blocked: set[tuple[str, str]], touching: Touching | None
+    names: Sequence[str], blocked: Callable[[set[str]], set[tuple[str, str]]], touching: Touching | None
 ) -> tuple[set[tuple[str, str]], dict[tuple[str, str], float]]:
     """The candidate pairs (name-blocked, and vector pairs with their cosine) connected to ``names``:
-    from them, then from every name reached, until nothing new is.  Through the index (``touching``
-    asks only the reached names' own nearest) an entity that has a reached name among its nearest but
-    is not among that name's is not followed: the index answers nearest, not "nearest of whom"."""
-    linked: dict[str, set[str]] = defaultdict(set)
-    for a, b in blocked:
-        linked[a].add(b)
-        linked[b].add(a)
+    from them, then from every name reached, until nothing new is.  ``blocked`` gives a set of names'
+    blocked pairs (:func:`_blocked_touching`).  Through the index (``touching`` asks only the reached
+    names' own nearest) an entity that has a reached name among its nearest but is not among that
+    name's is not followed: the index answers nearest, not "nearest of whom"."""
+    pairs: set[tuple[str, str]] = set()
     cosines: dict[tuple[str, str], float] = {}
     seen = set(names)
     frontier = set(names)
     while frontier:
         found = await touching(frontier) if touching is not None else {}
         cosines.update(found)
-        reached = {n for p in found for n in p}.union(*(linked[n] for n in frontier))
+        linked = blocked(frontier)
+        pairs |= linked
+        reached = {n for p in (*found, *linked) for n in p}
         frontier = reached - seen
         seen |= frontier
-    return {p for p in blocked if p[0] in seen}, cosines
+    return pairs, cosines
 
 
 async def _nearest(

@@ -211,8 +211,9 @@ async def _stream(
         after = rows[-1][0]
 
 
-def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
-    """Pairs sharing a blocking key that a name rule relates."""
+def _blocked_pairs(entities: dict[str, str], only: set[str] | None = None) -> set[tuple[str, str]]:
+    """Pairs sharing a blocking key that a name rule relates; with ``only``, just those holding one of
+    ``only`` (the other blocks and pairs are not compared)."""
     # most keys hold one name: a plain list each, split by role only where a key holds two or more
     blocks: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for name in entities:
@@ -223,14 +224,14 @@ def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
 
     def consider(a: str, b: str) -> None:
         p = (a, b) if a < b else (b, a)
-        if a == b or p in seen:
+        if a == b or p in seen or (only is not None and a not in only and b not in only):
             return
         seen.add(p)
         if name_rule(a, b) is not None:
             out.add(p)
 
     for key, members in blocks.items():
-        if len(members) < 2:
+        if len(members) < 2 or (only is not None and not any(n in only for n, _ in members)):
             continue
         peers, hubs, spokes = ([n for n, r in members if r == role] for role in (PEER, HUB, SPOKE))
         exact = key.startswith(("n:", "s:"))
@@ -251,9 +252,8 @@ def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
 
 def _blocked_touching(entities: dict[str, str]) -> Callable[[set[str]], set[tuple[str, str]]]:
     """For a set of names, the pairs of :func:`_blocked_pairs` holding one of them, without relating the
-    rest of the namespace: the names sharing a key with them are blocked, and of those pairs the ones
-    touching them kept.  The same pairs as the whole namespace's, since every block of their keys is
-    whole among those names (a block cut short elsewhere only gives pairs that do not touch them)."""
+    rest of the namespace: the blocks of their keys, whole among the names sharing a key with them,
+    and in those the pairs holding one of them.  The same pairs as the whole namespace's."""
     by_key: dict[str, list[str]] = defaultdict(list)
     for name in entities:
         for key in blocking_keys(name):
@@ -261,7 +261,7 @@ def _blocked_touching(entities: dict[str, str]) -> Callable[[set[str]], set[tupl
 
     def touching(names: set[str]) -> set[tuple[str, str]]:
         near = {m for n in names for key in blocking_keys(n) for m in by_key.get(key, ())}
-        return {p for p in _blocked_pairs(dict.fromkeys(near, "")) if p[0] in names or p[1] in names}
+        return _blocked_pairs(dict.fromkeys(near, ""), only=names)
 
     return touching
 

@@ -9,7 +9,7 @@ No all-pairs comparison.  Candidate pairs come from two places only:
 2. with the embedding model on and ``min_score`` at most ``NO_NAME_RULE_CAP`` (above it a pair no name
    rule relates cannot be listed), each entity's ``NEAREST`` nearest name-and-type vectors in its
    namespace at cosine ``VECTOR_MIN_COSINE`` or more.  A namespace of at most ``EXACT_ENTITIES`` entity
-   vectors is compared exactly: its vectors are read once and compared in numpy, so other namespaces'
+   vectors (``EXACT_WHOLE`` for a call on the whole namespace) is compared exactly: its vectors are read once and compared in numpy, so other namespaces'
    data costs nothing (:class:`NamespaceVectors`).  A larger one asks the entity vector index (batched
    with UNWIND): on 2026.x the filtered one, inside this namespace; on 5.26 the database-wide one, asked
    again with more when other namespaces' near copies took their places.
@@ -73,11 +73,16 @@ VECTOR_MIN_COSINE = 0.9
 NEAREST = 5
 MAX_NEAREST_K = 384
 #: A namespace with at most this many entity vectors is compared exactly (read in pages of
-#: ``VECTOR_PAGE``, compared ``VECTOR_ROWS`` rows at a time); above it the index is asked
+#: ``VECTOR_PAGE``, compared ``VECTOR_CELLS`` similarities at a time); above it the index is asked
 #: (docs/performance.md#bench_scalepy-a-hundred-namespaces-on-one-database).
 EXACT_ENTITIES = 20_000
+#: A call for the whole namespace compares exactly up to this many: at 100,000 the index, asked once a
+#: name, took 23 minutes, numpy's products about 4 on two busy cores (docs/performance.md#find_duplicates);
+#: the vectors take 1.5 KB each in the process's memory while it runs.
+EXACT_WHOLE = 100_000
 VECTOR_PAGE = 2_000
-VECTOR_ROWS = 512
+#: Similarities computed at once (rows x the namespace's vectors): 40 MB of float32 whatever its size.
+VECTOR_CELLS = 10_000_000
 #: Vector batches read at once: the index answers one query per thread, and two reads use both cores of
 #: a small server (docs/performance.md#find_duplicates measures one, two and four).
 NEAREST_READS = 2
@@ -168,7 +173,7 @@ async def duplicate_groups(
     # it they cannot add a group (the cosine of the blocked pairs comes from their own vectors below).
     vectors = use_vectors and min_score <= NO_NAME_RULE_CAP
     touching: Touching | None = None
-    if vectors and len(with_vectors) > EXACT_ENTITIES:
+    if vectors and len(with_vectors) > (EXACT_ENTITIES if names is not None else EXACT_WHOLE):
         if names is None:
             cosines = await _nearest(store, model, with_vectors, progress)
         else:
@@ -301,8 +306,9 @@ class NamespaceVectors:
     def nearest(self, rows: Sequence[int]) -> dict[int, list[tuple[int, float]]]:
         """Each row's nearest: [(row, cosine)], best first."""
         out: dict[int, list[tuple[int, float]]] = {}
-        for i in range(0, len(rows), VECTOR_ROWS):
-            block = np.asarray(rows[i : i + VECTOR_ROWS], dtype=np.int64)
+        step = max(1, VECTOR_CELLS // max(1, len(self.names)))
+        for i in range(0, len(rows), step):
+            block = np.asarray(rows[i : i + step], dtype=np.int64)
             sims = self.matrix[block] @ self.matrix.T
             sims[np.arange(len(block)), block] = -1.0  # not itself
             r, c = np.nonzero(sims >= VECTOR_MIN_COSINE)

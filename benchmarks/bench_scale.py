@@ -270,13 +270,14 @@ async def measure_ns(
     tag: str,
     sides: Sequence[Side],
     slow_reps: int | None = None,
+    warmup: int = 2,
 ) -> dict[str, Any]:
     """p50/p95 of every call in one namespace on each side, interleaved: each call is made on one side
     then at once on the other (the order alternating per rep), so both see the same load.  ``tag`` names
     the written entities apart from an earlier run's (a rerun creates, never updates); each rep deletes
     what it wrote afterwards, unmeasured, so the namespace stays at its seeded size.  ``slow_reps``
     bounds find_duplicates to that many measured calls, without warm-up (the big namespace's take
-    minutes each)."""
+    minutes each).  The first ``warmup`` rounds are not measured."""
     rng = random.Random(ns)
     ents = entities_of(ns, n_obs, pool)
     out: dict[str, dict[str, list[float]]] = {x.name: {t: [] for t in (*READS, *WRITES)} for x in sides}
@@ -285,7 +286,7 @@ async def measure_ns(
         for x in sides:
             rs[x.name] = await stack.enter_async_context(session(x, ns, model=True))
             ws[x.name] = await stack.enter_async_context(session(x, ns, model=False))
-        for rep in range(reps + 2):  # the first two warm up
+        for rep in range(reps + warmup):
             e = rng.choice(ents)
             q, _ = question_of(e, rng)
             names = [x.name for x in rng.sample(ents, min(3, len(ents)))]
@@ -309,11 +310,15 @@ async def measure_ns(
             ]
             order = list(sides) if rep % 2 == 0 else list(reversed(sides))
             for tool, arguments_, sessions in plan:
-                if tool == "find_duplicates" and slow_reps is not None and not 2 <= rep < 2 + slow_reps:
+                if (
+                    tool == "find_duplicates"
+                    and slow_reps is not None
+                    and not warmup <= rep < warmup + slow_reps
+                ):
                     continue
                 for x in order:
                     ms = (await call(sessions[x.name], tool, arguments_))[0]
-                    if rep >= 2:
+                    if rep >= warmup:
                         out[x.name][tool].append(ms)
             for x in sides:  # not measured: the namespace keeps its seeded size for the next rep and run
                 await call(ws[x.name], "delete_entities", {"entityNames": [b["name"] for b in batch]})
@@ -573,11 +578,12 @@ def options() -> argparse.Namespace:
     ap.add_argument("--state", type=Path, default=None, help="default: CACHE/scale-<observations>.json")
     ap.add_argument("--keep", action="store_true", help="keep the namespaces after a complete run")
     args = ap.parse_args()
-    args.mids, args.above_cap = 10, ABOVE_CAP
-    if args.tiny:  # every stage in seconds: four namespaces, 150 observations, a pool of 10 entities
+    args.mids, args.above_cap, args.warmup = 10, ABOVE_CAP, 2
+    if args.tiny:  # every stage in seconds: four namespaces, 150 observations, a pool of 10 entities,
+        # no warm-up round (its figures are never read), deletion in a few transactions of 100
         args.observations, args.namespaces, args.mids, args.above_cap = 200, 4, 1, 30
-        args.pool, args.reps, args.questions, args.ingest = 10, 2, 4, 20
-        args.recall_namespaces, args.loop_calls, args.batch_size, args.stop_after = 2, 4, 20, 1
+        args.pool, args.reps, args.questions, args.ingest, args.warmup = 10, 2, 4, 20, 0
+        args.recall_namespaces, args.loop_calls, args.batch_size, args.stop_after = 2, 4, 100, 1
         args.prefix = f"bench-scale-tiny-{uuid.uuid4().hex[:8]}"
     args.large_reps = args.large_reps or args.reps
     return args
@@ -671,6 +677,7 @@ async def run(args: argparse.Namespace) -> None:
                     f"m{int(time.time())}",
                     sides,
                     None if small else args.slow_reps,
+                    args.warmup,
                 )
                 m[label] = {
                     "namespace": ns,

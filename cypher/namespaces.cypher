@@ -23,43 +23,48 @@ WHERE ns IS NOT NULL
 RETURN ns ORDER BY ns
 
 // name: namespace_counts
-// What the namespace $ns holds: entities, placeholders, observations (current and retired), relations,
-// aliases and merge records, and its last write (the latest moment anything in it was created, retired or closed).
-CALL () {
-  MATCH (n:KgNode) WHERE n.namespace = $ns AND n.name IS NOT NULL
-  RETURN n
-  UNION
-  MATCH (n:ExpiredKnowledge) WHERE n.namespace = $ns
-  RETURN n
-}
-CALL (n) {
-  OPTIONAL MATCH (n)-[h:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
-  RETURN count(CASE WHEN type(h) = 'HAS_OBSERVATION' THEN 1 END) AS current,
-         count(CASE WHEN type(h) = 'HAD_OBSERVATION' THEN 1 END) AS retired,
-         max(o.created_at) AS obs_created, max(h.valid_until) AS obs_retired
-}
-CALL (n) {
-  OPTIONAL MATCH (n)-[r]->(m)
-  WHERE NOT m:Observation
-  RETURN count(r) AS relations, max(r.created_at) AS rel_created, max(r.closed_at) AS rel_closed
-}
-WITH count(CASE WHEN n:Entity THEN 1 END) AS entities,
-     count(CASE WHEN n:Placeholder THEN 1 END) AS placeholders,
-     count(CASE WHEN n:KgMerged THEN 1 END) AS aliases,
-     count(CASE WHEN n:ExpiredKnowledge AND NOT n:KgMerged THEN 1 END) AS expired,
-     count(n) AS nodes, sum(current) AS current, sum(retired) AS retired, sum(relations) AS relations,
-     [x IN [max(n.created_at), max(n.expired_at), max(obs_created), max(obs_retired), max(rel_created),
-            max(rel_closed)] WHERE x IS NOT NULL] AS moments
-CALL () {
+// What each namespace of $namespaces holds, one row each: entities, placeholders, observations (current and
+// retired), relations, aliases and merge records, and its last write (the latest moment anything in it was
+// created, retired or closed).  One statement for many namespaces: a list of thousands is one read, not one
+// round trip each.
+UNWIND $namespaces AS ns
+CALL (ns) {
   OPTIONAL MATCH (m:KgMergeRecord)
-  WHERE m.namespace = $ns
+  WHERE m.namespace = ns
   RETURN count(m) AS merges, [x IN [max(m.at), max(m.undone_at)] WHERE x IS NOT NULL] AS merged_at
 }
-WITH entities, placeholders, aliases, expired, nodes, current, retired, relations, merges,
-     moments + merged_at AS moments
-UNWIND (CASE WHEN size(moments) = 0 THEN [null] ELSE moments END) AS moment
-RETURN entities, placeholders, aliases, expired, nodes, current, retired, relations, merges,
-       max(moment) AS last_write
+CALL (ns) {
+  CALL (ns) {
+    MATCH (n:KgNode) WHERE n.namespace = ns AND n.name IS NOT NULL
+    RETURN n
+    UNION
+    MATCH (n:ExpiredKnowledge) WHERE n.namespace = ns
+    RETURN n
+  }
+  CALL (n) {
+    OPTIONAL MATCH (n)-[h:HAS_OBSERVATION|HAD_OBSERVATION]->(o:Observation)
+    RETURN count(CASE WHEN type(h) = 'HAS_OBSERVATION' THEN 1 END) AS current,
+           count(CASE WHEN type(h) = 'HAD_OBSERVATION' THEN 1 END) AS retired,
+           max(o.created_at) AS obs_created, max(h.valid_until) AS obs_retired
+  }
+  CALL (n) {
+    OPTIONAL MATCH (n)-[r]->(m)
+    WHERE NOT m:Observation
+    RETURN count(r) AS relations, max(r.created_at) AS rel_created, max(r.closed_at) AS rel_closed
+  }
+  RETURN count(CASE WHEN n:Entity THEN 1 END) AS entities,
+         count(CASE WHEN n:Placeholder THEN 1 END) AS placeholders,
+         count(CASE WHEN n:KgMerged THEN 1 END) AS aliases,
+         count(CASE WHEN n:ExpiredKnowledge AND NOT n:KgMerged THEN 1 END) AS expired,
+         count(n) AS nodes, sum(current) AS current, sum(retired) AS retired, sum(relations) AS relations,
+         [x IN [max(n.created_at), max(n.expired_at), max(obs_created), max(obs_retired), max(rel_created),
+                max(rel_closed)] WHERE x IS NOT NULL] AS moments
+}
+CALL (moments, merged_at) {
+  UNWIND moments + merged_at AS moment
+  RETURN max(moment) AS last_write
+}
+RETURN ns, entities, placeholders, aliases, expired, nodes, current, retired, relations, merges, last_write
 
 // name: namespace_delete_page
 // Up to $page of the nodes of $ns still to erase (named nodes first, then merged or forgotten ones), each with

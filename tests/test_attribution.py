@@ -511,6 +511,7 @@ async def test_access_records_its_reader(store: GraphStore, clock: ManualClock) 
     assert (rec["ds_by"], rec["by"]) == (["reader"], "writer")
 
 
+@pytest.mark.unit
 def test_default_actor_is_the_configured_name_else_the_os_user() -> None:
     assert default_actor("ci-bot") == "ci-bot"
     assert default_actor(None) == default_actor("") and default_actor(None)

@@ -33,6 +33,7 @@ BENCHMARKS = [
 ]
 
 
+@pytest.mark.unit
 def test_every_benchmark_is_smoke_run() -> None:
     modules = {p.stem for p in (ROOT / "benchmarks").glob("bench_*.py")}
     assert modules == {m for m, _ in BENCHMARKS}

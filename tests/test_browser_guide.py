@@ -268,6 +268,7 @@ def test_the_shipped_style_is_current() -> None:
     assert "/*" not in style_text()  # Browser's GraSS parser has no comments
 
 
+@pytest.mark.line_independent
 def test_the_endpoint_serves_with_cors_for_loopback_only() -> None:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "kg_neo4j.browser.endpoint", "--port", str(port)])

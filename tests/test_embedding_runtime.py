@@ -58,6 +58,7 @@ def cosines(a: Any, b: Any) -> Any:
     return (x * y).sum(axis=1) / (np.linalg.norm(x, axis=1) * np.linalg.norm(y, axis=1))
 
 
+@pytest.mark.line_independent
 def test_numpy_runtime_gives_the_same_vectors(packaged: Any, reference: dict[str, Any]) -> None:
     texts = reference["texts"]
     light = SentenceEmbedder(packaged, runtime="numpy")
@@ -73,6 +74,7 @@ def test_numpy_runtime_gives_the_same_vectors(packaged: Any, reference: dict[str
     assert cosines(alone, [ours[worst], ours[0]]).min() >= 0.99999
 
 
+@pytest.mark.line_independent
 def test_numpy_runtime_concurrent_calls_get_their_own_vectors(
     packaged: Any, reference: dict[str, Any]
 ) -> None:
@@ -200,6 +202,7 @@ def test_anything_else_is_refused_by_numpy(packaged: Any, tmp_path: Path, case: 
     assert "'numpy'" in message and named in message and "'auto' or 'sentence-transformers'" in message
 
 
+@pytest.mark.line_independent
 def test_a_copy_of_the_packaged_model_runs_on_numpy(
     packaged: Any, tmp_path: Path, reference: dict[str, Any]
 ) -> None:

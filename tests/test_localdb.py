@@ -292,6 +292,7 @@ def test_the_real_jdk_for_each_line(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- entry points and data versions
 
 
+@pytest.mark.line_independent
 def test_entry_point_is_read_from_the_jar(tmp_path: Path) -> None:
     import zipfile
 
@@ -317,6 +318,7 @@ def test_entry_point_is_read_from_the_jar(tmp_path: Path) -> None:
     assert entry_point(tmp_path, "5.26.0") == "org.neo4j.server.CommunityEntryPoint"
 
 
+@pytest.mark.line_independent
 def test_another_home_reuses_the_default_homes_jars(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -35,6 +35,9 @@ from kg_neo4j.store.capabilities import (
 from kg_neo4j.store.connection import bootstrap
 from support.neo4j_lines import private_server
 
+#: A private server of the pinned current line whatever line the suite runs on: .ci/run runs these once.
+pytestmark = pytest.mark.line_independent
+
 K = 10
 
 

@@ -364,6 +364,7 @@ def jwks_endpoint(keys: Keys) -> Iterator[JwksEndpoint]:
         endpoint.server.server_close()
 
 
+@pytest.mark.line_independent
 async def test_jwks_from_a_url_is_fetched_once_and_cached(jwks_endpoint: JwksEndpoint, keys: Keys) -> None:
     v = verifier(jwks_endpoint.url)
     for alg, key, kid in (("RS256", keys.rsa, "r1"), ("ES256", keys.ec, "e1"), ("RS256", keys.rsa, "r1")):
@@ -379,6 +380,7 @@ async def test_jwks_from_a_url_is_fetched_once_and_cached(jwks_endpoint: JwksEnd
     assert jwks_endpoint.fetches == 1
 
 
+@pytest.mark.line_independent
 async def test_an_unreachable_jwks_url_refuses_without_leaking(keys: Keys) -> None:
     from support.servers import free_port
 

@@ -89,6 +89,7 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return build(ROOT, out, args)
 
 
+@pytest.mark.line_independent
 def test_wheel_carries_every_statement_module_and_data_file(dists: tuple[Path, Path]) -> None:
     _, wheel = dists
     with zipfile.ZipFile(wheel) as zf:
@@ -108,6 +109,7 @@ def test_wheel_carries_every_statement_module_and_data_file(dists: tuple[Path, P
     )
 
 
+@pytest.mark.line_independent
 def test_sdist_carries_the_sources_of_the_wheel(dists: tuple[Path, Path]) -> None:
     sdist, _ = dists
     with tarfile.open(sdist) as tf:
@@ -151,6 +153,7 @@ def installed(dists: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
     return where
 
 
+@pytest.mark.line_independent
 @pytest.mark.parametrize("how", ["installed", "zip"])
 def test_statements_load_from_the_built_wheel(
     dists: tuple[Path, Path], installed: Path, tmp_path: Path, how: str
@@ -182,6 +185,7 @@ print(json.dumps({"package": kg_neo4j.__file__, "schemas": sorted(s.name for s i
 """
 
 
+@pytest.mark.line_independent
 @pytest.mark.parametrize("how", ["installed", "zip"])
 def test_data_files_load_from_the_built_wheel(
     dists: tuple[Path, Path], installed: Path, tmp_path: Path, how: str
@@ -200,6 +204,7 @@ def test_data_files_load_from_the_built_wheel(
     assert loaded["reference"] == sorted(_SCHEMAS) and len(loaded["reference"]) == 9
 
 
+@pytest.mark.line_independent
 def test_a_malformed_statement_in_a_zip_is_reported_with_file_and_line(
     dists: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -266,6 +271,7 @@ def ci_build_args() -> list[str]:
     return shlex.split(found[0])
 
 
+@pytest.mark.line_independent
 def test_dockerfile_builds_the_wheel_as_ci_does_and_installs_only_that(
     dists: tuple[Path, Path], tmp_path: Path
 ) -> None:

@@ -43,12 +43,17 @@ def test_ci_runs_the_suite_on_the_current_line_from_the_code_constant() -> None:
     assert (
         ci.count('\n.venv/bin/python -m pytest -q --durations=15 --randomly-seed="$seed"\n') == 1
     )  # the 5.26 pass
-    # the current-line pass leaves out the Keycloak test (it proves the OAuth door, not a Neo4j line); its
-    # -m replaces pyproject's, so it leaves out the opt-in sentence-transformers comparison again
+    # the current-line pass leaves out what cannot differ on the line (unit, line_independent) and the
+    # Keycloak test (it proves the OAuth door, not a Neo4j line); its -m replaces pyproject's, so it leaves
+    # out the opt-in sentence-transformers comparison again
+    assert (
+        '\ncurrent_tests="not unit and not line_independent and not keycloak and not sentence_transformers"\n'
+        in ci
+    )
     assert (
         ci.count(
             '"${current_env[@]}" .venv/bin/python -m pytest -q --durations=15 --randomly-seed="$seed" '
-            '-m "not keycloak and not sentence_transformers"\n'
+            '-m "$current_tests"\n'
         )
         == 1
     )

@@ -71,6 +71,7 @@ async def vector_dims(info: Neo4jInfo) -> dict[str, Any]:
         await driver.close()
 
 
+@pytest.mark.line_independent
 def test_model_files_give_dimension_without_torch(small_model: Path) -> None:
     code = (
         "import sys; from kg_neo4j.embeddings import resolve_model; "

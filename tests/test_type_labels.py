@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_knowledge_tools import call as kcall
 from test_memorymesh_tools import mm
 from test_transfer import kg
@@ -28,6 +29,7 @@ def labels(sync_driver: Any, namespace: str) -> dict[str, set[str]]:
     return {r["name"]: set(r["labels"]) - BASE for r in records}
 
 
+@pytest.mark.unit
 def test_the_rules() -> None:
     assert tl.type_labels("person") == ["person"]
     assert tl.type_labels("has space: yes") == ["has space: yes"]
@@ -40,6 +42,7 @@ def test_the_rules() -> None:
     assert tl.knowledge_labels("", "nonsense") == []
 
 
+@pytest.mark.unit
 def test_every_label_our_cypher_uses_is_internal() -> None:
     """A label added to cypher/*.cypher later is covered by the rule only if it is in INTERNAL_LABELS.  Labels
     of earlier versions are matched only by the start-up migration that moves nodes off them."""

@@ -29,6 +29,9 @@ from kg_neo4j.store.capabilities import FILTERED, UNFILTERED, search_indexes, ve
 from kg_neo4j.store.connection import bootstrap
 from support.neo4j_lines import free_port, private_server
 
+#: Private servers of both pinned lines whatever line the suite runs on: .ci/run runs these once.
+pytestmark = pytest.mark.line_independent
+
 NS = "upgrade"
 #: Enough vectors that the filtered indexes take a while to fill after the upgrade.
 BULK = 20_000

@@ -62,8 +62,20 @@ async def namespace_names(x: Executor) -> list[str]:
     return [str(r["ns"]) for r in await x.read("namespace_names")]
 
 
-async def namespace_counts(x: Executor, namespace: str) -> NamespaceCounts:
-    r = (await x.read("namespace_counts", ns=namespace))[0]
+#: Namespaces counted by one statement (a bounded read, however many the database holds).
+COUNTS_PER_READ = 1000
+
+
+async def counts_of(x: Executor, namespaces: list[str]) -> list[NamespaceCounts]:
+    """What each of ``namespaces`` holds, in their order (an erased or unknown one: all zero)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for i in range(0, len(namespaces), COUNTS_PER_READ):
+        page = namespaces[i : i + COUNTS_PER_READ]
+        rows |= {str(r["ns"]): dict(r) for r in await x.read("namespace_counts", namespaces=page)}
+    return [_counts(ns, rows[ns]) for ns in namespaces]
+
+
+def _counts(namespace: str, r: dict[str, Any]) -> NamespaceCounts:
     last = r["last_write"]
     return NamespaceCounts(
         namespace=namespace,
@@ -80,9 +92,13 @@ async def namespace_counts(x: Executor, namespace: str) -> NamespaceCounts:
     )
 
 
+async def namespace_counts(x: Executor, namespace: str) -> NamespaceCounts:
+    return (await counts_of(x, [namespace]))[0]
+
+
 async def list_namespaces(x: Executor) -> list[NamespaceCounts]:
     """Every namespace of the database that holds something, in name order, with its counts."""
-    return [await namespace_counts(x, ns) for ns in await namespace_names(x)]
+    return await counts_of(x, await namespace_names(x))
 
 
 async def erase_namespace(

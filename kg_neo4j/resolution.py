@@ -31,7 +31,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import jellyfish
@@ -115,6 +115,7 @@ _FOLD = str.maketrans(
 )
 
 
+@lru_cache(maxsize=1 << 16)  # the same words, types and observations again and again while scoring
 def normalise(text: str) -> str:
     """Lower case, no diacritics, punctuation as spaces (apostrophes and dots inside words dropped),
     single spaces: "  Zoë  O'Brien-Smith " -> "zoe obrien smith"."""
@@ -218,16 +219,17 @@ def blocking_keys(name: str) -> dict[str, Role]:
     keys[f"i:{p.given[0][0]} {p.surname}"] = PEER  # initials and shorter forms
     # typing errors: one edit leaves a word's first two or last two letters as they were, so a name
     # with one word mistyped meets its pair under its other words beside the mistyped one's first or
-    # last two letters (a two-word name in either order: swapped parts too); sound-alike spellings
-    # share Metaphone codes
+    # last two letters (a two-word name in either order: swapped parts too, only its last word cut in
+    # each order, as cutting the first word of one order is cutting the last of the other); sound-alike
+    # spellings share Metaphone codes
     orders = [p.tokens, p.tokens[::-1]] if len(p.tokens) == 2 else [p.tokens]
     for words in orders:
         for i, w in enumerate(words):
-            if len(w) >= 3 and w.isalpha():
+            if len(w) >= 3 and w.isalpha() and (len(words) != 2 or i == 1):
                 head, tail = " ".join(words[:i]), " ".join(words[i + 1 :])
                 keys[f"f:{head}|{w[:2]}|{tail}"] = PEER
                 keys[f"e:{head}|{w[-2:]}|{tail}"] = PEER
-    codes = [jellyfish.metaphone(t) for t in p.tokens]
+    codes = [_sound(t) for t in p.tokens]
     if all(codes):
         keys["p:" + " ".join(sorted(codes))] = PEER
     for form in given_forms(p.given[0]):  # nicknames: "Bob Smith" and "Robert Smith" share "robert smith"

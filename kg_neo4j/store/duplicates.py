@@ -41,7 +41,6 @@ from kg_neo4j.resolution import (
     HUB,
     NO_NAME_RULE_CAP,
     PEER,
-    SPOKE,
     Reason,
     Scored,
     Side,
@@ -212,11 +211,23 @@ async def _stream(
 
 def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
     """Pairs sharing a blocking key that a name rule relates."""
-    # most keys hold one name: a plain list each, split by role only where a key holds two or more
-    blocks: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    # a plain list of names a key (most keys hold one name); hubs apart, and a spoke kept only where its
+    # key has a hub ("Dr Smith"), so the surname and acronym keys of every other name cost nothing
+    peers: dict[str, list[str]] = defaultdict(list)
+    hubs: dict[str, list[str]] = defaultdict(list)
+    spoke_keys: list[tuple[str, str]] = []
     for name in entities:
         for key, role in blocking_keys(name).items():
-            blocks[key].append((name, role))
+            if role == PEER:
+                peers[key].append(name)
+            elif role == HUB:
+                hubs[key].append(name)
+            else:
+                spoke_keys.append((key, name))
+    spokes: dict[str, list[str]] = defaultdict(list)
+    for key, name in spoke_keys:
+        if key in hubs:
+            spokes[key].append(name)
     seen: set[tuple[str, str]] = set()
     out: set[tuple[str, str]] = set()
 
@@ -228,22 +239,21 @@ def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
         if name_rule(a, b) is not None:
             out.add(p)
 
-    for key, members in blocks.items():
-        if len(members) < 2:
+    for key, names in peers.items():
+        if len(names) < 2 or (len(names) > MAX_BLOCK and not key.startswith(("n:", "s:"))):
             continue
-        peers, hubs, spokes = ([n for n, r in members if r == role] for role in (PEER, HUB, SPOKE))
-        exact = key.startswith(("n:", "s:"))
-        if len(peers) > 1 and (exact or len(peers) <= MAX_BLOCK):
-            if len(peers) > TYPO_BLOCK and key.startswith(("f:", "e:")):  # only the pairs a rule could relate
-                for a, b in typo_key_pairs(key, peers):
+        if len(names) > TYPO_BLOCK and key.startswith(("f:", "e:")):  # only the pairs a rule could relate
+            for a, b in typo_key_pairs(key, names):
+                consider(a, b)
+        else:
+            for i, a in enumerate(names):
+                for b in names[i + 1 :]:
                     consider(a, b)
-            else:
-                for i, a in enumerate(peers):
-                    for b in peers[i + 1 :]:
-                        consider(a, b)
-        if hubs and len(hubs) * (len(spokes) + len(hubs)) <= MAX_HUB_PAIRS:
-            for h in hubs:
-                for other in (*spokes, *hubs):
+    for key, centre in hubs.items():
+        others = [*spokes.get(key, ()), *centre]
+        if len(centre) * len(others) <= MAX_HUB_PAIRS:
+            for h in centre:
+                for other in others:
                     consider(h, other)
     return out
 
@@ -443,6 +453,9 @@ class Scorer:
         self.cosines = cosines
         self.ambiguous = ambiguous or {}
         self.cache: dict[tuple[str, str], Scored] = {}
+        # a short form's raw score with each of its longer forms, computed once: every pair of the form
+        # compares them all (a form fitting 30 people would otherwise cost 30 x 30 scores)
+        self.raw: dict[str, dict[str, float]] = {}
 
     def score(self, a: str, b: str) -> Scored:
         p = (a, b) if a < b else (b, a)
@@ -464,7 +477,9 @@ class Scorer:
         short, full = (a, b) if b in self.ambiguous.get(a, ()) else (b, a)
         if full not in self.ambiguous.get(short, ()):
             return {}
-        raw = {f: self._raw(short, f) for f in self.ambiguous[short]}
+        if short not in self.raw:
+            self.raw[short] = {f: self._raw(short, f) for f in self.ambiguous[short]}
+        raw = self.raw[short]
         return {"ambiguous": True, "outranked": raw[full] < max(raw.values())}
 
     def _raw(self, a: str, b: str) -> float:

@@ -31,7 +31,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from typing import Any
 
 import jellyfish
@@ -90,6 +90,9 @@ DIFFERENT_TYPES = -6.0
 #: Without a name rule a pair scores at most this (below the auto-merge threshold): colleagues share
 #: neighbours and observations, and near names ("John Smith", "John Smyth") share embeddings.
 NO_NAME_RULE_CAP = 0.6
+#: The name rules whose pairs score at most ``NO_NAME_RULE_CAP`` too: a typo and another real name look
+#: alike ("Smith", "Smyth"): listed for review, never merged.
+CAPPED_RULES = frozenset({"similar_spelling"})
 
 
 #: Letters NFKD does not decompose into a base letter and a mark.
@@ -133,7 +136,7 @@ class ParsedName:
     tokens: tuple[str, ...]  # normalised, honorifics and suffixes dropped, "Last, First" turned round
     acronym_form: bool  # written as one upper-case token of 2 to 6 letters ("IBM")
 
-    @property
+    @cached_property  # compared for every pair blocked (parse_name's answers are cached, so is this)
     def canonical(self) -> str:
         return " ".join(self.tokens)
 
@@ -393,12 +396,12 @@ def similar_words(x: str, y: str) -> bool:
     (phonetic spellings: "Decker" / "Dekker").  Initials, words under 3 letters and words with a digit are
     never similar: a number or a code one edit apart ("Room 101" / "Room 102", "Invoice 1234" /
     "Invoice 1235") names another thing, not the same one mistyped."""
-    if x == y or min(len(x), len(y)) < 3 or any(ch.isdigit() for ch in x + y):
+    if x == y or min(len(x), len(y)) < 3 or (not (x + y).isalpha() and any(c.isdigit() for c in x + y)):
         return False
     d = OSA.distance(x, y, score_cutoff=2)
     if d <= 1 or (d == 2 and min(len(x), len(y)) >= 7):
         return True
-    return jellyfish.metaphone(x) == jellyfish.metaphone(y) and JaroWinkler.similarity(x, y) >= 0.8
+    return _sound(x) == _sound(y) and JaroWinkler.similarity(x, y) >= 0.8
 
 
 def _spelling_rule(a: str, b: str, pa: ParsedName, pb: ParsedName) -> Reason | None:
@@ -609,8 +612,7 @@ def score_pair(
     if rule is None and score > NO_NAME_RULE_CAP:
         score = NO_NAME_RULE_CAP
         reasons.append(Reason("no_name_rule", f"no name rule relates the names: at most {NO_NAME_RULE_CAP}"))
-    if rule is not None and rule.code == "similar_spelling" and score > NO_NAME_RULE_CAP:
-        # a typo and another real name look alike ("Smith", "Smyth"): listed for review, never merged
+    if rule is not None and rule.code in CAPPED_RULES and score > NO_NAME_RULE_CAP:
         score = NO_NAME_RULE_CAP
         reasons.append(Reason("spelling_only", f"the names differ in spelling: at most {NO_NAME_RULE_CAP}"))
     if ambiguous:  # listed for review, never merged: the name alone cannot tell which one it is

@@ -273,7 +273,8 @@ async def measure_ns(
 ) -> dict[str, Any]:
     """p50/p95 of every call in one namespace on each side, interleaved: each call is made on one side
     then at once on the other (the order alternating per rep), so both see the same load.  ``tag`` names
-    the written entities apart from an earlier run's (a rerun creates, never updates).  ``slow_reps``
+    the written entities apart from an earlier run's (a rerun creates, never updates); each rep deletes
+    what it wrote afterwards, unmeasured, so the namespace stays at its seeded size.  ``slow_reps``
     bounds find_duplicates to that many measured calls, without warm-up (the big namespace's take
     minutes each)."""
     rng = random.Random(ns)
@@ -314,6 +315,13 @@ async def measure_ns(
                     ms = (await call(sessions[x.name], tool, arguments_))[0]
                     if rep >= 2:
                         out[x.name][tool].append(ms)
+            for x in sides:  # not measured: the namespace keeps its seeded size for the next rep and run
+                await call(ws[x.name], "delete_entities", {"entityNames": [b["name"] for b in batch]})
+                await call(
+                    ws[x.name],
+                    "delete_observations",
+                    {"deletions": [{"entityName": e.name, "observations": add[0]["contents"]}]},
+                )
     return {x.name: summary(out[x.name]) for x in sides}
 
 

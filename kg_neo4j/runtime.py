@@ -117,7 +117,12 @@ async def open_resources(
     try:
         if bootstrap == "full":
             await run_bootstrap(
-                driver, conn.database, clock, model, fulltext_analyzer=settings.fulltext_analyzer
+                driver,
+                conn.database,
+                clock,
+                model,
+                fulltext_analyzer=settings.fulltext_analyzer,
+                duplicate_hint=settings.duplicate_hint,
             )
         elif bootstrap == "schema":
             await run_bootstrap(driver, conn.database, clock)

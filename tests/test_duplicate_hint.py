@@ -1,7 +1,7 @@
 """Issue 38 item 3: create_entities names the existing entity a new one probably duplicates, with the score
 and reasons find_duplicates gives that pair; nothing is merged; the reference profile's answer keeps its
 shape; off unless asked (--duplicate-hint); entities written before the hint's keys get them from a
-batched, resumable backfill."""
+batched, resumable backfill, run at start only when the hint is on."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from test_find_duplicates import found
 
 from kg_neo4j.models import Entity, EntityIn
 from kg_neo4j.store import GraphStore, duplicate_hints
+from kg_neo4j.store.connection import bootstrap
 from support.kg import ent, ok, session
 from support.servers import Neo4jInfo
 
@@ -73,6 +74,26 @@ async def test_the_backfill_is_batched_and_resumable(
     async with session("stdio", neo4j_info, namespace, "--duplicate-hint") as s:
         answer = await ok(s, "create_entities", {"entities": [TYPO]})
         assert [h["duplicateOf"] for h in answer["duplicates"]] == ["Martha Okafor"]
+
+
+async def test_a_start_without_the_hint_does_not_sweep(
+    neo4j_info: Neo4jInfo, namespace: str, sync_driver: Any, driver: Any
+) -> None:
+    """The backfill runs at start only with the hint on: a user who did not ask for it never waits for a
+    sweep of every entity after an upgrade (with it on, the sweep is recorded once database-wide, so a
+    namespace's entities are checked through ``backfill`` above)."""
+    async with session("stdio", neo4j_info, namespace) as s:
+        await ok(s, "create_entities", {"entities": [MARTHA]})
+    sync_driver.execute_query(
+        "MATCH (n:Entity) WHERE n.namespace = $ns REMOVE n.dup_last, n.dup_start, n.dup_end, n.dup_sound",
+        ns=namespace,
+    )
+    await bootstrap(driver, neo4j_info.database, duplicate_hint=False)
+    records, _, _ = sync_driver.execute_query(
+        "MATCH (n:Entity) WHERE n.namespace = $ns RETURN n.dup_last AS last", ns=namespace
+    )
+    assert [r["last"] for r in records] == [None]
+    assert await duplicate_hints.backfill(driver, neo4j_info.database, namespace) == 1
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,9 @@ keys and the score's signals.  Pure: no Neo4j."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from kg_neo4j.resolution import (
@@ -19,6 +22,7 @@ from kg_neo4j.resolution import (
     parse_name,
     score_pair,
 )
+from kg_neo4j.store.duplicates import _blocked_pairs, _blocked_touching
 
 pytestmark = pytest.mark.unit
 
@@ -229,3 +233,20 @@ def test_an_initials_form_fitting_many_people_is_scored_once_per_form_with_the_s
         assert got == expected
         assert got.score <= NO_NAME_RULE_CAP
         assert ("better_fit_elsewhere" in [r.code for r in got.reasons]) == outranked
+
+
+def test_a_names_blocks_are_the_whole_namespaces_pairs_that_hold_it() -> None:
+    """find_duplicates with ``names`` compares only the blocks of the names it reaches
+    (store/duplicates.py ``_blocked_touching``): for every name of both labelled sets' dev halves, in one
+    crowded namespace, exactly the whole namespace's blocked pairs holding it."""
+    root = Path(__file__).parent.parent / "benchmarks" / "entity_pairs"
+    names: dict[str, str] = {}
+    for path in (root / "dev.jsonl", root / "typos" / "dev.jsonl"):
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            names.update({row[side]["name"]: row[side]["type"] for side in ("a", "b")})
+    whole = _blocked_pairs(names)
+    touching = _blocked_touching(names)
+    assert len(whole) > 500  # a crowded namespace: many related pairs
+    for name in names:
+        assert touching({name}) == {p for p in whole if name in p}, name

@@ -234,6 +234,7 @@ async def bootstrap(
     model: ModelInfo | None = None,
     *,
     fulltext_analyzer: str | None = None,
+    duplicate_hint: bool = False,
 ) -> SearchIndexes:
     """Create constraints and indexes (idempotent), wait for them, record the schema version.
 
@@ -244,7 +245,8 @@ async def bootstrap(
     still filling (a store upgraded from 5.26) are not waited for: the search path uses the 5.26
     statements until they are ONLINE.  Returns that state, also registered for the driver.
     ``fulltext_analyzer`` (the setting; None: schema only) is checked like the model
-    (kg_neo4j/store/fulltext.py).
+    (kg_neo4j/store/fulltext.py).  ``duplicate_hint`` (the setting): give entities written before the
+    hint's keys existed their keys.
     """
     x = Executor(driver, database)
     caps = await detect_capabilities(driver, database)
@@ -300,6 +302,9 @@ async def bootstrap(
     # entities written before type labels existed get them (once, batched, resumable;
     # docs/graph-model.md#types-are-labels)
     await type_labels.backfill(driver, database)
-    # entities written before create_entities' duplicate hint get its words (once, batched, resumable)
-    await duplicate_hints.backfill(driver, database)
+    # entities written before create_entities' duplicate hint get its keys (once, batched, resumable),
+    # only when the hint is on: nothing else reads them, and a user who did not ask for the hint should
+    # not wait for a sweep of every entity at the first start after an upgrade
+    if duplicate_hint:
+        await duplicate_hints.backfill(driver, database)
     return indexes

@@ -22,8 +22,9 @@ only, every pair scored, and pairs at or above ``min_score`` grouped by the star
 A call for some ``names`` reads and scores only the entities connected to them by candidate pairs
 (:func:`_component`; above ``EXACT_ENTITIES`` the index is asked for the reached names' nearest only):
 a group holding a name lies there, and the star rule groups each connected part on its own, so the
-answer is the whole namespace's groups that hold those names.  The names are still streamed and
-blocked whole (seconds at 100,000: docs/performance.md).
+answer is the whole namespace's groups that hold those names.  The names are still streamed whole, and
+filed under their keys, but only the blocks of reached names are compared (a name of the 50,000-entity
+namespace of bench_scale took 51 s when every block was: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ async def duplicate_groups(
     every group holding one of them (the rest of the namespace is not scored)."""
     progress = progress or no_progress
     entities, with_vectors = await _stream(store, model, progress)
-    pairs = _blocked_pairs(entities)
+    pairs = _blocked_pairs(entities) if names is None else set()
     if min_score > NO_NAME_RULE_CAP:  # pairs that cannot reach it are neither read nor scored
         pairs = {p for p in pairs if (r := name_rule(*p)) is None or r.code not in CAPPED_RULES}
     cosines: dict[tuple[str, str], float] = {}
@@ -180,8 +181,8 @@ async def duplicate_groups(
             cosines = near.pairs(range(len(near.names)), progress)
         else:
             touching = near.pairs_touching
-    if names is not None:  # what the names connect to, and nothing else, is read and scored
-        pairs, cosines = await _component(names, pairs, touching)
+    if names is not None:  # what the names connect to, and nothing else, is blocked, read and scored
+        pairs, cosines = await _component(names, _blocked_touching(entities), touching)
     pairs |= set(cosines)
     involved = sorted({n for p in pairs for n in p})
     context = await read_context(store, model, involved, use_vectors, progress)
@@ -212,8 +213,9 @@ async def _stream(
         after = rows[-1][0]
 
 
-def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
-    """Pairs sharing a blocking key that a name rule relates."""
+def _blocked_pairs(entities: dict[str, str], only: set[str] | None = None) -> set[tuple[str, str]]:
+    """Pairs sharing a blocking key that a name rule relates; with ``only``, just those holding one of
+    ``only`` (the other blocks and pairs are not compared)."""
     # most keys hold one name: a key's first name alone, a list only from its second on (1.1 million
     # keys at 100,000 names); hubs apart, and a spoke kept only where its key has a hub ("Dr Smith"), so
     # the surname and acronym keys of every other name cost nothing
@@ -242,7 +244,7 @@ def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
 
     def consider(a: str, b: str) -> None:
         p = (a, b) if a < b else (b, a)
-        if a == b or p in seen:
+        if a == b or p in seen or (only is not None and a not in only and b not in only):
             return
         seen.add(p)
         if name_rule(a, b) is not None:
@@ -250,6 +252,8 @@ def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
 
     for key, names in peers.items():
         if len(names) > MAX_BLOCK and not key.startswith(("n:", "s:")):
+            continue
+        if only is not None and not any(n in only for n in names):
             continue
         if len(names) > TYPO_BLOCK and key.startswith(("f:", "e:")):  # only the pairs a rule could relate
             for a, b in typo_key_pairs(key, names):
@@ -260,11 +264,29 @@ def _blocked_pairs(entities: dict[str, str]) -> set[tuple[str, str]]:
                     consider(a, b)
     for key, centre in hubs.items():
         others = [*spokes.get(key, ()), *centre]
+        if only is not None and not any(n in only for n in others):
+            continue
         if len(centre) * len(others) <= MAX_HUB_PAIRS:
             for h in centre:
                 for other in others:
                     consider(h, other)
     return out
+
+
+def _blocked_touching(entities: dict[str, str]) -> Callable[[set[str]], set[tuple[str, str]]]:
+    """For a set of names, the pairs of :func:`_blocked_pairs` holding one of them, without relating the
+    rest of the namespace: the blocks of their keys, whole among the names sharing a key with them,
+    and in those the pairs holding one of them.  The same pairs as the whole namespace's."""
+    by_key: dict[str, list[str]] = defaultdict(list)
+    for name in entities:
+        for key in blocking_keys(name):
+            by_key[key].append(name)
+
+    def touching(names: set[str]) -> set[tuple[str, str]]:
+        near = {m for n in names for key in blocking_keys(n) for m in by_key.get(key, ())}
+        return _blocked_pairs(dict.fromkeys(near, ""), only=names)
+
+    return touching
 
 
 class NamespaceVectors:
@@ -357,26 +379,26 @@ def _index_touching(store: StoreCore, model: str | None, indexed: set[str]) -> T
 
 
 async def _component(
-    names: Sequence[str], blocked: set[tuple[str, str]], touching: Touching | None
+    names: Sequence[str], blocked: Callable[[set[str]], set[tuple[str, str]]], touching: Touching | None
 ) -> tuple[set[tuple[str, str]], dict[tuple[str, str], float]]:
     """The candidate pairs (name-blocked, and vector pairs with their cosine) connected to ``names``:
-    from them, then from every name reached, until nothing new is.  Through the index (``touching``
-    asks only the reached names' own nearest) an entity that has a reached name among its nearest but
-    is not among that name's is not followed: the index answers nearest, not "nearest of whom"."""
-    linked: dict[str, set[str]] = defaultdict(set)
-    for a, b in blocked:
-        linked[a].add(b)
-        linked[b].add(a)
+    from them, then from every name reached, until nothing new is.  ``blocked`` gives a set of names'
+    blocked pairs (:func:`_blocked_touching`).  Through the index (``touching`` asks only the reached
+    names' own nearest) an entity that has a reached name among its nearest but is not among that
+    name's is not followed: the index answers nearest, not "nearest of whom"."""
+    pairs: set[tuple[str, str]] = set()
     cosines: dict[tuple[str, str], float] = {}
     seen = set(names)
     frontier = set(names)
     while frontier:
         found = await touching(frontier) if touching is not None else {}
         cosines.update(found)
-        reached = {n for p in found for n in p}.union(*(linked[n] for n in frontier))
+        linked = blocked(frontier)
+        pairs |= linked
+        reached = {n for p in (*found, *linked) for n in p}
         frontier = reached - seen
         seen |= frontier
-    return {p for p in blocked if p[0] in seen}, cosines
+    return pairs, cosines
 
 
 async def _nearest(

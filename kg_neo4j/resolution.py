@@ -31,7 +31,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property, lru_cache
 from typing import Any
 
 import jellyfish
@@ -90,6 +90,9 @@ DIFFERENT_TYPES = -6.0
 #: Without a name rule a pair scores at most this (below the auto-merge threshold): colleagues share
 #: neighbours and observations, and near names ("John Smith", "John Smyth") share embeddings.
 NO_NAME_RULE_CAP = 0.6
+#: The name rules whose pairs score at most ``NO_NAME_RULE_CAP`` too: a typo and another real name look
+#: alike ("Smith", "Smyth"): listed for review, never merged.
+CAPPED_RULES = frozenset({"similar_spelling"})
 
 
 #: Letters NFKD does not decompose into a base letter and a mark.
@@ -115,6 +118,7 @@ _FOLD = str.maketrans(
 )
 
 
+@lru_cache(maxsize=1 << 16)  # the same words, types and observations again and again while scoring
 def normalise(text: str) -> str:
     """Lower case, no diacritics, punctuation as spaces (apostrophes and dots inside words dropped),
     single spaces: "  Zoë  O'Brien-Smith " -> "zoe obrien smith"."""
@@ -132,7 +136,7 @@ class ParsedName:
     tokens: tuple[str, ...]  # normalised, honorifics and suffixes dropped, "Last, First" turned round
     acronym_form: bool  # written as one upper-case token of 2 to 6 letters ("IBM")
 
-    @property
+    @cached_property  # compared for every pair blocked (parse_name's answers are cached, so is this)
     def canonical(self) -> str:
         return " ".join(self.tokens)
 
@@ -218,16 +222,17 @@ def blocking_keys(name: str) -> dict[str, Role]:
     keys[f"i:{p.given[0][0]} {p.surname}"] = PEER  # initials and shorter forms
     # typing errors: one edit leaves a word's first two or last two letters as they were, so a name
     # with one word mistyped meets its pair under its other words beside the mistyped one's first or
-    # last two letters (a two-word name in either order: swapped parts too); sound-alike spellings
-    # share Metaphone codes
+    # last two letters (a two-word name in either order: swapped parts too, only its last word cut in
+    # each order, as cutting the first word of one order is cutting the last of the other); sound-alike
+    # spellings share Metaphone codes
     orders = [p.tokens, p.tokens[::-1]] if len(p.tokens) == 2 else [p.tokens]
     for words in orders:
         for i, w in enumerate(words):
-            if len(w) >= 3 and w.isalpha():
+            if len(w) >= 3 and w.isalpha() and (len(words) != 2 or i == 1):
                 head, tail = " ".join(words[:i]), " ".join(words[i + 1 :])
                 keys[f"f:{head}|{w[:2]}|{tail}"] = PEER
                 keys[f"e:{head}|{w[-2:]}|{tail}"] = PEER
-    codes = [jellyfish.metaphone(t) for t in p.tokens]
+    codes = [_sound(t) for t in p.tokens]
     if all(codes):
         keys["p:" + " ".join(sorted(codes))] = PEER
     for form in given_forms(p.given[0]):  # nicknames: "Bob Smith" and "Robert Smith" share "robert smith"
@@ -391,12 +396,12 @@ def similar_words(x: str, y: str) -> bool:
     (phonetic spellings: "Decker" / "Dekker").  Initials, words under 3 letters and words with a digit are
     never similar: a number or a code one edit apart ("Room 101" / "Room 102", "Invoice 1234" /
     "Invoice 1235") names another thing, not the same one mistyped."""
-    if x == y or min(len(x), len(y)) < 3 or any(ch.isdigit() for ch in x + y):
+    if x == y or min(len(x), len(y)) < 3 or (not (x + y).isalpha() and any(c.isdigit() for c in x + y)):
         return False
     d = OSA.distance(x, y, score_cutoff=2)
     if d <= 1 or (d == 2 and min(len(x), len(y)) >= 7):
         return True
-    return jellyfish.metaphone(x) == jellyfish.metaphone(y) and JaroWinkler.similarity(x, y) >= 0.8
+    return _sound(x) == _sound(y) and JaroWinkler.similarity(x, y) >= 0.8
 
 
 def _spelling_rule(a: str, b: str, pa: ParsedName, pb: ParsedName) -> Reason | None:
@@ -607,8 +612,7 @@ def score_pair(
     if rule is None and score > NO_NAME_RULE_CAP:
         score = NO_NAME_RULE_CAP
         reasons.append(Reason("no_name_rule", f"no name rule relates the names: at most {NO_NAME_RULE_CAP}"))
-    if rule is not None and rule.code == "similar_spelling" and score > NO_NAME_RULE_CAP:
-        # a typo and another real name look alike ("Smith", "Smyth"): listed for review, never merged
+    if rule is not None and rule.code in CAPPED_RULES and score > NO_NAME_RULE_CAP:
         score = NO_NAME_RULE_CAP
         reasons.append(Reason("spelling_only", f"the names differ in spelling: at most {NO_NAME_RULE_CAP}"))
     if ambiguous:  # listed for review, never merged: the name alone cannot tell which one it is

@@ -211,6 +211,30 @@ def test_an_initials_form_fitting_two_people_is_ambiguous() -> None:
     assert "ambiguous_short_form" in {r.code for r in scored.reasons}
 
 
+def test_an_initials_form_fitting_many_people_is_scored_once_per_form_with_the_same_answers() -> None:
+    """ "J. Smith" beside four J-named Smiths: listed with each at most at the cap, the one its evidence
+    points at (a shared employer) not outranked, the others outranked; the scorer computes the form's
+    scores with its longer forms once (store/duplicates.Scorer), with the answers score_pair gives."""
+    from kg_neo4j.store.duplicates import Scorer, _Entity
+
+    fulls = ["Jane Smith", "John Smith", "Judy Smith", "Jake Smith"]
+    context = {"J. Smith": _Entity("J. Smith", "person", observations=["works at Acme in Leith"])}
+    for i, name in enumerate(fulls):
+        place = "works at Acme in Leith" if i == 2 else f"works at Other{i} in Town{i}"
+        context[name] = _Entity(name, "person", observations=[place])
+    ambiguous = ambiguous_short_forms(("J. Smith", f) for f in fulls)
+    assert ambiguous == {"J. Smith": set(fulls)}
+    scorer = Scorer(context, {}, ambiguous)
+    short = context["J. Smith"].side()
+    for full in fulls:
+        outranked = full != "Judy Smith"
+        expected = score_pair(short, context[full].side(), ambiguous=True, outranked=outranked)
+        got = scorer.score("J. Smith", full)
+        assert got == expected
+        assert got.score <= NO_NAME_RULE_CAP
+        assert ("better_fit_elsewhere" in [r.code for r in got.reasons]) == outranked
+
+
 def test_a_names_blocks_are_the_whole_namespaces_pairs_that_hold_it() -> None:
     """find_duplicates with ``names`` compares only the blocks of the names it reaches
     (store/duplicates.py ``_blocked_touching``): for every name of both labelled sets' dev halves, in one

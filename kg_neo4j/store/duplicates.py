@@ -38,11 +38,11 @@ import numpy as np
 from pydantic import BaseModel
 
 from kg_neo4j.resolution import (
+    CAPPED_RULES,
     DEFAULT_MIN_SCORE,
     HUB,
     NO_NAME_RULE_CAP,
     PEER,
-    SPOKE,
     Reason,
     Scored,
     Side,
@@ -167,6 +167,8 @@ async def duplicate_groups(
     progress = progress or no_progress
     entities, with_vectors = await _stream(store, model, progress)
     pairs = _blocked_pairs(entities) if names is None else set()
+    if min_score > NO_NAME_RULE_CAP:  # pairs that cannot reach it are neither read nor scored
+        pairs = {p for p in pairs if (r := name_rule(*p)) is None or r.code not in CAPPED_RULES}
     cosines: dict[tuple[str, str], float] = {}
     use_vectors = model is not None and bool(with_vectors)
     # The vectors find pairs no name rule relates; such a pair scores at most NO_NAME_RULE_CAP, so above
@@ -219,11 +221,29 @@ async def _stream(
 def _blocked_pairs(entities: dict[str, str], only: set[str] | None = None) -> set[tuple[str, str]]:
     """Pairs sharing a blocking key that a name rule relates; with ``only``, just those holding one of
     ``only`` (the other blocks and pairs are not compared)."""
-    # most keys hold one name: a plain list each, split by role only where a key holds two or more
-    blocks: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    # most keys hold one name: a key's first name alone, a list only from its second on (1.1 million
+    # keys at 100,000 names); hubs apart, and a spoke kept only where its key has a hub ("Dr Smith"), so
+    # the surname and acronym keys of every other name cost nothing
+    first: dict[str, str] = {}
+    peers: dict[str, list[str]] = {}
+    hubs: dict[str, list[str]] = defaultdict(list)
+    spoke_keys: list[tuple[str, str]] = []
     for name in entities:
         for key, role in blocking_keys(name).items():
-            blocks[key].append((name, role))
+            if role == PEER:
+                if (other := first.setdefault(key, name)) != name:
+                    if key in peers:
+                        peers[key].append(name)
+                    else:
+                        peers[key] = [other, name]
+            elif role == HUB:
+                hubs[key].append(name)
+            else:
+                spoke_keys.append((key, name))
+    spokes: dict[str, list[str]] = defaultdict(list)
+    for key, name in spoke_keys:
+        if key in hubs:
+            spokes[key].append(name)
     seen: set[tuple[str, str]] = set()
     out: set[tuple[str, str]] = set()
 
@@ -235,22 +255,25 @@ def _blocked_pairs(entities: dict[str, str], only: set[str] | None = None) -> se
         if name_rule(a, b) is not None:
             out.add(p)
 
-    for key, members in blocks.items():
-        if len(members) < 2 or (only is not None and not any(n in only for n, _ in members)):
+    for key, names in peers.items():
+        if len(names) > MAX_BLOCK and not key.startswith(("n:", "s:")):
             continue
-        peers, hubs, spokes = ([n for n, r in members if r == role] for role in (PEER, HUB, SPOKE))
-        exact = key.startswith(("n:", "s:"))
-        if len(peers) > 1 and (exact or len(peers) <= MAX_BLOCK):
-            if len(peers) > TYPO_BLOCK and key.startswith(("f:", "e:")):  # only the pairs a rule could relate
-                for a, b in typo_key_pairs(key, peers):
+        if only is not None and not any(n in only for n in names):
+            continue
+        if len(names) > TYPO_BLOCK and key.startswith(("f:", "e:")):  # only the pairs a rule could relate
+            for a, b in typo_key_pairs(key, names):
+                consider(a, b)
+        else:
+            for i, a in enumerate(names):
+                for b in names[i + 1 :]:
                     consider(a, b)
-            else:
-                for i, a in enumerate(peers):
-                    for b in peers[i + 1 :]:
-                        consider(a, b)
-        if hubs and len(hubs) * (len(spokes) + len(hubs)) <= MAX_HUB_PAIRS:
-            for h in hubs:
-                for other in (*spokes, *hubs):
+    for key, centre in hubs.items():
+        others = [*spokes.get(key, ()), *centre]
+        if only is not None and not any(n in only for n in others):
+            continue
+        if len(centre) * len(others) <= MAX_HUB_PAIRS:
+            for h in centre:
+                for other in others:
                     consider(h, other)
     return out
 
@@ -467,6 +490,9 @@ class Scorer:
         self.cosines = cosines
         self.ambiguous = ambiguous or {}
         self.cache: dict[tuple[str, str], Scored] = {}
+        # a short form's raw score with each of its longer forms, computed once: every pair of the form
+        # compares them all (a form fitting 30 people would otherwise cost 30 x 30 scores)
+        self.raw: dict[str, dict[str, float]] = {}
 
     def score(self, a: str, b: str) -> Scored:
         p = (a, b) if a < b else (b, a)
@@ -488,7 +514,9 @@ class Scorer:
         short, full = (a, b) if b in self.ambiguous.get(a, ()) else (b, a)
         if full not in self.ambiguous.get(short, ()):
             return {}
-        raw = {f: self._raw(short, f) for f in self.ambiguous[short]}
+        if short not in self.raw:
+            self.raw[short] = {f: self._raw(short, f) for f in self.ambiguous[short]}
+        raw = self.raw[short]
         return {"ambiguous": True, "outranked": raw[full] < max(raw.values())}
 
     def _raw(self, a: str, b: str) -> float:

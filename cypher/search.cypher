@@ -177,6 +177,9 @@ RETURN name, name_lower, alias
 // For each capitalised question word naming no entity ($words): the current observations of the namespace
 // that use it (the fulltext index's $scan best, then this namespace's own), who wrote each, who wrote the
 // turn after it, and its text; the store reads from them whether the others call an entity by that word.
+// The index is eventually consistent: first the writes committed before this read (as search_memory_fulltext;
+// without it a question right after the chat was written found none of its uses).
+CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
 UNWIND $words AS word
 CALL (word) {
   CALL db.index.fulltext.queryNodes('kg_fulltext', toLower(word), {limit: $scan}) YIELD node

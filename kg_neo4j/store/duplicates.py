@@ -9,10 +9,11 @@ No all-pairs comparison.  Candidate pairs come from two places only:
 2. with the embedding model on and ``min_score`` at most ``NO_NAME_RULE_CAP`` (above it a pair no name
    rule relates cannot be listed), each entity's ``NEAREST`` nearest name-and-type vectors in its
    namespace at cosine ``VECTOR_MIN_COSINE`` or more.  A namespace of at most ``EXACT_ENTITIES`` entity
-   vectors (``EXACT_WHOLE`` for a call on the whole namespace) is compared exactly: its vectors are read once and compared in numpy, so other namespaces'
-   data costs nothing (:class:`NamespaceVectors`).  A larger one asks the entity vector index (batched
-   with UNWIND): on 2026.x the filtered one, inside this namespace; on 5.26 the database-wide one, asked
-   again with more when other namespaces' near copies took their places.
+   vectors (``EXACT_WHOLE`` for a call on the whole namespace) is compared exactly: its vectors are
+   read once and compared in numpy, so other namespaces' data costs nothing (:class:`NamespaceVectors`).
+   A larger one asks the entity vector index (batched with UNWIND): on 2026.x the filtered one, inside
+   this namespace; on 5.26 the database-wide one, asked again with more when other namespaces' near
+   copies took their places.
 
 Then the candidates' context (neighbours, observations, counts, vectors) is read for those entities
 only, every pair scored, and pairs at or above ``min_score`` grouped by the star rule

@@ -3,9 +3,10 @@
 // asked for each entity's nearest, and only the candidate pairs' entities are read in full.
 
 // name: duplicates_count
-// How many entities the namespace has (the progress bar's total).
+// How many entities the namespace has (the progress bar's total).  `name IS NOT NULL`: the (namespace, name)
+// index is read, not every namespace's entities.
 MATCH (e:Entity)
-WHERE e.namespace = $ns AND e.created_at <= $at
+WHERE e.namespace = $ns AND e.name IS NOT NULL AND e.created_at <= $at
 RETURN count(e) AS entities
 
 // name: duplicates_entities

@@ -10,12 +10,14 @@
 //
 // "Now" is the server's datetime(); relations are current while valid_from <= now < valid_until.
 // A path depth cannot be a parameter, so the neighbourhood comes in three queries.  Each guide
-// query is tested on a known graph in tests/test_browser_guide.py.
+// query is tested on a known graph in tests/test_browser_guide.py.  `name IS NOT NULL` beside
+// `namespace = $ns` lets Neo4j seek the (namespace, name) index instead of reading every namespace's
+// entities.
 
 // name: guide_whole_memory
 // The whole memory of a namespace: its 150 best-connected entities and their current relations.
 MATCH (e:Entity)
-WHERE e.namespace = $ns
+WHERE e.namespace = $ns AND e.name IS NOT NULL
 WITH e, COUNT { (e)-[r]-(:KgNode) WHERE r.valid_until IS NULL OR r.valid_until > datetime() } AS degree
 ORDER BY degree DESC, e.name
 LIMIT 150
@@ -50,19 +52,19 @@ LIMIT 500;
 // What changed since $since: entities, observations and relations created, relations closed.
 CALL {
   MATCH (e:Entity)
-  WHERE e.namespace = $ns AND e.created_at >= $since
+  WHERE e.namespace = $ns AND e.name IS NOT NULL AND e.created_at >= $since
   RETURN e.created_at AS at, 'entity created' AS change, e.name AS name, e.entityType AS detail
   UNION ALL
   MATCH (e:Entity)-[:HAS_OBSERVATION]->(o:Observation)
-  WHERE e.namespace = $ns AND o.created_at >= $since AND e.created_at < $since
+  WHERE e.namespace = $ns AND e.name IS NOT NULL AND o.created_at >= $since AND e.created_at < $since
   RETURN o.created_at AS at, 'observation added' AS change, e.name AS name, o.text AS detail
   UNION ALL
   MATCH (a:KgNode)-[r]->(b:KgNode)
-  WHERE a.namespace = $ns AND r.created_at >= $since
+  WHERE a.namespace = $ns AND a.name IS NOT NULL AND r.created_at >= $since
   RETURN r.created_at AS at, 'relation created' AS change, a.name AS name, type(r) + ' -> ' + b.name AS detail
   UNION ALL
   MATCH (a:KgNode)-[r]->(b:KgNode)
-  WHERE a.namespace = $ns AND r.valid_until >= $since AND r.valid_until <= datetime()
+  WHERE a.namespace = $ns AND a.name IS NOT NULL AND r.valid_until >= $since AND r.valid_until <= datetime()
   RETURN r.valid_until AS at, 'relation closed' AS change, a.name AS name, type(r) + ' -> ' + b.name AS detail
 }
 RETURN at, change, name, detail
@@ -82,7 +84,7 @@ ORDER BY relation, from, to, valid_from;
 // name: guide_as_of
 // The graph as of $at: the entities that existed then and the relations valid then.
 MATCH (e:Entity)
-WHERE e.namespace = $ns AND e.created_at <= $at
+WHERE e.namespace = $ns AND e.name IS NOT NULL AND e.created_at <= $at
 OPTIONAL MATCH (e)-[r]->(x:KgNode)
 WHERE r.created_at <= $at AND r.valid_from <= $at AND (r.valid_until IS NULL OR r.valid_until > $at)
   AND (x:Placeholder OR x.created_at <= $at)
@@ -105,13 +107,13 @@ ORDER BY retention, name;
 // name: guide_contradictions
 // Contradictions: knowledge that contradicts other knowledge (current edges).
 MATCH p = (a:Entity)-[r:contradicts]->(b:Entity)
-WHERE a.namespace = $ns AND (r.valid_until IS NULL OR r.valid_until > datetime())
+WHERE a.namespace = $ns AND a.name IS NOT NULL AND (r.valid_until IS NULL OR r.valid_until > datetime())
 RETURN p;
 
 // name: guide_must_precede
 // must_precede chains: every maximal chain of current must_precede edges, longest first.
 MATCH p = (a:Entity)-[:must_precede*1..10]->(b:Entity)
-WHERE a.namespace = $ns
+WHERE a.namespace = $ns AND a.name IS NOT NULL
   AND all(r IN relationships(p) WHERE r.valid_until IS NULL OR r.valid_until > datetime())
   AND NOT EXISTS { (:Entity)-[r0:must_precede]->(a) WHERE r0.valid_until IS NULL OR r0.valid_until > datetime() }
   AND NOT EXISTS { (b)-[r1:must_precede]->(:Entity) WHERE r1.valid_until IS NULL OR r1.valid_until > datetime() }
@@ -121,7 +123,7 @@ ORDER BY steps DESC;
 // name: guide_hubs
 // The largest hubs: the entities with the most current relations.
 MATCH (e:Entity)
-WHERE e.namespace = $ns
+WHERE e.namespace = $ns AND e.name IS NOT NULL
 WITH e, COUNT { (e)-[r]-(:KgNode) WHERE r.valid_until IS NULL OR r.valid_until > datetime() } AS relations
 WHERE relations > 0
 RETURN e.name AS name, e.entityType AS type, relations
@@ -131,7 +133,7 @@ LIMIT 20;
 // name: guide_orphans
 // Orphans: entities with no current relation to another node.
 MATCH (e:Entity)
-WHERE e.namespace = $ns
+WHERE e.namespace = $ns AND e.name IS NOT NULL
   AND NOT EXISTS { (e)-[r]-(:KgNode) WHERE r.valid_until IS NULL OR r.valid_until > datetime() }
 RETURN e.name AS name, e.entityType AS type, e.created_at AS created_at
 ORDER BY name;

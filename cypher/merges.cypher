@@ -17,6 +17,8 @@
 //   causal edge out of knowledge the merge keeps as an inference, which holds none);
 // - the kept entity gains the merged names (and theirs) in aliases, with the moment of each in alias_at;
 // - a (:KgMergeRecord) holds who merged what and when, and what unmerge puts back.
+// `name IS NOT NULL` (or `id IS NOT NULL`) beside `namespace = $ns`: Neo4j seeks the (namespace, name or id)
+// index instead of reading every namespace's merged entities or records.
 
 // name: merge_lock
 // Take the write locks of the named nodes (in name order: two merges never wait on each other in a circle)
@@ -139,7 +141,7 @@ CALL (keep, dup) {
 // aliases: the merged name and the names merged into it before
 CALL (keep, dup) {
   OPTIONAL MATCH (a:KgMerged)
-  WHERE a.namespace = $ns AND a.alias_of = dup.name
+  WHERE a.namespace = $ns AND a.name IS NOT NULL AND a.alias_of = dup.name
   WITH collect(a) AS earlier
   CALL (keep, earlier) {
     UNWIND earlier AS a
@@ -182,7 +184,7 @@ SET keep.trust = $trust,
 // name: merge_records
 // The merges into $into, latest first (undone ones too), or the one $id.
 MATCH (m:KgMergeRecord)
-WHERE m.namespace = $ns AND ($id IS NULL OR m.id = $id) AND ($into IS NULL OR m.into = $into)
+WHERE m.namespace = $ns AND m.id IS NOT NULL AND ($id IS NULL OR m.id = $id) AND ($into IS NULL OR m.into = $into)
 RETURN m.id AS id, m.into AS into, m.names AS names, m.at AS at, m.by AS by, m.undone_at AS undone_at
 ORDER BY m.at DESC, m.id DESC
 
@@ -216,7 +218,7 @@ CALL (keep, m) {
 }
 CALL (m) {
   MATCH (a:KgMerged)
-  WHERE a.namespace = $ns AND last(a.alias_moves) = m.id
+  WHERE a.namespace = $ns AND a.name IS NOT NULL AND last(a.alias_moves) = m.id
   SET a.alias_of = last(a.alias_of_was), a.alias_of_was = a.alias_of_was[..-1], a.alias_moves = a.alias_moves[..-1]
   WITH a
   WHERE size(a.alias_moves) = 0

@@ -118,9 +118,9 @@ RETURN observations, relationships
 
 // name: namespace_delete_records
 // Erase up to $batch of the namespace's merge records and, once none is left, its metadata nodes
-// (its write-order counter and decay sweep progress).
+// (its write-order counter and decay sweep progress).  `id IS NOT NULL`: the (namespace, id) index is read.
 OPTIONAL MATCH (m:KgMergeRecord)
-WHERE m.namespace = $ns
+WHERE m.namespace = $ns AND m.id IS NOT NULL
 WITH m LIMIT $batch
 DETACH DELETE m
 WITH count(m) AS records

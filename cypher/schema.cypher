@@ -57,6 +57,11 @@ CREATE INDEX kg_merged_ns_name IF NOT EXISTS FOR (m:KgMerged) ON (m.namespace, m
 // Range index over the merges into an entity (unmerge_entities finds the last one).
 CREATE INDEX kg_merge_record_ns_into IF NOT EXISTS FOR (m:KgMergeRecord) ON (m.namespace, m.into)
 
+// name: schema_merge_record_ns_id
+// Range index over a namespace's merge records by id (unmerge, the merge's counts, namespace delete): they are
+// read without scanning every namespace's records.
+CREATE INDEX kg_merge_record_ns_id IF NOT EXISTS FOR (m:KgMergeRecord) ON (m.namespace, m.id)
+
 // name: schema_experience_ns
 // Range index that lists the recorded experiences of one namespace.
 CREATE INDEX kg_experience_ns IF NOT EXISTS FOR (x:Experience) ON (x.namespace)

@@ -48,6 +48,7 @@ _SCHEMA_STATEMENTS = [
     "schema_expired_knowledge_ns",
     "schema_merged_ns_name",
     "schema_merge_record_ns_into",
+    "schema_merge_record_ns_id",
     "schema_experience_ns",
 ]
 

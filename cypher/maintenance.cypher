@@ -268,8 +268,9 @@ RETURN collect(k.name) AS names
 
 // name: hook_recall
 // The hook's recall: fulltext (BM25) hits of the namespace grouped by entity, knowledge boosted, best first, with
-// what to print.  The index is database-wide, so the $k best are read and this namespace's kept; raw_count tells
-// the hook when other namespaces took the whole page (kg_neo4j/hooks/recall.py asks again with a larger $k).
+// what to print.  $fulltext asks the database-wide index for this namespace's $k best (kg_neo4j/text.py
+// fulltext_query) and they are kept by namespace; raw_count tells the hook when another namespace, whose name
+// holds this one's words, took the whole page (kg_neo4j/hooks/recall.py asks again with a larger $k).
 CALL () {
   // the index is eventually consistent: first the writes committed before this read (schema_fulltext)
   CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()

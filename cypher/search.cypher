@@ -43,7 +43,8 @@ CALL (raw) {
 RETURN size(raw) AS raw_count, hits
 
 // name: search_memory_fulltext
-// Candidate hits of the fulltext index (BM25 over names, types and observations): $k best, then this namespace's own.
+// Candidate hits of the fulltext index (BM25 over names, types and observations): the $k best of this namespace
+// ($fulltext holds the namespace as a required clause: kg_neo4j/text.py fulltext_query), kept by namespace.
 CALL () {
   // the index is eventually consistent: first the writes committed before this read (schema_fulltext)
   CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
@@ -174,22 +175,23 @@ CALL () {
 RETURN name, name_lower, alias
 
 // name: search_called
-// For each capitalised question word naming no entity ($words): the current observations of the namespace
-// that use it (the fulltext index's $scan best, then this namespace's own), who wrote each, who wrote the
-// turn after it, and its text; the store reads from them whether the others call an entity by that word.
+// For each capitalised question word naming no entity ($words: {word, query}, the query the word's in this
+// namespace, kg_neo4j/text.py fulltext_query): the current observations of the namespace that use it (the
+// fulltext index's $scan best), who wrote each, who wrote the turn after it, and its text; the store reads
+// from them whether the others call an entity by that word.
 // The index is eventually consistent: first the writes committed before this read (as search_memory_fulltext;
 // without it a question right after the chat was written found none of its uses).
 CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
-UNWIND $words AS word
-CALL (word) {
-  CALL db.index.fulltext.queryNodes('kg_fulltext', toLower(word), {limit: $scan}) YIELD node
+UNWIND $words AS asked
+CALL (asked) {
+  CALL db.index.fulltext.queryNodes('kg_fulltext', asked.query, {limit: $scan}) YIELD node
   WITH node AS o
   WHERE o:Observation AND o.namespace = $ns AND o.created_at <= $at AND o.turn IS NOT NULL
   MATCH (w:Entity)-[:HAS_OBSERVATION]->(o)
   OPTIONAL MATCH (r:Entity)-[:HAS_OBSERVATION]->(:Observation {namespace: $ns, turn: o.turn + 1})
   RETURN collect({writer: w.name, replier: r.name, text: o.text}) AS uses
 }
-RETURN word, uses
+RETURN asked.word AS word, uses
 
 // --- Neo4j 2026.x and later: the vector channels filtered inside the index (Cypher 25 SEARCH clause).
 // Same parameters and answer as search_memory_vector / search_memory_entities above; the namespace and

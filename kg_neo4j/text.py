@@ -17,6 +17,8 @@ STOPWORDS = frozenset(
     which while who whom whose why will with would you your yours yourself yourselves tell say said""".split()
 )
 MAX_FULLTEXT_TERMS = 64
+#: The fulltext index's text fields (cypher/schema.cypher, schema_fulltext; its fourth is ``namespace``).
+FULLTEXT_FIELDS = ("name", "entityType", "text")
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_GRAM_WORDS = 4
@@ -66,12 +68,30 @@ def replace_mention(text: str, name_lower: str, by: str) -> str:
     return re.sub(name_pattern(name_lower), by_name, text, flags=re.IGNORECASE)
 
 
-def fulltext_query(text: str) -> str:
-    """A Lucene query that means "any of these words": only word characters survive, so
+def fulltext_words(text: str) -> str:
+    """The words of a Lucene query that means "any of these words": only word characters survive, so
     syntax in a question (``/ : ( " AND *``) can neither error nor change the meaning;
     lower-cased so AND/OR/NOT are words, not operators."""
     terms = list(dict.fromkeys(_WORD.findall(text.lower())))
     return " ".join(terms[:MAX_FULLTEXT_TERMS])
+
+
+def fulltext_query(text: str, namespace: str) -> str:
+    """The Lucene query of ``text``'s words (:func:`fulltext_words`) in ``namespace``: "" when it has none.
+
+    The one fulltext index serves every namespace and indexes each node's ``namespace`` beside its text
+    (cypher/schema.cypher, schema_fulltext), so the namespace is a required clause of the query: the
+    index returns this namespace's best, not the database's best of which other namespaces may take the
+    whole page.  The clause is a phrase of the namespace analysed as it was indexed (only ``\\`` and
+    ``"`` escaped) and scores nothing (``^0``); a namespace whose words hold another's lets that one's
+    nodes through, and the statements keep ``namespace = $ns``.  The words are searched in the text
+    fields only (``FULLTEXT_FIELDS``), never in ``namespace``."""
+    words = fulltext_words(text)
+    if not words:
+        return ""
+    fields = " ".join(f"{field}:({words})" for field in FULLTEXT_FIELDS)
+    phrase = namespace.replace("\\", "\\\\").replace('"', '\\"')
+    return f'+namespace:"{phrase}"^0 +({fields})'
 
 
 #: How many capitalised words of a question are looked up as names people call each other.

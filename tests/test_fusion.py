@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kg_neo4j.fusion import FusionWeights, Hit, finish, only_asks, pool, score_channels, strong_entities
-from kg_neo4j.text import fulltext_query, question_grams, replace_mention, strip_mentions
+from kg_neo4j.text import fulltext_words, question_grams, replace_mention, strip_mentions
 
 #: No Neo4j, no server process, no network: the fast tier (pytest -m unit).
 pytestmark = pytest.mark.unit
@@ -253,9 +253,9 @@ def test_replace_mention() -> None:
     assert replace_mention("Bertie and Albertie", "bertie", "R") == "R and Albertie"
 
 
-def test_fulltext_query_words_only() -> None:
-    assert fulltext_query('x AND (y) OR "z" NOT w*') == "x and y or z not w"
-    assert fulltext_query("?!:/") == ""
+def test_fulltext_words_are_words_only() -> None:
+    assert fulltext_words('x AND (y) OR "z" NOT w*') == "x and y or z not w"
+    assert fulltext_words("?!:/") == ""
 
 
 def test_capitalised_words_past_the_first_that_name_no_entity() -> None:

@@ -195,8 +195,9 @@ async def test_recall(driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str
 async def test_recall_finds_its_own_beside_a_crowded_namespace(
     driver: AsyncDriver, neo4j_info: Neo4jInfo, namespace: str, clock: ManualClock
 ) -> None:
-    """The fulltext index spans every namespace: another namespace's 600 better matches fill the first
-    page of 500, and recall reads again with a larger k until it finds this namespace's own."""
+    """The fulltext index spans every namespace and a query asks for one namespace's best, which a
+    namespace whose name holds this one's words shares ("<ns>-crowd"): its 600 better matches fill the
+    first page of 500, and recall reads again with a larger k until it finds this namespace's own."""
     from kg_neo4j.hooks import recall as recall_hook
     from kg_neo4j.text import fulltext_query
 
@@ -220,7 +221,7 @@ async def test_recall_finds_its_own_beside_a_crowded_namespace(
             "CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh() "
             "CALL db.index.fulltext.queryNodes('kg_fulltext', $q, {limit: $k}) YIELD node "
             "RETURN count(CASE WHEN node.namespace = $ns AND node.name IN $shown THEN 1 END) AS own",
-            q=fulltext_query("deploy the database"),
+            q=fulltext_query("deploy the database", namespace),
             k=recall_hook.RECALL_K,
             ns=namespace,
             shown=["Deploy checklist", "Alice"],

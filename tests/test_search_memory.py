@@ -12,7 +12,7 @@ import pytest
 from kg_neo4j.models import EntityIn, RelationIn
 from kg_neo4j.store import GraphStore
 from kg_neo4j.store.capabilities import search_indexes
-from kg_neo4j.text import fulltext_query
+from kg_neo4j.text import fulltext_words
 from support.servers import Neo4jInfo, mcp_session, server_env, stdio_session
 
 PEOPLE = [
@@ -163,21 +163,21 @@ async def test_entity_types_filter(semantic_store: GraphStore) -> None:
 async def test_lucene_syntax_in_questions_is_safe(semantic_store: GraphStore, query: str) -> None:
     await seed(semantic_store)
     if not query:
-        assert fulltext_query(query) == ""
+        assert fulltext_words(query) == ""
         return
     result = await semantic_store.search_memory(query, limit=5)
     assert len(result.hits) <= 5
     # Only plain words reach Lucene, lower-cased (so AND/OR/NOT are words, not operators).
-    assert all(t.isalnum() or "_" in t for t in fulltext_query(query).split())
+    assert all(t.isalnum() or "_" in t for t in fulltext_words(query).split())
 
 
 @pytest.mark.unit
-def test_fulltext_query_keeps_words_only() -> None:
+def test_fulltext_words_keeps_words_only() -> None:
     assert (
-        fulltext_query('What did "Alice" say: (job) AND pay/hours*?')
+        fulltext_words('What did "Alice" say: (job) AND pay/hours*?')
         == "what did alice say job and pay hours"
     )
-    assert fulltext_query("Zoë's café") == "zoë s café"
+    assert fulltext_words("Zoë's café") == "zoë s café"
 
 
 async def test_namespace_isolation_under_overfetch(

@@ -182,10 +182,15 @@ def private(private_neo4j_server: Neo4jInfo) -> Neo4jInfo:
 def index_states(info: Neo4jInfo) -> dict[str, dict[str, Any]]:
     with GraphDatabase.driver(info.uri, auth=(info.username, info.password)) as drv:
         records = drv.execute_query(
-            "SHOW INDEXES YIELD name, type, state, options", database_=info.database
+            "SHOW INDEXES YIELD name, type, state, options, properties", database_=info.database
         ).records
     return {
-        r["name"]: {"type": r["type"], "state": r["state"], "config": r["options"]["indexConfig"]}
+        r["name"]: {
+            "type": r["type"],
+            "state": r["state"],
+            "config": r["options"]["indexConfig"],
+            "properties": r["properties"],
+        }
         for r in records
     }
 
@@ -240,6 +245,7 @@ async def test_an_earlier_graph_moves_over_resumably(private: Neo4jInfo) -> None
     assert states["kg_fulltext"]["state"] == "ONLINE"
     assert states["kg_fulltext"]["config"]["fulltext.eventually_consistent"] is True
     assert states["kg_fulltext"]["config"]["fulltext.analyzer"] == "english"
+    assert states["kg_fulltext"]["properties"] == ["name", "entityType", "text", "namespace"]
 
     # done once: the next start moves nothing and reads only the record
     drv = AsyncGraphDatabase.driver(private.uri, auth=(private.username, private.password))

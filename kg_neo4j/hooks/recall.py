@@ -18,9 +18,10 @@ from kg_neo4j.hooks.context import Answer, HookContext
 
 log = logging.getLogger(__name__)
 
-#: Fulltext candidates fetched (the index is database-wide; the namespace filter comes after), and how far
-#: that grows when other namespaces fill the page (x 8 a round, while time is left), entities printed at
-#: most, observations shown per plain entity, weight of a knowledge hit.
+#: Fulltext candidates fetched (the query asks for this namespace's: kg_neo4j/text.py fulltext_query), and
+#: how far that grows when other namespaces still fill the page (one whose name holds this one's words;
+#: x 8 a round, while time is left), entities printed at most, observations shown per plain entity, weight
+#: of a knowledge hit.
 RECALL_K = 500
 RECALL_K_MAX = 32_000
 RECALL_GROWTH = 8
@@ -59,10 +60,10 @@ async def _by_meaning(ctx: HookContext, prompt: str) -> tuple[list[str], Any]:
 
 
 async def _by_keywords(ctx: HookContext, query: str) -> list[dict[str, Any]]:
-    """The namespace's fulltext hits by entity, best first.  The index spans every namespace: when the
-    best ``k`` were all read (``raw_count == k``) and too few were this namespace's, other namespaces may
-    hide better ones of this one further down, so the read is made again with a larger ``k`` (the same
-    rule as search_memory's starved channels; docs/hooks.md "recall")."""
+    """The namespace's fulltext hits by entity, best first.  The index spans every namespace and the
+    query asks for this one's, which a namespace whose name holds its words shares: when the best ``k``
+    were all read (``raw_count == k``) and too few were this namespace's, the read is made again with a
+    larger ``k`` (the same rule as search_memory's starved channels; docs/hooks.md "recall")."""
     k = RECALL_K
     while True:
         rec = (
@@ -91,7 +92,7 @@ async def recall(ctx: HookContext) -> Answer:
     from kg_neo4j.text import fulltext_query
 
     prompt = text_of(ctx.payload, "prompt")
-    query = fulltext_query(prompt)
+    query = fulltext_query(prompt, ctx.namespace)
     meaning = (
         asyncio.ensure_future(_by_meaning(ctx, prompt))
         if ctx.config.hook_search_url and prompt.strip()

@@ -37,7 +37,8 @@ async def available_analyzers(driver: AsyncDriver, database: str) -> list[str]:
 
 
 async def index_state(driver: AsyncDriver, database: str) -> dict[str, Any] | None:
-    """``{analyzer, state, populationPercent, eventually_consistent}`` of the index, None when it does not exist."""
+    """``{analyzer, state, populationPercent, eventually_consistent, by_namespace}`` of the index, None when it
+    does not exist."""
     rows = await Executor(driver, database).write("fulltext_index_state")
     return dict(rows[0]) if rows else None
 
@@ -52,27 +53,35 @@ async def check_analyzer(driver: AsyncDriver, database: str, analyzer: str) -> N
         )
 
 
+def outdated(state: dict[str, Any]) -> bool:
+    """An index of an older layout: not eventually consistent, or without the namespace (the queries of
+    kg_neo4j/text.py fulltext_query need it)."""
+    return not state["eventually_consistent"] or not state["by_namespace"]
+
+
 async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: str | None) -> None:
-    """bootstrap's step.  ``analyzer`` None: create the index with the default analyzer if it is missing
-    (commands that only need the schema).  Else check the setting and the existing index, and create
-    the index with ``analyzer`` if it is missing."""
-    if analyzer is None:
-        await Executor(driver, database).create_schema("schema_fulltext", analyzer=DEFAULT_ANALYZER)
-        return
-    await check_analyzer(driver, database, analyzer)
+    """bootstrap's step.  ``analyzer`` None (commands that only need the schema): the index's own
+    analyzer, the default for a new one.  Else check the setting against this Neo4j and the existing
+    index.  Either way an index of an older layout is made again (:func:`outdated`), and a missing one
+    is created."""
     state = await index_state(driver, database)
-    if state is not None and state["analyzer"] != analyzer:
-        raise ConfigError(
-            f"the fulltext index {INDEX} was built with analyzer {state['analyzer']!r} but {SETTING} is "
-            f"{analyzer!r}. Run `kg-neo4j rebuild-fulltext --fulltext-analyzer {analyzer}` to rebuild it (every "
-            f"namespace of the database shares it), or start with --fulltext-analyzer {state['analyzer']}"
-        )
-    if state is not None and not state["eventually_consistent"]:
-        # An index made before it was eventually consistent (docs/graph-model.md): made
-        # again with the same analyzer, once; bootstrap waits until Neo4j has indexed the stored text.
+    if analyzer is None:
+        analyzer = state["analyzer"] if state is not None else DEFAULT_ANALYZER
+    else:
+        await check_analyzer(driver, database, analyzer)
+        if state is not None and state["analyzer"] != analyzer:
+            raise ConfigError(
+                f"the fulltext index {INDEX} was built with analyzer {state['analyzer']!r} but {SETTING} is "
+                f"{analyzer!r}. Run `kg-neo4j rebuild-fulltext --fulltext-analyzer {analyzer}` to rebuild it "
+                f"(every namespace of the database shares it), or start with --fulltext-analyzer "
+                f"{state['analyzer']}"
+            )
+    if state is not None and outdated(state):
+        # An index made before it was eventually consistent or indexed the namespace (docs/graph-model.md):
+        # made again with the same analyzer, once; bootstrap waits until Neo4j has indexed the stored text.
         log.info(
-            "fulltext index %s: made again as eventually consistent (once); Neo4j is indexing the "
-            "existing text",
+            "fulltext index %s: made again with the namespace, eventually consistent (once); Neo4j is "
+            "indexing the existing text",
             INDEX,
         )
         await Executor(driver, database).write("fulltext_drop")
@@ -94,7 +103,7 @@ async def rebuild_fulltext(
     await check_analyzer(driver, database, analyzer)
     before = await index_state(driver, database)
     previous = before["analyzer"] if before else None
-    rebuild = previous != analyzer or (before is not None and not before["eventually_consistent"])
+    rebuild = previous != analyzer or (before is not None and outdated(before))
     if rebuild:
         await Executor(driver, database).write("fulltext_drop")
         await Executor(driver, database).create_schema("schema_fulltext", analyzer=analyzer)

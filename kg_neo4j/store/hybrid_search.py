@@ -195,7 +195,8 @@ async def mentioned(store: StoreCore, query: str, read_at: datetime) -> tuple[li
     # a name the others call an entity by ("Kate" for the speaker labelled "Emi") reads as that entity's
     words = capitalised_words(query, [r["name_lower"] for r in rows])
     if words and store.fusion.called:
-        for r in await store.x.read("search_called", words=words, scan=CALLED_SCAN, at=read_at):
+        asked = [{"word": w, "query": fulltext_query(w, store.namespace)} for w in words]
+        for r in await store.x.read("search_called", words=asked, scan=CALLED_SCAN, at=read_at):
             entity = called_name(r["word"], [(u["writer"], u["replier"], u["text"]) for u in r["uses"]])
             if entity is not None:
                 text = replace_mention(text, r["word"].lower(), entity)
@@ -225,7 +226,7 @@ async def candidates(
     fetched again with k x4 (up to ``MAX_K``): the observation vectors (the main signal) until they
     fill, the entity and fulltext channels only while the fused candidates are fewer than ``limit``
     and their own hits still grow (a channel that found some and then no more stops)."""
-    ftq = fulltext_query(content)
+    ftq = fulltext_query(content, store.namespace)
     # On a server whose filtered vector indexes are ONLINE (2026.x) the vector channels find the top k
     # of this namespace inside the index; elsewhere they over-fetch and filter
     # (docs/neo4j-versions.md#neo4j-versions).

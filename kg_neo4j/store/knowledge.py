@@ -103,7 +103,7 @@ class KnowledgeStore(Experiences):
                     "stability": state.stability,
                     "memory_level": int(state.memory_level),
                     "sessions": list(state.sessions),
-                    "fulltext": fulltext_query(item.content),
+                    "fulltext": fulltext_query(item.content, self.graph.namespace),
                     "vector": None,
                     "entity_vector": None,
                     "type_labels": knowledge_labels(item.type.value, item.trust.value),

@@ -8,13 +8,12 @@ CALL db.index.fulltext.listAvailableAnalyzers() YIELD analyzer
 RETURN analyzer ORDER BY analyzer
 
 // name: fulltext_index_state
-// The analyzer, state, population and properties of the kg_fulltext index (no row when it does not exist).
-SHOW FULLTEXT INDEXES YIELD name, state, populationPercent, options, properties
-WHERE name = 'kg_fulltext'
-RETURN options.indexConfig.`fulltext.analyzer` AS analyzer, state, populationPercent,
-       coalesce(options.indexConfig.`fulltext.eventually_consistent`, false) AS eventually_consistent,
-       'namespace' IN properties AS by_namespace
+// The analyzer, state and population of the fulltext index $name (no row when it does not exist).
+SHOW FULLTEXT INDEXES YIELD name, state, populationPercent, options
+WHERE name = $name
+RETURN options.indexConfig.`fulltext.analyzer` AS analyzer, state, populationPercent
 
 // name: fulltext_drop
-// Drop the kg_fulltext index (rebuild-fulltext creates it again with another analyzer).
-DROP INDEX kg_fulltext IF EXISTS
+// Drop the fulltext index $name (rebuild-fulltext creates kg_fulltext_ns again with another analyzer; the
+// start-up drops an earlier version's kg_fulltext once kg_fulltext_ns is made).
+DROP INDEX $name IF EXISTS

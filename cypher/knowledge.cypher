@@ -76,7 +76,7 @@ CALL (pairs, taken) {
     WHERE row.vector IS NULL AND q <> ''
     // eventually consistent index: first the writes committed before (schema_fulltext)
     CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
-    CALL db.index.fulltext.queryNodes('kg_fulltext', q, {limit: $similar_text_k}) YIELD node, score
+    CALL db.index.fulltext.queryNodes('kg_fulltext_ns', q, {limit: $similar_text_k}) YIELD node, score
     WITH node, score
     WHERE node.namespace = $ns
     MATCH (k:Knowledge)-[:HAS_OBSERVATION]->(node)

@@ -274,7 +274,7 @@ RETURN collect(k.name) AS names
 CALL () {
   // the index is eventually consistent: first the writes committed before this read (schema_fulltext)
   CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
-  CALL db.index.fulltext.queryNodes('kg_fulltext', $fulltext, {limit: $k}) YIELD node, score
+  CALL db.index.fulltext.queryNodes('kg_fulltext_ns', $fulltext, {limit: $k}) YIELD node, score
   RETURN count(*) AS raw_count, collect(CASE WHEN node.namespace = $ns THEN {node: node, score: score} END) AS own
 }
 CALL (own) {

@@ -91,8 +91,9 @@ SET m.previous_version = CASE WHEN m.version <> $version THEN m.version ELSE m.p
 // Eventually consistent: a write's commit does not wait for Lucene, and every read of it first waits for the
 // writes committed before (db.index.fulltext.awaitEventuallyConsistentIndexRefresh()), so reads still see
 // them (docs/graph-model.md).  The namespace is indexed too, so that a query asks for one namespace's best
-// (kg_neo4j/text.py fulltext_query) rather than the database's, which other namespaces may fill.
-CREATE FULLTEXT INDEX kg_fulltext IF NOT EXISTS
+// (kg_neo4j/text.py fulltext_query) rather than the database's, which other namespaces may fill (earlier
+// versions' kg_fulltext did not: kg_neo4j/store/fulltext.py replaces it).
+CREATE FULLTEXT INDEX kg_fulltext_ns IF NOT EXISTS
 FOR (n:Entity|Observation) ON EACH [n.name, n.entityType, n.text, n.namespace]
 OPTIONS {indexConfig: {`fulltext.analyzer`: $analyzer, `fulltext.eventually_consistent`: true}}
 

@@ -48,7 +48,7 @@ RETURN size(raw) AS raw_count, hits
 CALL () {
   // the index is eventually consistent: first the writes committed before this read (schema_fulltext)
   CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
-  CALL db.index.fulltext.queryNodes('kg_fulltext', $fulltext, {limit: $k}) YIELD node, score
+  CALL db.index.fulltext.queryNodes('kg_fulltext_ns', $fulltext, {limit: $k}) YIELD node, score
   RETURN collect({node: node, score: score}) AS raw
 }
 CALL (raw) {
@@ -184,7 +184,7 @@ RETURN name, name_lower, alias
 CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
 UNWIND $words AS asked
 CALL (asked) {
-  CALL db.index.fulltext.queryNodes('kg_fulltext', asked.query, {limit: $scan}) YIELD node
+  CALL db.index.fulltext.queryNodes('kg_fulltext_ns', asked.query, {limit: $scan}) YIELD node
   WITH node AS o
   WHERE o:Observation AND o.namespace = $ns AND o.created_at <= $at AND o.turn IS NOT NULL
   MATCH (w:Entity)-[:HAS_OBSERVATION]->(o)

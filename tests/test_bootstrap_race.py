@@ -34,4 +34,4 @@ async def test_bootstraps_at_once_on_a_new_database_all_succeed(
         names = {
             r["name"] for r in drv.execute_query("SHOW INDEXES YIELD name", database_=info.database).records
         }
-    assert {"kg_node_key", "kg_entity_ns_name", "kg_text_lower", "kg_fulltext"} <= names
+    assert {"kg_node_key", "kg_entity_ns_name", "kg_text_lower", "kg_fulltext_ns"} <= names

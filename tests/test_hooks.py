@@ -219,7 +219,7 @@ async def test_recall_finds_its_own_beside_a_crowded_namespace(
         raw, _, _ = await driver.execute_query(
             # the index is eventually consistent: wait for the writes above first, as every product read does
             "CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh() "
-            "CALL db.index.fulltext.queryNodes('kg_fulltext', $q, {limit: $k}) YIELD node "
+            "CALL db.index.fulltext.queryNodes('kg_fulltext_ns', $q, {limit: $k}) YIELD node "
             "RETURN count(CASE WHEN node.namespace = $ns AND node.name IN $shown THEN 1 END) AS own",
             q=fulltext_query("deploy the database", namespace),
             k=recall_hook.RECALL_K,

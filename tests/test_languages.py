@@ -107,7 +107,7 @@ async def test_fulltext_analyzer_setting_detection_rebuild_and_recall(private: N
     proc = kg(private, "rebuild-fulltext", "--fulltext-analyzer", "english", "--no-progress")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {
-        "index": "kg_fulltext",
+        "index": "kg_fulltext_ns",
         "analyzer": "english",
         "previous": "cjk",
         "rebuilt": True,

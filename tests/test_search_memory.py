@@ -55,7 +55,7 @@ async def seed(store: GraphStore) -> None:
 def test_indexes_exist_and_are_online(sync_driver, semantic_store: GraphStore) -> None:  # type: ignore[no-untyped-def]
     records, _, _ = sync_driver.execute_query("SHOW INDEXES YIELD name, type, state")
     state = {r["name"]: (r["type"], r["state"]) for r in records}
-    assert state["kg_fulltext"] == ("FULLTEXT", "ONLINE")
+    assert state["kg_fulltext_ns"] == ("FULLTEXT", "ONLINE")
     assert state["kg_text_lower"] == ("TEXT", "ONLINE")
     assert state["kg_observation_embedding"] == ("VECTOR", "ONLINE")
     assert state["kg_entity_embedding"] == ("VECTOR", "ONLINE")

@@ -2,7 +2,7 @@
 default ``english``), checked at start like the embedding model, rebuilt by ``kg-neo4j rebuild-fulltext``.
 docs/recall.md#languages.
 
-One index (``kg_fulltext``) serves every namespace of a database, so its analyzer is a property of the
+One index (``kg_fulltext_ns``) serves every namespace of a database, so its analyzer is a property of the
 database, as the embedding model is.  At start the setting must name an analyzer this Neo4j offers
 (``db.index.fulltext.listAvailableAnalyzers()``) and, when the index exists, the analyzer it was built
 with: Neo4j analyzes a query with the index's own analyzer, so a changed setting would otherwise be
@@ -25,7 +25,9 @@ from kg_neo4j.store.executor import Executor
 log = logging.getLogger(__name__)
 
 DEFAULT_ANALYZER = "english"
-INDEX = "kg_fulltext"
+INDEX = "kg_fulltext_ns"
+#: The index of earlier versions (without the namespace): its analyzer is carried over, then it is dropped.
+LEGACY_INDEX = "kg_fulltext"
 #: Where the setting comes from, as errors name it.
 SETTING = "KG_NEO4J_FULLTEXT_ANALYZER / --fulltext-analyzer"
 #: How long a rebuild waits for Neo4j to index the existing text (seconds).
@@ -36,10 +38,9 @@ async def available_analyzers(driver: AsyncDriver, database: str) -> list[str]:
     return [r["analyzer"] for r in await Executor(driver, database).write("fulltext_analyzers")]
 
 
-async def index_state(driver: AsyncDriver, database: str) -> dict[str, Any] | None:
-    """``{analyzer, state, populationPercent, eventually_consistent, by_namespace}`` of the index, None when it
-    does not exist."""
-    rows = await Executor(driver, database).write("fulltext_index_state")
+async def index_state(driver: AsyncDriver, database: str, name: str = INDEX) -> dict[str, Any] | None:
+    """``{analyzer, state, populationPercent}`` of the index ``name``, None when it does not exist."""
+    rows = await Executor(driver, database).write("fulltext_index_state", name=name)
     return dict(rows[0]) if rows else None
 
 
@@ -53,20 +54,17 @@ async def check_analyzer(driver: AsyncDriver, database: str, analyzer: str) -> N
         )
 
 
-def outdated(state: dict[str, Any]) -> bool:
-    """An index of an older layout: not eventually consistent, or without the namespace (the queries of
-    kg_neo4j/text.py fulltext_query need it)."""
-    return not state["eventually_consistent"] or not state["by_namespace"]
-
-
 async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: str | None) -> None:
     """bootstrap's step.  ``analyzer`` None (commands that only need the schema): the index's own
     analyzer, the default for a new one.  Else check the setting against this Neo4j and the existing
-    index.  Either way an index of an older layout is made again (:func:`outdated`), and a missing one
-    is created."""
+    index.  A database of an earlier version gets the index made new beside its old one (under another
+    name, so that servers starting together each create it, never drop what another made), with the
+    old one's analyzer unless the setting names one; the old one is then dropped.  Bootstrap waits
+    until Neo4j has indexed the stored text."""
     state = await index_state(driver, database)
+    legacy = await index_state(driver, database, LEGACY_INDEX)
     if analyzer is None:
-        analyzer = state["analyzer"] if state is not None else DEFAULT_ANALYZER
+        analyzer = (state or legacy or {}).get("analyzer") or DEFAULT_ANALYZER
     else:
         await check_analyzer(driver, database, analyzer)
         if state is not None and state["analyzer"] != analyzer:
@@ -76,16 +74,14 @@ async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: st
                 f"(every namespace of the database shares it), or start with --fulltext-analyzer "
                 f"{state['analyzer']}"
             )
-    if state is not None and outdated(state):
-        # An index made before it was eventually consistent or indexed the namespace (docs/graph-model.md):
-        # made again with the same analyzer, once; bootstrap waits until Neo4j has indexed the stored text.
-        log.info(
-            "fulltext index %s: made again with the namespace, eventually consistent (once); Neo4j is "
-            "indexing the existing text",
-            INDEX,
-        )
-        await Executor(driver, database).write("fulltext_drop")
     await Executor(driver, database).create_schema("schema_fulltext", analyzer=analyzer)
+    if legacy is not None:
+        log.info(
+            "fulltext index %s replaces %s (it holds the namespace too); Neo4j is indexing the stored text",
+            INDEX,
+            LEGACY_INDEX,
+        )
+        await Executor(driver, database).write("fulltext_drop", name=LEGACY_INDEX)
 
 
 async def rebuild_fulltext(
@@ -101,12 +97,13 @@ async def rebuild_fulltext(
     index already built with ``analyzer`` is kept.  Interrupted after the drop, the next start (or a
     new run) creates the index again."""
     await check_analyzer(driver, database, analyzer)
-    before = await index_state(driver, database)
+    before = await index_state(driver, database) or await index_state(driver, database, LEGACY_INDEX)
     previous = before["analyzer"] if before else None
-    rebuild = previous != analyzer or (before is not None and outdated(before))
+    rebuild = previous != analyzer or await index_state(driver, database) is None
     if rebuild:
-        await Executor(driver, database).write("fulltext_drop")
+        await Executor(driver, database).write("fulltext_drop", name=INDEX)
         await Executor(driver, database).create_schema("schema_fulltext", analyzer=analyzer)
+        await Executor(driver, database).write("fulltext_drop", name=LEGACY_INDEX)
         log.info(
             "fulltext index %s: analyzer %s -> %s; Neo4j is indexing the existing text",
             INDEX,

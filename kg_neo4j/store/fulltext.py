@@ -82,6 +82,8 @@ async def ensure_fulltext_index(driver: AsyncDriver, database: str, analyzer: st
             LEGACY_INDEX,
         )
         await Executor(driver, database).write("fulltext_drop", name=LEGACY_INDEX)
+        # an old index of the same definition made Neo4j refuse the first as its equivalent
+        await Executor(driver, database).create_schema("schema_fulltext", analyzer=analyzer)
 
 
 async def rebuild_fulltext(
@@ -102,8 +104,8 @@ async def rebuild_fulltext(
     rebuild = previous != analyzer or await index_state(driver, database) is None
     if rebuild:
         await Executor(driver, database).write("fulltext_drop", name=INDEX)
-        await Executor(driver, database).create_schema("schema_fulltext", analyzer=analyzer)
         await Executor(driver, database).write("fulltext_drop", name=LEGACY_INDEX)
+        await Executor(driver, database).create_schema("schema_fulltext", analyzer=analyzer)
         log.info(
             "fulltext index %s: analyzer %s -> %s; Neo4j is indexing the existing text",
             INDEX,

@@ -294,13 +294,23 @@ def _blocked_touching(entities: dict[str, str]) -> Callable[[set[str]], set[tupl
     """For a set of names, the pairs of :func:`_blocked_pairs` holding one of them, without relating the
     rest of the namespace: the blocks of their keys, whole among the names sharing a key with them,
     and in those the pairs holding one of them.  The same pairs as the whole namespace's."""
-    by_key: dict[str, list[str]] = defaultdict(list)
-    for name in entities:
-        for key in blocking_keys(name):
-            by_key[key].append(name)
+    # as in _blocked_pairs, a key's first name alone, a list only from its second on
+    first: dict[str, str] = {}
+    more: dict[str, list[str]] = {}
+    with paused_gc():
+        for name in entities:
+            for key in blocking_keys(name):
+                if (other := first.setdefault(key, name)) != name:
+                    if key in more:
+                        more[key].append(name)
+                    else:
+                        more[key] = [other, name]
+
+    def holding(key: str) -> Iterable[str]:
+        return more[key] if key in more else (first[key],) if key in first else ()
 
     def touching(names: set[str]) -> set[tuple[str, str]]:
-        near = {m for n in names for key in blocking_keys(n) for m in by_key.get(key, ())}
+        near = {m for n in names for key in blocking_keys(n) for m in holding(key)}
         return set(_blocked_pairs(dict.fromkeys(near, ""), only=names))
 
     return touching

@@ -299,9 +299,8 @@ def peer_pairs(key: str, names: Sequence[str]) -> Iterator[tuple[str, str]]:
 
 def _one_word_apart(names: Sequence[str], words: Sequence[str]) -> Iterator[tuple[str, str]]:
     """The pairs of ``names`` whose ``words`` (one a name) could be one word to a name rule."""
-    if (
-        len(words) > ONE_CALL_BLOCK
-    ):  # the edit distances of all pairs in one call, then shared codes and forms
+    if len(words) > ONE_CALL_BLOCK:
+        # the edit distances of all pairs in one call, then the shared codes and forms
         close = process.cdist(words, words, scorer=OSA.distance, score_cutoff=2, workers=1)
         found = {(i, j) for i, j in zip(*np.nonzero(close <= 2), strict=True) if i < j}
         groups: dict[str, list[int]] = defaultdict(list)

@@ -202,7 +202,7 @@ async def duplicate_groups(
 def paused_gc() -> Iterator[None]:
     """Python's cycle collector paused while blocking or scoring, which make a million short-lived
     objects and no cycles: its passes over them took a third of blocking's time at 100,000 names
-    (docs/performance.md#find_duplicates-at-100k-after-issue-38).  Synchronous code only, so no other
+    (docs/performance.md#the-second-cut-the-same-answers-for-less).  Synchronous code only, so no other
     task runs meanwhile; what it would have collected waits until the end."""
     was = gc.isenabled()
     gc.disable()

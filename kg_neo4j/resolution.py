@@ -8,7 +8,7 @@ or a number the graph holds (an embedding, shared neighbours, observation text).
 * :func:`parse_name`: the normalised tokens without honorifics ("Dr", "Mrs", "Prof", ...) and suffixes
   ("Jr", "PhD", "Inc", ...) where some other token is left, and "Smith, Alice" read as "Alice Smith".
 * :func:`blocking_keys`: the keys that put two entities in one block; only entities that share a key are
-  compared (no all-pairs comparison): the canonical name, its sorted tokens, surname plus first initial,
+  compared (no all-pairs comparison): its sorted tokens (the same name, or reordered), surname plus first initial,
   surname plus every canonical form of a nickname, an acronym, and for typing errors the name with one
   word cut to its first or last two letters (one edit leaves one of them whole) and its words' sorted
   Metaphone codes.
@@ -32,6 +32,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
+from itertools import combinations, product
 from typing import Any
 
 import jellyfish
@@ -117,15 +118,23 @@ _FOLD = str.maketrans(
     }
 )
 
+_APOSTROPHES = re.compile(r"['’`]")
+_NOT_WORD = re.compile(r"[^\w]+|_")
+#: :func:`normalise` of ASCII text in one ``str.translate``: apostrophes dropped, the rest but letters and
+#: digits a space.
+_ASCII_PLAIN = {c: None if chr(c) in "'`" else " " for c in range(128) if not chr(c).isalnum()}
+
 
 @lru_cache(maxsize=1 << 16)  # the same words, types and observations again and again while scoring
 def normalise(text: str) -> str:
     """Lower case, no diacritics, punctuation as spaces (apostrophes and dots inside words dropped),
     single spaces: "  Zoë  O'Brien-Smith " -> "zoe obrien smith"."""
+    if text.isascii():  # most text: nothing to fold or decompose, one table does the rest (same answer)
+        return " ".join(text.lower().translate(_ASCII_PLAIN).split())
     decomposed = unicodedata.normalize("NFKD", text.translate(_FOLD))
     plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
-    plain = re.sub(r"['’`]", "", plain)
-    plain = re.sub(r"[^\w]+|_", " ", plain)
+    plain = _APOSTROPHES.sub("", plain)
+    plain = _NOT_WORD.sub(" ", plain)
     return " ".join(plain.split())
 
 
@@ -149,11 +158,14 @@ class ParsedName:
         return self.tokens[:-1]
 
 
+_ACRONYM = re.compile(r"[A-Z][A-Z&.]{1,7}")
+
+
 @cache
 def parse_name(name: str) -> ParsedName:
     """Tokens of ``name`` as compared: "Smith, Dr. Alice" -> ("alice", "smith")."""
     raw = name.strip()
-    acronym_form = bool(re.fullmatch(r"[A-Z][A-Z&.]{1,7}", raw)) and 2 <= len(re.sub(r"[&.]", "", raw)) <= 6
+    acronym_form = bool(_ACRONYM.fullmatch(raw)) and 2 <= len(raw.replace("&", "").replace(".", "")) <= 6
     parts = raw.split(",")
     if len(parts) == 2 and parts[0].strip() and parts[1].strip():
         tail = normalise(parts[1]).split()
@@ -180,10 +192,11 @@ def _nicknamer() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     return nn.nickname_lookup, nn.canonical_lookup
 
 
-def given_forms(given: str) -> set[str]:
+@cache
+def given_forms(given: str) -> frozenset[str]:
     """``given`` and every canonical name it is a nickname of ("bob" -> {"bob", "robert"})."""
     _, canonicals = _nicknamer()
-    return {given} | canonicals.get(given, set())
+    return frozenset({given} | canonicals.get(given, set()))
 
 
 def is_nickname_pair(a: str, b: str) -> bool:
@@ -213,65 +226,105 @@ def blocking_keys(name: str) -> dict[str, Role]:
     p = parse_name(name)
     if not p.tokens:
         return {}
-    keys: dict[str, Role] = {"n:" + p.canonical: PEER, "s:" + " ".join(sorted(p.tokens)): PEER}
-    if len(p.tokens) == 1:
-        keys["l:" + p.surname] = HUB  # "Dr Smith" and every Smith
+    t = p.tokens
+    # the sorted words: a name's canonical form and its words reordered (every name of one canonical form
+    # has the same sorted words, so this key's block holds that form's block too)
+    keys: dict[str, Role] = {"s:" + " ".join(sorted(t)): PEER}
+    if len(t) == 1:
+        keys["l:" + t[0]] = HUB  # "Dr Smith" and every Smith
         if p.acronym_form:
-            keys["a:" + p.surname] = HUB  # "IBM" and the names whose acronym it is
+            keys["a:" + t[0]] = HUB  # "IBM" and the names whose acronym it is
         return keys
-    keys[f"i:{p.given[0][0]} {p.surname}"] = PEER  # initials and shorter forms
+    surname = t[-1]
+    keys[f"i:{t[0][0]} {surname}"] = PEER  # initials and shorter forms
     # typing errors: one edit leaves a word's first two or last two letters as they were, so a name
     # with one word mistyped meets its pair under its other words beside the mistyped one's first or
     # last two letters (a two-word name in either order: swapped parts too, only its last word cut in
     # each order, as cutting the first word of one order is cutting the last of the other); sound-alike
     # spellings share Metaphone codes
-    orders = [p.tokens, p.tokens[::-1]] if len(p.tokens) == 2 else [p.tokens]
-    for words in orders:
-        for i, w in enumerate(words):
-            if len(w) >= 3 and w.isalpha() and (len(words) != 2 or i == 1):
-                head, tail = " ".join(words[:i]), " ".join(words[i + 1 :])
+    if len(t) == 2:
+        for head, w in ((t[0], t[1]), (t[1], t[0])):
+            if len(w) >= 3 and w.isalpha():
+                keys[f"f:{head}|{w[:2]}|"] = PEER
+                keys[f"e:{head}|{w[-2:]}|"] = PEER
+    else:
+        for i, w in enumerate(t):
+            if len(w) >= 3 and w.isalpha():
+                head, tail = " ".join(t[:i]), " ".join(t[i + 1 :])
                 keys[f"f:{head}|{w[:2]}|{tail}"] = PEER
                 keys[f"e:{head}|{w[-2:]}|{tail}"] = PEER
-    codes = [_sound(t) for t in p.tokens]
+    codes = [_sound(w) for w in t]
     if all(codes):
         keys["p:" + " ".join(sorted(codes))] = PEER
-    for form in given_forms(p.given[0]):  # nicknames: "Bob Smith" and "Robert Smith" share "robert smith"
-        keys[f"k:{form} {p.surname}"] = PEER
-    keys["l:" + p.surname] = SPOKE
-    ac = acronym(p.tokens)
+    for form in given_forms(t[0]):  # nicknames: "Bob Smith" and "Robert Smith" share "robert smith"
+        keys[f"k:{form} {surname}"] = PEER
+    keys["l:" + surname] = SPOKE
+    ac = acronym(t)
     if ac:
         keys["a:" + ac] = SPOKE
     return keys
 
 
-def typo_key_pairs(key: str, names: Sequence[str]) -> Iterator[tuple[str, str]]:
-    """The pairs of ``names``, which share the typing-error key ``key`` (``f:`` or ``e:`` of
-    :func:`blocking_keys`: the same words but one, and that one's first or last two letters), that a name
-    rule could relate: the one word of each two edits apart or less (rapidfuzz's ``cdist``, all pairs in
-    one call), of one Metaphone code, or of one given name (a nickname).  Every other pair of the block
-    differs in one word in none of the ways a name rule allows (:func:`name_rule`), so it is never
-    compared: a block of 40 "John Ka..." names is 780 pairs, of which a few are typos."""
-    head, _, tail = key[2:].split("|")
-    before, after = len(head.split()), len(tail.split())
-    words = [_masked_word(parse_name(n).tokens, head, tail, before, after) for n in names]
-    close = process.cdist(words, words, scorer=OSA.distance, score_cutoff=2, workers=1)
-    found = {(i, j) for i, j in zip(*np.nonzero(close <= 2), strict=True) if i < j}
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, w in enumerate(words):
-        for g in {"p:" + _sound(w), *("k:" + f for f in given_forms(w))}:
-            groups[g].append(i)
-    for members in groups.values():
-        found.update((i, j) for k, i in enumerate(members) for j in members[k + 1 :])
-    return ((names[i], names[j]) for i, j in found)
+def peer_pairs(key: str, names: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """The pairs of ``names``, which share the peer key ``key`` of :func:`blocking_keys`, that a name rule
+    could relate (:func:`name_rule` decides): every pair but where the key says the names differ in one
+    word, which no name rule allows unless the two words are two edits apart or less, of one Metaphone
+    code, or of one given name (a nickname); then only those pairs.  A typing-error key (``f:``, ``e:``):
+    the same words but one, and that one's first or last two letters.  A surname-and-initial key
+    (``i:``): for two two-word names with no initial, the given name.  Most blocks hold names that
+    differ in just that way and are not related: a block of 40 "John Ka..." names is 780 pairs, of which
+    a few are typos."""
+    if key.startswith(("f:", "e:")):
+        # the word's place; a two-word name's other order when its first word is not the key's
+        head = key[2:].split("|")[0]
+        at = len(head.split())
+        tokens = [parse_name(n).tokens for n in names]
+        words = [t[0] if len(t) == 2 and t[0] != head else t[at] for t in tokens]
+        yield from _one_word_apart(names, words)
+    elif key.startswith("i:"):
+        # a two-word name with no initial is related to another by the same, a nickname or a mistyped
+        # given name only; an initials form or a longer name by its own rules: compared with every name
+        plain = [n for n in names if len(t := parse_name(n).tokens) == 2 and len(t[0]) > 1]
+        if len(plain) < 2:
+            yield from combinations(names, 2)
+            return
+        yield from _one_word_apart(plain, [parse_name(n).tokens[0] for n in plain])
+        kept = set(plain)
+        other = [n for n in names if n not in kept]
+        yield from combinations(other, 2)
+        yield from product(other, plain)
+    else:
+        yield from combinations(names, 2)
 
 
-def _masked_word(tokens: Sequence[str], head: str, tail: str, before: int, after: int) -> str:
-    """The word of ``tokens`` (in order, or a two-word name swapped) between ``head`` and ``tail``."""
-    for words in [tokens, tokens[::-1]] if len(tokens) == 2 else [tokens]:
-        if len(words) == before + 1 + after and " ".join(words[:before]) == head:
-            if " ".join(words[before + 1 :]) == tail:
-                return words[before]
-    raise ValueError(f"{tokens!r} has no word between {head!r} and {tail!r}")
+def _one_word_apart(names: Sequence[str], words: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """The pairs of ``names`` whose ``words`` (one a name) could be one word to a name rule."""
+    if len(words) > ONE_CALL_BLOCK:
+        # the edit distances of all pairs in one call, then the shared codes and forms
+        close = process.cdist(words, words, scorer=OSA.distance, score_cutoff=2, workers=1)
+        found = {(i, j) for i, j in zip(*np.nonzero(close <= 2), strict=True) if i < j}
+        groups: dict[str, list[int]] = defaultdict(list)
+        for i, w in enumerate(words):
+            for g in {"p:" + _sound(w), *("k:" + f for f in given_forms(w))}:
+                groups[g].append(i)
+        for members in groups.values():
+            found.update(combinations(members, 2))
+        yield from ((names[i], names[j]) for i, j in found)
+        return
+    for i, x in enumerate(words):
+        for j in range(i + 1, len(words)):
+            y = words[j]
+            if (
+                OSA.distance(x, y, score_cutoff=2) <= 2
+                or _sound(x) == _sound(y)
+                or not given_forms(x).isdisjoint(given_forms(y))
+            ):
+                yield names[i], names[j]
+
+
+#: A block of more names than this has its pairs' edit distances computed in one call (rapidfuzz's
+#: ``cdist``); a smaller one costs less a pair at a time.
+ONE_CALL_BLOCK = 8
 
 
 @cache
@@ -359,9 +412,9 @@ def name_rule(a: str, b: str) -> Reason | None:
         return None
     if pa.canonical == pb.canonical:
         return _reason("same_normalised_name", f"{a!r} and {b!r} are both {pa.canonical!r} once normalised")
-    if sorted(pa.tokens) == sorted(pb.tokens):
+    if len(pa.tokens) == len(pb.tokens) and sorted(pa.tokens) == sorted(pb.tokens):
         return _reason("reordered_tokens", f"{a!r} and {b!r} have the same words in another order")
-    for x, y, px, py in ((a, b, pa, pb), (b, a, pb, pa)):
+    for x, y, px, py in ((a, b, pa, pb), (b, a, pb, pa)) if pa.acronym_form or pb.acronym_form else ():
         if px.acronym_form and len(px.tokens) == 1 and acronym(py.tokens) == px.surname:
             return _reason("acronym", f"{x!r} is the acronym of {y!r}")
     if pa.surname != pb.surname:
@@ -456,14 +509,24 @@ def proper_tokens(texts: Iterable[str]) -> set[str]:
     names an employer, a city, a year ("works at Acme in Paris" -> {"acme", "paris"})."""
     out: set[str] = set()
     for text in texts:
-        for sentence in re.split(r"[.!?;:]\s+|\n", text):
-            for m in _WORD.finditer(sentence):
-                if m.start() == 0 and not m.group().isupper():
-                    continue
-                word = normalise(m.group())
-                if word and word not in HONORIFICS:
-                    out.add(word)
+        out |= _proper_words(text)
     return out
+
+
+_SENTENCE = re.compile(r"[.!?;:]\s+|\n")
+
+
+@lru_cache(maxsize=1 << 16)  # an entity's observations again for each pair it is in
+def _proper_words(text: str) -> frozenset[str]:
+    out: set[str] = set()
+    for sentence in _SENTENCE.split(text):
+        for m in _WORD.finditer(sentence):
+            if m.start() == 0 and not m.group().isupper():
+                continue
+            word = normalise(m.group())
+            if word and word not in HONORIFICS:
+                out.add(word)
+    return frozenset(out)
 
 
 _DIGITS = re.compile(r"\d+")
@@ -483,27 +546,30 @@ def _observation_pairs(a: Sequence[str], b: Sequence[str]) -> tuple[int, list[st
     nb = {normalise(t) for t in b}
     shapes_b: dict[str, list[str]] = defaultdict(list)
     for t in nb:
-        shapes_b[_DIGITS.sub("#", t)].append(t)
+        shapes_b[_shape(t)[0]].append(t)
     same = 0
     conflicts: list[str] = []
     for t in sorted(na):
         if t in nb:
             same += 1
             continue
-        shape = _DIGITS.sub("#", t)
-        digits = "".join(_DIGITS.findall(t))
+        shape, digits = _shape(t)
         alike = shapes_b.get(shape, [])
-        if alike and digits and any(_numbers_near(digits, "".join(_DIGITS.findall(u))) for u in alike):
+        if alike and digits and any(_numbers_near(digits, _shape(u)[1]) for u in alike):
             same += 1
-        elif any(
-            "".join(_DIGITS.findall(u)) == digits and OSA.distance(t, u, score_cutoff=3) <= 2
-            for u in nb
-            if len(t) >= 12
+        elif len(t) >= 12 and any(
+            _shape(u)[1] == digits and OSA.distance(t, u, score_cutoff=3) <= 2 for u in nb
         ):
             same += 1
         elif alike and digits:
             conflicts.append(f"{t!r} / {alike[0]!r}")
     return same, conflicts
+
+
+@lru_cache(maxsize=1 << 16)  # an entity's observations again for each pair it is in
+def _shape(text: str) -> tuple[str, str]:
+    """A normalised observation's shape (its numbers as "#") and its digits."""
+    return _DIGITS.sub("#", text), "".join(_DIGITS.findall(text))
 
 
 def _common_words(ta: set[str], tb: set[str]) -> set[str]:

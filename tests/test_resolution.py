@@ -4,6 +4,10 @@ keys and the score's signals.  Pure: no Neo4j."""
 from __future__ import annotations
 
 import json
+import random
+import string
+from collections import defaultdict
+from itertools import combinations
 from pathlib import Path
 
 import pytest
@@ -20,6 +24,7 @@ from kg_neo4j.resolution import (
     name_rule,
     normalise,
     parse_name,
+    peer_pairs,
     score_pair,
 )
 from kg_neo4j.store.duplicates import _blocked_pairs, _blocked_touching
@@ -250,3 +255,67 @@ def test_a_names_blocks_are_the_whole_namespaces_pairs_that_hold_it() -> None:
     assert len(whole) > 500  # a crowded namespace: many related pairs
     for name in names:
         assert touching({name}) == {p for p in whole if name in p}, name
+
+
+def _labelled_names() -> list[str]:
+    root = Path(__file__).parent.parent / "benchmarks" / "entity_pairs"
+    names: dict[str, None] = {}
+    for path in (root / "dev.jsonl", root / "typos" / "dev.jsonl"):
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            names.update({row[side]["name"]: None for side in ("a", "b")})
+    return list(names)
+
+
+def test_a_blocks_narrowed_pairs_hold_every_pair_a_name_rule_relates() -> None:
+    """``peer_pairs`` leaves out of a block only pairs no name rule relates (blocking's answers are those
+    of comparing every pair of every block): for every peer block of both labelled sets' dev names, one
+    crowded namespace, and of names made to land in one block (a surname with given names one edit,
+    a nickname or a sound apart, initials, three words, a surname that is a given name too)."""
+    made = [
+        "Kate Smith",
+        "Katherine Smith",
+        "Kathryn Smith",
+        "Kat Smith",
+        "K. Smith",
+        "Kate J Smith",
+        "Bob Smith",
+        "Rob Smith",
+        "Robert Smith",
+        "Smith Smith",
+        "Smith Kate",
+        "Katy Smith",
+        "Kade Smith",
+        "Cate Smith",
+        "Kate Smyth",
+        "Kate Smithe",
+        "Kate Smiht",
+        "Jon Kaplan",
+        "John Kaplan",
+        "Jhon Kaplan",
+        "Jo Kaplan",
+        "J Kaplan",
+        "Jon Paul Kaplan",
+        "Jon Paulo Kaplan",
+        "Kaplan Jon",
+        "Kaplan John",
+    ]
+    rng = random.Random(38)
+    made += [
+        f"{g} {''.join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 7)))}"
+        for g in ("Jon", "Kate", "Bob", "Smith")
+        for _ in range(40)
+    ]
+    blocks: dict[str, list[str]] = defaultdict(list)
+    for name in dict.fromkeys([*_labelled_names(), *made]):
+        for key, role in blocking_keys(name).items():
+            if role == PEER:
+                blocks[key].append(name)
+    checked = 0
+    for key, names in blocks.items():
+        kept = {frozenset(p) for p in peer_pairs(key, names)}
+        for a, b in combinations(names, 2):
+            if name_rule(a, b) is not None:
+                checked += 1
+                assert frozenset((a, b)) in kept, (key, a, b)
+    assert checked > 1000

@@ -30,8 +30,10 @@ namespace of bench_scale took 51 s when every block was: docs/performance.md).
 
 from __future__ import annotations
 
+import gc
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,8 +53,8 @@ from kg_neo4j.resolution import (
     blocking_keys,
     name_rule,
     parse_name,
+    peer_pairs,
     score_pair,
-    typo_key_pairs,
 )
 from kg_neo4j.store.capabilities import vector_statements
 from kg_neo4j.store.core import StoreCore
@@ -87,12 +89,9 @@ VECTOR_CELLS = 10_000_000
 #: Vector batches read at once: the index answers one query per thread, and two reads use both cores of
 #: a small server (docs/performance.md#find_duplicates measures one, two and four).
 NEAREST_READS = 2
-#: A peer block larger than this is compared only when its key is an exact one (same canonical name or
-#: same words): a block of 500 "J. ... Smith" names would be 125k comparisons for few rules.
+#: A peer block larger than this is compared only when its key is the exact one (the same words): a block
+#: of 500 "J. ... Smith" names would be 125k comparisons for few rules.
 MAX_BLOCK = 200
-#: A typing-error block (``f:``, ``e:``) larger than this is narrowed to the pairs a name rule could relate
-#: (``resolution.typo_key_pairs``) before any is compared; a smaller one costs less compared whole.
-TYPO_BLOCK = 8
 #: A hub key with more hub-spoke pairs than this is skipped ("Dr Smith" beside 10,000 Smiths says nothing).
 MAX_HUB_PAIRS = 20_000
 #: Observations read per entity for the score.
@@ -167,9 +166,10 @@ async def duplicate_groups(
     every group holding one of them (the rest of the namespace is not scored)."""
     progress = progress or no_progress
     entities, with_vectors = await _stream(store, model, progress)
-    pairs = _blocked_pairs(entities) if names is None else set()
-    if min_score > NO_NAME_RULE_CAP:  # pairs that cannot reach it are neither read nor scored
-        pairs = {p for p in pairs if (r := name_rule(*p)) is None or r.code not in CAPPED_RULES}
+    with paused_gc():
+        rules = _blocked_pairs(entities) if names is None else {}
+    # pairs that cannot reach min_score are neither read nor scored
+    pairs = {p for p, r in rules.items() if min_score <= NO_NAME_RULE_CAP or r.code not in CAPPED_RULES}
     cosines: dict[tuple[str, str], float] = {}
     use_vectors = model is not None and bool(with_vectors)
     # The vectors find pairs no name rule relates; such a pair scores at most NO_NAME_RULE_CAP, so above
@@ -192,9 +192,25 @@ async def duplicate_groups(
     pairs |= set(cosines)
     involved = sorted({n for p in pairs for n in p})
     context = await read_context(store, model, involved, use_vectors, progress)
-    scorer = Scorer(context, cosines, ambiguous_short_forms(pairs))
-    edges = {p: s for p in pairs if (s := scorer.score(*p)).score >= min_score}
-    return star_groups(edges, scorer, min_score)
+    with paused_gc():
+        scorer = Scorer(context, cosines, ambiguous_short_forms(pairs))
+        edges = {p: s for p in pairs if (s := scorer.score(*p)).score >= min_score}
+        return star_groups(edges, scorer, min_score)
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Python's cycle collector paused while blocking or scoring, which make a million short-lived
+    objects and no cycles: its passes over them took a third of blocking's time at 100,000 names
+    (docs/performance.md#the-second-cut-the-same-answers-for-less).  Synchronous code only, so no other
+    task runs meanwhile; what it would have collected waits until the end."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 async def _stream(
@@ -219,9 +235,9 @@ async def _stream(
         after = rows[-1][0]
 
 
-def _blocked_pairs(entities: dict[str, str], only: set[str] | None = None) -> set[tuple[str, str]]:
-    """Pairs sharing a blocking key that a name rule relates; with ``only``, just those holding one of
-    ``only`` (the other blocks and pairs are not compared)."""
+def _blocked_pairs(entities: dict[str, str], only: set[str] | None = None) -> dict[tuple[str, str], Reason]:
+    """Pairs sharing a blocking key that a name rule relates, with the rule; with ``only``, just those
+    holding one of ``only`` (the other blocks and pairs are not compared)."""
     # most keys hold one name: a key's first name alone, a list only from its second on (1.1 million
     # keys at 100,000 names); hubs apart, and a spoke kept only where its key has a hub ("Dr Smith"), so
     # the surname and acronym keys of every other name cost nothing
@@ -246,28 +262,23 @@ def _blocked_pairs(entities: dict[str, str], only: set[str] | None = None) -> se
         if key in hubs:
             spokes[key].append(name)
     seen: set[tuple[str, str]] = set()
-    out: set[tuple[str, str]] = set()
+    out: dict[tuple[str, str], Reason] = {}
 
     def consider(a: str, b: str) -> None:
         p = (a, b) if a < b else (b, a)
         if a == b or p in seen or (only is not None and a not in only and b not in only):
             return
         seen.add(p)
-        if name_rule(a, b) is not None:
-            out.add(p)
+        if (rule := name_rule(a, b)) is not None:
+            out[p] = rule
 
     for key, names in peers.items():
-        if len(names) > MAX_BLOCK and not key.startswith(("n:", "s:")):
+        if len(names) > MAX_BLOCK and not key.startswith("s:"):
             continue
         if only is not None and not any(n in only for n in names):
             continue
-        if len(names) > TYPO_BLOCK and key.startswith(("f:", "e:")):  # only the pairs a rule could relate
-            for a, b in typo_key_pairs(key, names):
-                consider(a, b)
-        else:
-            for i, a in enumerate(names):
-                for b in names[i + 1 :]:
-                    consider(a, b)
+        for a, b in peer_pairs(key, names):
+            consider(a, b)
     for key, centre in hubs.items():
         others = [*spokes.get(key, ()), *centre]
         if only is not None and not any(n in only for n in others):
@@ -283,14 +294,24 @@ def _blocked_touching(entities: dict[str, str]) -> Callable[[set[str]], set[tupl
     """For a set of names, the pairs of :func:`_blocked_pairs` holding one of them, without relating the
     rest of the namespace: the blocks of their keys, whole among the names sharing a key with them,
     and in those the pairs holding one of them.  The same pairs as the whole namespace's."""
-    by_key: dict[str, list[str]] = defaultdict(list)
-    for name in entities:
-        for key in blocking_keys(name):
-            by_key[key].append(name)
+    # as in _blocked_pairs, a key's first name alone, a list only from its second on
+    first: dict[str, str] = {}
+    more: dict[str, list[str]] = {}
+    with paused_gc():
+        for name in entities:
+            for key in blocking_keys(name):
+                if (other := first.setdefault(key, name)) != name:
+                    if key in more:
+                        more[key].append(name)
+                    else:
+                        more[key] = [other, name]
+
+    def holding(key: str) -> Iterable[str]:
+        return more[key] if key in more else (first[key],) if key in first else ()
 
     def touching(names: set[str]) -> set[tuple[str, str]]:
-        near = {m for n in names for key in blocking_keys(n) for m in by_key.get(key, ())}
-        return _blocked_pairs(dict.fromkeys(near, ""), only=names)
+        near = {m for n in names for key in blocking_keys(n) for m in holding(key)}
+        return set(_blocked_pairs(dict.fromkeys(near, ""), only=names))
 
     return touching
 

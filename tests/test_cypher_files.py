@@ -27,15 +27,23 @@ def test_every_statement_has_a_name_and_a_comment() -> None:
         assert Path(st.file).parent == default_cypher_dir()
 
 
-def test_every_statement_plans_on_neo4j(sync_driver) -> None:  # type: ignore[no-untyped-def]
-    q = queries()
+def _cypher25(sync_driver) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the server runs Cypher 25; if so, with the filtered vector indexes its SEARCH statements
+    plan against (a SEARCH plans only against an index that exists; the bootstrap makes these)."""
     records, _, _ = sync_driver.execute_query(
         "CALL dbms.components() YIELD name, versions RETURN name, versions"
     )
     cypher25 = any(r["name"] == "Cypher" and "25" in r["versions"] for r in records)
-    if cypher25:  # a SEARCH plans only against an index that exists (the bootstrap makes these)
+    if cypher25:
+        q = queries()
         for name in ("schema_observation_vector_filtered", "schema_entity_vector_filtered"):
             sync_driver.execute_query(q[name], dimension=384)
+    return cypher25
+
+
+def test_every_statement_plans_on_neo4j(sync_driver) -> None:  # type: ignore[no-untyped-def]
+    q = queries()
+    cypher25 = _cypher25(sync_driver)
     planned = refused = 0
     for name in q.names():
         if name.startswith("schema_"):
@@ -72,10 +80,7 @@ def test_a_statement_of_one_namespace_never_reads_every_namespace(sync_driver) -
     own namespace, not with the database (issue 39: find_duplicates 2.2x slower beside 1M observations,
     the entity count read all 105,000 entities).  Database-wide sweeps take ``$ns IS NULL`` for "all"."""
     q = queries()
-    records, _, _ = sync_driver.execute_query(
-        "CALL dbms.components() YIELD name, versions RETURN name, versions"
-    )
-    cypher25 = any(r["name"] == "Cypher" and "25" in r["versions"] for r in records)
+    cypher25 = _cypher25(sync_driver)
     checked = 0
     scans: dict[str, list[str]] = {}
     for name in q.names():

@@ -99,9 +99,10 @@ async def rebuild_fulltext(
     index already built with ``analyzer`` is kept.  Interrupted after the drop, the next start (or a
     new run) creates the index again."""
     await check_analyzer(driver, database, analyzer)
-    before = await index_state(driver, database) or await index_state(driver, database, LEGACY_INDEX)
+    current = await index_state(driver, database)
+    before = current or await index_state(driver, database, LEGACY_INDEX)
     previous = before["analyzer"] if before else None
-    rebuild = previous != analyzer or await index_state(driver, database) is None
+    rebuild = previous != analyzer or current is None
     if rebuild:
         await Executor(driver, database).write("fulltext_drop", name=INDEX)
         await Executor(driver, database).write("fulltext_drop", name=LEGACY_INDEX)

@@ -235,12 +235,21 @@ async def _stream(
         after = rows[-1][0]
 
 
+def _file(key: str, name: str, first: dict[str, str], more: dict[str, list[str]]) -> None:
+    """File ``name`` under ``key``: a key's first name alone in ``first``, a list in ``more`` only from its
+    second on (most keys hold one name: 1.1 million keys at 100,000 names)."""
+    if (other := first.setdefault(key, name)) != name:
+        if key in more:
+            more[key].append(name)
+        else:
+            more[key] = [other, name]
+
+
 def _blocked_pairs(entities: dict[str, str], only: set[str] | None = None) -> dict[tuple[str, str], Reason]:
     """Pairs sharing a blocking key that a name rule relates, with the rule; with ``only``, just those
     holding one of ``only`` (the other blocks and pairs are not compared)."""
-    # most keys hold one name: a key's first name alone, a list only from its second on (1.1 million
-    # keys at 100,000 names); hubs apart, and a spoke kept only where its key has a hub ("Dr Smith"), so
-    # the surname and acronym keys of every other name cost nothing
+    # peers filed by _file; hubs apart, and a spoke kept only where its key has a hub ("Dr Smith"), so the
+    # surname and acronym keys of every other name cost nothing
     first: dict[str, str] = {}
     peers: dict[str, list[str]] = {}
     hubs: dict[str, list[str]] = defaultdict(list)
@@ -248,11 +257,7 @@ def _blocked_pairs(entities: dict[str, str], only: set[str] | None = None) -> di
     for name in entities:
         for key, role in blocking_keys(name).items():
             if role == PEER:
-                if (other := first.setdefault(key, name)) != name:
-                    if key in peers:
-                        peers[key].append(name)
-                    else:
-                        peers[key] = [other, name]
+                _file(key, name, first, peers)
             elif role == HUB:
                 hubs[key].append(name)
             else:
@@ -294,17 +299,12 @@ def _blocked_touching(entities: dict[str, str]) -> Callable[[set[str]], set[tupl
     """For a set of names, the pairs of :func:`_blocked_pairs` holding one of them, without relating the
     rest of the namespace: the blocks of their keys, whole among the names sharing a key with them,
     and in those the pairs holding one of them.  The same pairs as the whole namespace's."""
-    # as in _blocked_pairs, a key's first name alone, a list only from its second on
     first: dict[str, str] = {}
     more: dict[str, list[str]] = {}
     with paused_gc():
         for name in entities:
             for key in blocking_keys(name):
-                if (other := first.setdefault(key, name)) != name:
-                    if key in more:
-                        more[key].append(name)
-                    else:
-                        more[key] = [other, name]
+                _file(key, name, first, more)
 
     def holding(key: str) -> Iterable[str]:
         return more[key] if key in more else (first[key],) if key in first else ()

@@ -605,12 +605,12 @@ async def run_hint(args: argparse.Namespace) -> dict[str, Any]:
             t0 = time.perf_counter()
             if hinted:
 
-                async def write(st: GraphStore, e: list[EntityIn] = ents) -> list[Entity]:
-                    return await st.create_entities(e)
+                async def write(
+                    st: GraphStore, cands: dict[str, list[str]], e: list[EntityIn] = ents
+                ) -> list[Entity]:
+                    return await st.create_entities(e, cands)
 
-                _, found = await duplicate_hints.with_hints(
-                    store, [x.name for x in ents], write, lambda c: [x.name for x in c]
-                )
+                _, found = await duplicate_hints.with_hints(store, write, lambda c: [x.name for x in c])
                 hints += len(found)
             else:
                 await store.create_entities(ents)

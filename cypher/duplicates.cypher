@@ -83,32 +83,6 @@ RETURN collect({name: e.name, type: e.entityType, neighbours: neighbours, relati
                 observation_count: size(observations), observations: observations[0..$max_obs],
                 embedding: CASE WHEN $vectors AND e.embedding_model = $model THEN e.embedding END}) AS rows
 
-// name: duplicates_hint_candidates
-// create_entities' duplicate hint (kg_neo4j/store/duplicate_hints.py): for each new entity ($rows:
-// resolution.hint_seeks, lists of the values to seek for each key), the entities of the namespace holding one of
-// them (a range index each), at most $limit a key; of one surname, only those find_duplicates compares with it.
-// Read before the write.
-UNWIND $rows AS row
-CALL (row) {
-  MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_last IN row.dup_last
-  // the entity's first word: dup_start is its words before the last, '|', two letters
-  WITH e, split(split(e.dup_start, '|')[0], ' ')[0] AS first
-  WHERE row.first = '' OR e.dup_start = '' OR e.dup_last <> row.last  // one word; a word swapped or reordered
-     OR left(first, 1) = left(row.first, 1) OR right(first, 2) = right(row.first, 2) OR first IN row.forms
-     OR e.dup_sound IN row.dup_sound
-  RETURN e LIMIT $limit
-  UNION
-  MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_start IN row.dup_start
-  RETURN e LIMIT $limit
-  UNION
-  MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_end IN row.dup_end
-  RETURN e LIMIT $limit
-  UNION
-  MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_sound IN row.dup_sound
-  RETURN e LIMIT $limit
-}
-RETURN row.name AS name, collect(e.name) AS candidates
-
 // name: dup_keys_pending_namespaces
 // The namespaces (just $ns when given) holding kg-neo4j entities without the hint's keys (written before
 // them), and how many each.

@@ -3,14 +3,45 @@
 // real entities carry :Entity, names only referenced by relations carry :Placeholder.
 
 // name: create_entities
-// Create the entities of one batch (turning placeholders into entities); returns the names created.
+// Create the entities of one batch (turning placeholders into entities); returns the names created and, for
+// create_entities' duplicate hint (kg_neo4j/store/duplicate_hints.py), each one's candidates: the entities of
+// the namespace holding one of the values its row.seek lists (resolution.hint_seeks; none without the hint),
+// a range index each, at most $limit a key; of one surname, only those find_duplicates compares with it.
+// Read in this statement, before its writes (Cypher reads no later clause's writes), not in one of its own:
+// a statement costs more than its seeks (docs/performance.md#the-duplicate-hint).
 UNWIND $rows AS row
+CALL (row) {
+  CALL (row) {
+    WITH row.seek AS k WHERE k IS NOT NULL
+    MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_last IN k.dup_last
+    // the entity's first word: dup_start is its words before the last, '|', two letters
+    WITH k, e, split(split(e.dup_start, '|')[0], ' ')[0] AS first
+    WHERE k.first = '' OR e.dup_start = '' OR e.dup_last <> k.last  // one word; a word swapped or reordered
+       OR left(first, 1) = left(k.first, 1) OR right(first, 2) = right(k.first, 2) OR first IN k.forms
+       OR e.dup_sound IN k.dup_sound
+    RETURN e LIMIT $limit
+    UNION
+    WITH row.seek AS k WHERE k IS NOT NULL
+    MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_start IN k.dup_start
+    RETURN e LIMIT $limit
+    UNION
+    WITH row.seek AS k WHERE k IS NOT NULL
+    MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_end IN k.dup_end
+    RETURN e LIMIT $limit
+    UNION
+    WITH row.seek AS k WHERE k IS NOT NULL
+    MATCH (e:Entity) WHERE e.namespace = $ns AND e.dup_sound IN k.dup_sound
+    RETURN e LIMIT $limit
+  }
+  RETURN collect(e.name) AS candidates
+}
+WITH row, candidates
 MERGE (n:KgNode {namespace: $ns, name: row.name})
 // Take the node's write lock before looking at its labels: a concurrent call may be turning
 // the same placeholder into an entity, and only one of them may do it.  REMOVE of a property
 // the node never has takes the lock and writes nothing.
 REMOVE n.kg_lock
-WITH n, row
+WITH n, row, candidates
 WHERE NOT n:Entity
 REMOVE n:Placeholder
 SET n:Entity:KgText,
@@ -27,7 +58,7 @@ SET n:Entity:KgText,
     n.embedding_model = CASE WHEN row.entity_vector IS NULL THEN null ELSE $model END
 // the type as a label too (kg_neo4j/store/type_labels.py); row.type_labels is [] or one label
 SET n:$(row.type_labels), n.type_labels = row.type_labels
-WITH n, row
+WITH n, row, candidates
 CALL (n, row) {
   UNWIND range(0, size(row.observations) - 1) AS i
   CREATE (n)-[:HAS_OBSERVATION]->(:Observation:KgText {
@@ -37,7 +68,8 @@ CALL (n, row) {
   })
 }
 // one row back, not one per entity: streaming rows is the costliest part of a large batch
-RETURN collect(row.name) AS created
+RETURN collect(row.name) AS created,
+       [c IN collect({name: row.name, candidates: candidates}) WHERE c.candidates <> []] AS candidates
 
 // name: add_observations
 // Add observations to existing entities; writes nothing and returns the missing names if any entity is unknown.

@@ -114,10 +114,12 @@ async def test_each_kind_of_name_rule_is_found(store: GraphStore, existing: str,
     others = [EntityIn(name=n, entityType="person", observations=facts[:1]) for n in DISTRACTORS]
     await store.create_entities(others)
 
-    async def write(st: GraphStore) -> list[Entity]:
-        return await st.create_entities([EntityIn(name=new, entityType="person", observations=facts)])
+    async def write(st: GraphStore, candidates: dict[str, list[str]]) -> list[Entity]:
+        return await st.create_entities(
+            [EntityIn(name=new, entityType="person", observations=facts)], candidates
+        )
 
-    _, hints = await duplicate_hints.with_hints(store, [new], write, lambda made: [e.name for e in made])
+    _, hints = await duplicate_hints.with_hints(store, write, lambda made: [e.name for e in made])
     assert [(h.name, h.duplicateOf) for h in hints] == [(new, existing)]
 
 

@@ -198,15 +198,17 @@ def _reference(
     },
 )
 async def create_entities(rt: Runtime, req: CreateEntitiesIn) -> ToolOutput:
-    async def write(store: GraphStore) -> tuple[list[Entity], list[ResolvedWrite]]:
+    async def write(
+        store: GraphStore, candidates: dict[str, list[str]] | None = None
+    ) -> tuple[list[Entity], list[ResolvedWrite]]:
         if _resolving(rt):
-            return await store.create_entities_resolving(req.entities)
-        return await store.create_entities(req.entities), []
+            return await store.create_entities_resolving(req.entities, candidates)
+        return await store.create_entities(req.entities, candidates), []
 
     hints: list[DuplicateHint] = []
     if rt.settings.duplicate_hint and rt.profile != "reference":
         (made, resolved), hints = await duplicate_hints.with_hints(
-            rt.store, [e.name for e in req.entities], write, lambda o: [e.name for e in o[0]]
+            rt.store, write, lambda o: [e.name for e in o[0]]
         )
     else:
         made, resolved = await write(rt.store)

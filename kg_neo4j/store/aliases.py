@@ -68,10 +68,11 @@ class ResolvingWrites(EntityWrites):
     a part of GraphStore (store/graph.py)."""
 
     async def create_entities_resolving(
-        self, entities: Sequence[EntityIn]
+        self, entities: Sequence[EntityIn], hint_candidates: dict[str, list[str]] | None = None
     ) -> tuple[list[Entity], list[ResolvedWrite]]:
         """create_entities where a name that is an alias adds its observations to the entity it names instead
-        of creating an entity (one transaction).  Returns what was created and what was resolved."""
+        of creating an entity (one transaction).  Returns what was created and what was resolved;
+        ``hint_candidates`` as create_entities'."""
 
         async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[list[Entity], list[ResolvedWrite]]:
             view = self.within(tx)
@@ -80,7 +81,7 @@ class ResolvingWrites(EntityWrites):
             for e in entities:
                 first.setdefault(e.name, e)
             plain = [e for e in entities if e.name not in targets]
-            created = await view.create_entities(plain) if plain else []
+            created = await view.create_entities(plain, hint_candidates) if plain else []
             aliased = [e for e in first.values() if e.name in targets]
             adds = [
                 ObservationAdd(entityName=targets[e.name], contents=list(e.observations)) for e in aliased

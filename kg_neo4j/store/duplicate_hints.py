@@ -5,8 +5,9 @@ Every entity carries the hint's keys (:func:`kg_neo4j.resolution.hint_keys`: its
 typing-error keys of that word, the words' Metaphone codes), each behind a range index with the namespace.
 A new entity's candidates are the entities holding one of the values :func:`~kg_neo4j.resolution.hint_seeks`
 gives (every name a name rule but the acronym relates to it and find_duplicates compares with it), read by
-index seeks, at most ``MAX_CANDIDATES`` a key; only those a name rule relates are scored, with the same
-context read and the same score as find_duplicates (``store/duplicates.py``), in the write's transaction.
+index seeks in create_entities' own statement before its writes (``store/entities.py``), at most
+``HINT_CANDIDATES`` a key; only those a name rule relates are scored, with the same context read and the
+same score as find_duplicates (``store/duplicates.py``), in the write's transaction.
 The vector index is not asked: a pair it alone finds has no name rule and scores at most 0.6.
 
 :func:`backfill` gives the keys to entities written before them, at bootstrap: per namespace in name
@@ -22,14 +23,12 @@ from typing import Any, TypeVar
 from neo4j import AsyncDriver, AsyncManagedTransaction
 from pydantic import BaseModel
 
-from kg_neo4j.resolution import DEFAULT_MIN_SCORE, ambiguous_short_forms, hint_keys, hint_seeks, name_rule
+from kg_neo4j.resolution import DEFAULT_MIN_SCORE, ambiguous_short_forms, hint_keys, name_rule
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.duplicates import DuplicateReason, Scorer, duplicate_reason, read_context
 from kg_neo4j.store.progress import no_progress
 from kg_neo4j.store.type_labels import Sweep
 
-#: Candidates read per key of a new name (a namespace of 10,000 Smiths still costs bounded seeks).
-MAX_CANDIDATES = 200
 BATCH = 10_000
 _META_KEY = "dup_keys_2"  # 2: the keys of issue 38's second round (dup_first was the first's)
 T = TypeVar("T")
@@ -43,23 +42,6 @@ class DuplicateHint(BaseModel):
     duplicateOf: str
     score: float
     reasons: list[DuplicateReason]
-
-
-async def candidates(store: StoreCore, names: Sequence[str]) -> set[tuple[str, str]]:
-    """The pairs (one of ``names``, an entity of the namespace) a name rule relates, among the entities
-    holding one of the name's :func:`hint_seeks` values.  Read before the write, in its transaction: the
-    names it creates are not entities yet, and the index seeks see no uncommitted changes (read after
-    the write, the same statement took several times as long: docs/performance.md#the-duplicate-hint)."""
-    if not names:
-        return set()
-    rows = [{"name": n, **hint_seeks(n)} for n in dict.fromkeys(names)]
-    records = await store.x.read("duplicates_hint_candidates", rows=rows, limit=MAX_CANDIDATES)
-    return {
-        (r["name"], c)
-        for r in records
-        for c in r["candidates"]
-        if c != r["name"] and name_rule(r["name"], c) is not None  # a name in ``names`` written before
-    }
 
 
 async def probable_duplicates(store: StoreCore, pairs: set[tuple[str, str]]) -> list[DuplicateHint]:
@@ -82,18 +64,21 @@ async def probable_duplicates(store: StoreCore, pairs: set[tuple[str, str]]) -> 
 
 
 async def with_hints(
-    store: S, names: Sequence[str], write: Callable[[S], Awaitable[T]], created: Callable[[T], Sequence[str]]
+    store: S,
+    write: Callable[[S, dict[str, list[str]]], Awaitable[T]],
+    created: Callable[[T], Sequence[str]],
 ) -> tuple[T, list[DuplicateHint]]:
-    """``write`` (of entities named ``names``) on ``store`` and the hints for the names it ``created``, in
-    one transaction, in the order of ``created``."""
+    """``write`` (of entities, on ``store`` with a dict its create_entities fills with the candidates of the
+    entities it creates) and the hints for the names it ``created``, in one transaction, in the order of
+    ``created``."""
 
     async def work(tx: AsyncManagedTransaction) -> tuple[T, list[DuplicateHint]]:
         view = store.within(tx)
-        pairs = await candidates(view, names)
-        out = await write(view)
+        found: dict[str, list[str]] = {}
+        out = await write(view, found)
         made = created(out)
-        new = set(made)
-        hints = {h.name: h for h in await probable_duplicates(view, {p for p in pairs if p[0] in new})}
+        pairs = {(n, c) for n in made for c in found.get(n, ()) if c != n and name_rule(n, c) is not None}
+        hints = {h.name: h for h in await probable_duplicates(view, pairs)}
         return out, [hints[n] for n in made if n in hints]
 
     return await store.x.transaction(work)

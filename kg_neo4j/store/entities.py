@@ -8,14 +8,24 @@ from typing import Any
 
 from kg_neo4j.errors import NotFoundError, ValidationError
 from kg_neo4j.models import Entity, EntityIn, ObservationAdd, ObservationDelete, ObservationResult
-from kg_neo4j.resolution import hint_keys
+from kg_neo4j.resolution import hint_keys, hint_seeks
 from kg_neo4j.store.core import StoreCore
 from kg_neo4j.store.records import check_observation_total, dedupe, entity_text
 from kg_neo4j.store.type_labels import type_labels
 
+#: Candidates read per key of a new name by the duplicate hint (a namespace of 10,000 Smiths still costs
+#: bounded seeks).
+HINT_CANDIDATES = 200
+
 
 class EntityWrites(StoreCore):
-    async def create_entities(self, entities: Sequence[EntityIn]) -> list[Entity]:
+    async def create_entities(
+        self, entities: Sequence[EntityIn], hint_candidates: dict[str, list[str]] | None = None
+    ) -> list[Entity]:
+        """The entities created (a name that is an entity already is left as it is).  With
+        ``hint_candidates`` (create_entities' duplicate hint, store/duplicate_hints.py), the same statement
+        first reads each created entity's candidates, the existing entities holding one of its
+        :func:`~kg_neo4j.resolution.hint_seeks` values, into it by name (none listed: no candidate)."""
         check_observation_total(sum(len(e.observations) for e in entities))
         unique: dict[str, EntityIn] = {}
         for e in entities:
@@ -33,6 +43,7 @@ class EntityWrites(StoreCore):
                     "type_labels": type_labels(e.entityType),
                     "observations": obs,
                     "observations_lower": [o.lower() for o in obs],
+                    "seek": hint_seeks(e.name) if hint_candidates is not None else None,
                 }
             )
         if not rows:
@@ -42,8 +53,10 @@ class EntityWrites(StoreCore):
         # unevenly: it kept less of the bare encode throughput than one encode call for the batch
         # (bench_peers; docs/performance.md).
         await self._attach_vectors(rows, "observations")
-        records = await self.x.write("create_entities", rows=rows)
+        records = await self.x.write("create_entities", rows=rows, limit=HINT_CANDIDATES)
         created = set(records[0]["created"]) if records else set()
+        if hint_candidates is not None and records:
+            hint_candidates.update((c["name"], c["candidates"]) for c in records[0]["candidates"])
         return [
             Entity(name=row["name"], entityType=row["entityType"], observations=row["observations"])
             for row in rows

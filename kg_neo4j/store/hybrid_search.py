@@ -55,10 +55,13 @@ OVERFETCH = 10
 MIN_K = 50
 ENTITY_OVERFETCH = 3
 MIN_K_ENTITIES = 20
-#: A starved vector channel is ranked exactly (cosine over the namespace's own vectors) when the
-#: namespace holds at most this many observations (resp. entities); past it, k grows (raising it was
-#: measured slower: docs/performance.md#bench_scalepy-a-hundred-namespaces-on-one-database).
-EXACT_CAP = 2000
+#: A vector channel of a namespace holding at most this many observations (resp. entities) is ranked
+#: exactly (cosine over the namespace's own vectors): at once on a server without in-index filters, where
+#: the database-wide index would answer with every namespace's vectors, and after a starved index read on
+#: one with them.  Past it, k grows.  Chosen by measurement at 1M observations on 5.26: exact 34 / 49 /
+#: 78 ms at 2,000 / 3,000 / 4,900 observations against 430 ms through the index
+#: (docs/performance.md#bench_scalepy-a-hundred-namespaces-on-one-database).
+EXACT_CAP = 5000
 EXACT_RECHECK_S = 300.0
 MAX_K = 10_000
 NEIGHBOUR_CAP = 20
@@ -81,12 +84,14 @@ class SearchOptions(TypedDict, total=False):
 @dataclass
 class SearchDiagnostics:
     """How one search went: candidate rounds, the largest k asked, whether the in-index filtered
-    statements ran, and per extra round the channels fetched again (``name:exact``: ranked exactly)."""
+    statements ran, per extra round the channels fetched again (``name:exact``: ranked exactly after a
+    starved read), and the channels ranked exactly."""
 
     rounds: int = 0
     k: int = 0
     filtered: bool = False
     starved: list[list[str]] = field(default_factory=list)
+    exact: list[str] = field(default_factory=list)  # the channels ranked exactly (search_memory_exact)
 
 
 @dataclass
@@ -220,12 +225,13 @@ async def candidates(
     starvation is judged against ``limit``.
 
     The indexes are database-wide, so each channel over-fetches and filters by namespace.  A channel
-    is *starved* when a full raw page leaves fewer than ``limit`` own hits.  A starved vector channel
-    (observations or entities) of a namespace with at most ``EXACT_CAP`` of them is then ranked
-    exactly over the namespace's own vectors (one statement).  Otherwise only the starved channel is
-    fetched again with k x4 (up to ``MAX_K``): the observation vectors (the main signal) until they
-    fill, the entity and fulltext channels only while the fused candidates are fewer than ``limit``
-    and their own hits still grow (a channel that found some and then no more stops)."""
+    is *starved* when a full raw page leaves fewer than ``limit`` own hits.  The vector channels
+    (observations, entities) of a namespace with at most ``EXACT_CAP`` of them are ranked exactly over
+    the namespace's own vectors (one statement): first, on a server without in-index filters; after a
+    starved read, on one with them.  Otherwise only the starved channel is fetched again with k x4 (up
+    to ``MAX_K``): the observation vectors (the main signal) until they fill, the entity and fulltext
+    channels only while the fused candidates are fewer than ``limit`` and their own hits still grow (a
+    channel that found some and then no more stops)."""
     ftq = fulltext_query(content, store.namespace)
     # On a server whose filtered vector indexes are ONLINE (2026.x) the vector channels find the top k
     # of this namespace inside the index; elsewhere they over-fetch and filter
@@ -264,7 +270,59 @@ async def candidates(
     found: dict[str, list[Any]] = {"vector": [], "entity": [], "fulltext": []}
     raw: dict[str, int] = {c: 0 for c in ks}
     fetch = {c: k for c, k in ks.items() if k > 0}
+
+    def exact_wanted(channels: set[str]) -> set[str]:
+        """The vector channels of ``channels`` not found past EXACT_CAP in the last EXACT_RECHECK_S."""
+        since = time.monotonic() - EXACT_RECHECK_S
+        return {
+            c for c in channels & {"vector", "entity"} if store._exact_big.get(c, -EXACT_RECHECK_S) < since
+        }
+
+    async def rank_exactly(want: set[str]) -> set[str]:
+        """Rank ``want``'s channels over the namespace's own vectors (one statement); the channels it
+        could rank (a namespace found too large is not asked again for EXACT_RECHECK_S seconds)."""
+        diagnostics.rounds += 1
+        ex = (
+            await store.x.read(
+                "search_memory_exact",
+                vector=vector,
+                types=types,
+                at=read_at,
+                cap=EXACT_CAP,
+                obs_scan=EXACT_CAP + 1 if "vector" in want else 0,
+                entity_scan=EXACT_CAP + 1 if "entity" in want else 0,
+                k_vector=ks["vector"],
+                k_entities=ks["entity"],
+            )
+        )[0]
+        ranked: set[str] = set()
+        for name, small_key, hits_key in (
+            ("vector", "obs_small", "vhits"),
+            ("entity", "entities_small", "ventities"),
+        ):
+            if name in want and ex[small_key]:
+                found[name] = list(ex[hits_key])
+                ranked.add(name)
+            elif name in want:
+                store._exact_big[name] = time.monotonic()
+        diagnostics.exact.extend(sorted(ranked))
+        return ranked
+
     exact_tried = False
+    if not plan.filtered and vector is not None and (want := exact_wanted(set(fetch))):
+        # The index would answer with every namespace's vectors and be read again with a larger k while
+        # they crowd out this one's: a small namespace is ranked exactly at once.
+        exact_tried = True
+        try:
+            ranked = await rank_exactly(want)
+        except BaseException:
+            if early is not None:
+                early.cancel()
+                await asyncio.gather(early, return_exceptions=True)
+            raise
+        for c in ranked:
+            del fetch[c]
+    first = True
     while fetch:
         diagnostics.rounds += 1
         names = list(fetch)
@@ -278,46 +336,17 @@ async def candidates(
         for name, records in zip(names, answers, strict=True):
             rec = records[0]
             # "still finding more": its first fetch, nothing own found yet, or more than last time
-            grew[name] = diagnostics.rounds == 1 or not found[name] or len(rec["hits"]) > len(found[name])
+            grew[name] = first or not found[name] or len(rec["hits"]) > len(found[name])
             found[name] = list(rec["hits"])
             raw[name] = int(rec["raw_count"])
+        first = False
         starved = {c for c, k in fetch.items() if raw[c] >= k and len(found[c]) < limit}
-        want = {
-            c
-            for c in starved & {"vector", "entity"}
-            if store._exact_big.get(c, -EXACT_RECHECK_S) < time.monotonic() - EXACT_RECHECK_S
-        }
-        if not exact_tried and want:
+        if not exact_tried and (want := exact_wanted(starved)):
             # A namespace small next to the index: rank its own vectors exactly (one cheap statement)
-            # instead of growing k over everybody else's.  A namespace found too large is not asked
-            # again for EXACT_RECHECK_S seconds.
+            # instead of growing k over everybody else's.
             exact_tried = True
-            diagnostics.rounds += 1
             diagnostics.starved.append(sorted(f"{c}:exact" for c in want))
-            ex = (
-                await store.x.read(
-                    "search_memory_exact",
-                    vector=vector,
-                    types=types,
-                    at=read_at,
-                    cap=EXACT_CAP,
-                    obs_scan=EXACT_CAP + 1 if "vector" in want else 0,
-                    entity_scan=EXACT_CAP + 1 if "entity" in want else 0,
-                    k_vector=ks["vector"],
-                    k_entities=ks["entity"],
-                )
-            )[0]
-            for name, small_key, hits_key in (
-                ("vector", "obs_small", "vhits"),
-                ("entity", "entities_small", "ventities"),
-            ):
-                if name not in want:
-                    continue
-                if ex[small_key]:
-                    found[name] = list(ex[hits_key])
-                    starved.discard(name)
-                else:
-                    store._exact_big[name] = time.monotonic()
+            starved -= await rank_exactly(want)
         n_candidates = len({(h["name"], h["seq"]) for c in found.values() for h in c})
         nxt: dict[str, int] = {}
         for channel in starved:

@@ -77,7 +77,7 @@ async def with_hints(
         found: dict[str, list[str]] = {}
         out = await write(view, found)
         made = created(out)
-        pairs = {(n, c) for n in made for c in found.get(n, ()) if c != n and name_rule(n, c) is not None}
+        pairs = {(n, c) for n in made for c in found.get(n, ()) if name_rule(n, c) is not None}
         hints = {h.name: h for h in await probable_duplicates(view, pairs)}
         return out, [hints[n] for n in made if n in hints]
 

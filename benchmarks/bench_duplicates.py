@@ -23,10 +23,14 @@ positive pair, or an initials form and the person it is), every other listed pai
 Reported too: hard negatives (and initials forms fitting two people) grouped at the auto-merge threshold.
 
 ``hint``: create_entities' duplicate hint (issue 38): a namespace of ``--n`` entities (the scale mix below,
-written through create_entities, model off), then rounds of create_entities of 100 new entities (a fifth
-of them a typo of an existing name), with the hint and without it alternately (with, without, without,
-with, ...), in one run; the medians, and the median of each round's ratio (its call with the hint over its
-call without).  Model off: the encoder's time would hide the hint's.
+written through create_entities, model off), then rounds of three create_entities calls of 100 new
+entities each (a fifth of the people a typo of an existing person), in process, model off (the encoder's
+time would hide the hint's): without the hint, with the candidates' seeks alone (the hint's index reads in
+the write's statement, nothing compared or scored: the floor of any hint that reads stored keys), and
+with the whole hint; in turn (without, seeks, with, then with, seeks, without, ...).  The medians, and the
+median of each round's ratio to its call without.  Then the create_entities tool as an agent calls it,
+through two MCP stdio servers on the namespace, one with ``--duplicate-hint``, model on (``--mcp``:
+the default; ``--mcp off`` too), ``--mcp-rounds`` pairs of calls.
 
 ``scale``: a namespace of ``--n`` entities (70% people, 20% organisations, 10% projects; 1% of them a
 variant of another: case, initials, nickname, honorific) with 3 observations each, seeded with batched
@@ -48,6 +52,7 @@ import random
 import statistics
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -565,6 +570,9 @@ def scale_vectors(rows: list[tuple[str, str, list[str]]], n: int) -> Any:
     return vectors
 
 
+HINT_ARMS = ("without", "seeks", "with")
+
+
 async def run_hint(args: argparse.Namespace) -> dict[str, Any]:
     from kg_neo4j.store import duplicate_hints
     from kg_neo4j.store.connection import bootstrap
@@ -576,10 +584,27 @@ async def run_hint(args: argparse.Namespace) -> dict[str, Any]:
     await bootstrap(drv, conn.database, model=None)
     ns = f"bench-dupes-hint-{args.n}-{uuid.uuid4().hex[:8]}"
     store = GraphStore(drv, database=conn.database, namespace=ns)
-    rows = scale_entities(args.n + args.rounds * 200, seed=38)
-    seed, fresh = rows[: args.n], rows[args.n :]
+    calls = args.rounds * len(HINT_ARMS) + (args.mcp_rounds + 1) * 2 * len(args.mcp)  # +1: the warm-up
+    rows = scale_entities(args.n + calls * 100, seed=38)
+    seed, fresh = rows[: args.n], iter(rows[args.n :])
     rng = random.Random(38)
-    out: dict[str, Any] = {"entities": args.n}
+    taken = {n for n, _, _ in rows}
+
+    def batch() -> list[EntityIn]:
+        """The next 100 new entities, a fifth of the people among them a typo of an existing person."""
+        ents = []
+        for k in range(100):
+            n, t, o = next(fresh)
+            if k % 5 == 0 and t == "person":
+                f, s = rng.choice(seed)[0].split(" ", 1)
+                typo = f"{typos_build.corrupt_word(rng, f, rng.choice(typos_build.WORD_KINDS))} {s}"
+                if typo not in taken:
+                    taken.add(typo)
+                    n = typo
+            ents.append(EntityIn(name=n, entityType=t, observations=o))
+        return ents
+
+    out: dict[str, Any] = {"entities": args.n, "rounds": args.rounds}
     try:
         t0 = time.perf_counter()
         for i in range(0, len(seed), 1000):
@@ -587,57 +612,82 @@ async def run_hint(args: argparse.Namespace) -> dict[str, Any]:
                 [EntityIn(name=n, entityType=t, observations=o) for n, t, o in seed[i : i + 1000]]
             )
         log(f"seeded {len(seed)} entities in {time.perf_counter() - t0:.0f} s")
-        taken = {n for n, _, _ in rows}
-        times: dict[str, list[float]] = {"with": [], "without": []}
+        times: dict[str, list[float]] = {a: [] for a in HINT_ARMS}
         hints = 0
-        for r in range(args.rounds * 2):
-            batch = fresh[r * 100 : (r + 1) * 100]
-            ents = []
-            for k, (n, t, o) in enumerate(batch):
-                if k % 5 == 0 and t == "person":  # a typo of an existing person
-                    f, s = rng.choice(seed)[0].split(" ", 1)
-                    typo = f"{typos_build.corrupt_word(rng, f, rng.choice(typos_build.WORD_KINDS))} {s}"
-                    if typo not in taken:
-                        taken.add(typo)
-                        n = typo
-                ents.append(EntityIn(name=n, entityType=t, observations=o))
-            hinted = r % 4 in (0, 3)  # with, without, without, with, ...: a drift favours neither
-            t0 = time.perf_counter()
-            if hinted:
+        for r in range(args.rounds):
+            for arm in HINT_ARMS if r % 2 == 0 else HINT_ARMS[::-1]:  # a drift favours no arm
+                ents = batch()
+
+                async def seeks(tx: Any, e: list[EntityIn] = ents) -> list[Entity]:
+                    return await store.within(tx).create_entities(e, {})
 
                 async def write(
                     st: GraphStore, cands: dict[str, list[str]], e: list[EntityIn] = ents
                 ) -> list[Entity]:
                     return await st.create_entities(e, cands)
 
-                _, found = await duplicate_hints.with_hints(store, write, lambda c: [x.name for x in c])
-                hints += len(found)
-            else:
-                await store.create_entities(ents)
-            times["with" if hinted else "without"].append((time.perf_counter() - t0) * 1000)
-        w, wo = statistics.median(times["with"]), statistics.median(times["without"])
-        # each round's pair of calls (one with, one without, back to back): the median of their ratios
-        ratio = statistics.median(a / b for a, b in zip(times["with"], times["without"], strict=True))
-        out.update(
-            {
-                "with_ms": round(w, 1),
-                "without_ms": round(wo, 1),
-                "ratio": round(ratio, 2),
-                "load": [round(x, 2) for x in os.getloadavg()],
-                "hints": hints,
-                "rounds": args.rounds,
-            }
-        )
+                t0 = time.perf_counter()
+                if arm == "without":
+                    await store.create_entities(ents)
+                elif arm == "seeks":  # the write and its candidates' seeks: nothing compared or scored
+                    await store.x.transaction(seeks)
+                else:
+                    _, found = await duplicate_hints.with_hints(store, write, lambda c: [x.name for x in c])
+                    hints += len(found)
+                times[arm].append((time.perf_counter() - t0) * 1000)
+        out.update({f"{a}_ms": round(statistics.median(times[a]), 1) for a in HINT_ARMS})
+        # each round's calls (one per arm, back to back): the median of their ratios to the one without
+        for a in HINT_ARMS[1:]:
+            pairs = zip(times[a], times["without"], strict=True)
+            out[f"{a}_ratio"] = round(statistics.median(x / y for x, y in pairs), 2)
+        out.update({"hints": hints, "load": [round(x, 2) for x in os.getloadavg()]})
         log(
-            f"create_entities (100) at {args.n}: with the hint {w:.1f} ms, without {wo:.1f} ms "
-            f"(paired median {ratio:.2f}x); {hints} hints; load {os.getloadavg()[0]:.1f}"
+            f"create_entities (100) at {args.n}: without {out['without_ms']} ms, seeks alone "
+            f"{out['seeks_ms']} ms ({out['seeks_ratio']}x), with the hint {out['with_ms']} ms "
+            f"({out['with_ratio']}x); {hints} hints"
         )
+        out["mcp"] = [await _hint_over_mcp(conn, ns, model, args.mcp_rounds, batch) for model in args.mcp]
     finally:
         sync = sync_driver(conn)
         delete_namespace(sync, conn.database, ns)
         sync.close()
         await drv.close()
     return out
+
+
+async def _hint_over_mcp(
+    conn: Connection, ns: str, model: str, rounds: int, batch: Callable[[], list[EntityIn]]
+) -> dict[str, Any]:
+    """The create_entities tool (100) as an agent calls it, through two stdio servers on one namespace,
+    one with --duplicate-hint; the embedding model on (the default) or off."""
+    flags = ["--embedding-model", MODEL if model == "on" else "none"]
+    times: dict[str, list[float]] = {"without": [], "with": []}
+    hints = 0
+    async with (
+        mcp_session(kg_serve(conn, ns, *flags)) as plain,
+        mcp_session(kg_serve(conn, ns, "--duplicate-hint", *flags)) as hinted,
+    ):
+        for r in range(-1, rounds):  # round -1 warms both servers (the model's first call), untimed
+            for arm in ("without", "with") if r % 2 == 0 else ("with", "without"):
+                call = {"entities": [e.model_dump() for e in batch()]}
+                t0 = time.perf_counter()
+                res = await (hinted if arm == "with" else plain).call_tool("create_entities", call)
+                took = (time.perf_counter() - t0) * 1000
+                answer = structured(res, "create_entities")
+                if r >= 0:
+                    times[arm].append(took)
+                    hints += len(answer.get("duplicates", []))
+    pairs = zip(times["with"], times["without"], strict=True)
+    row = {
+        "model": model,
+        "rounds": rounds,
+        "without_ms": round(statistics.median(times["without"]), 1),
+        "with_ms": round(statistics.median(times["with"]), 1),
+        "ratio": round(statistics.median(x / y for x, y in pairs), 2),
+        "hints": hints,
+    }
+    log(f"over MCP, model {model}: {row}")
+    return row
 
 
 def main() -> int:
@@ -657,6 +707,10 @@ def main() -> int:
     hp = common(sub.add_parser("hint"))
     hp.add_argument("--n", type=int, default=10_000)
     hp.add_argument("--rounds", type=int, default=15)
+    hp.add_argument(
+        "--mcp", nargs="*", default=["on"], choices=["on", "off"], help="models of the MCP rounds"
+    )
+    hp.add_argument("--mcp-rounds", type=int, default=10)
     sp = common(sub.add_parser("scale"))
     sp.add_argument("--n", type=int, default=100_000)
     sp.add_argument("--models", nargs="+", default=["off", "on"], choices=["on", "off"])
@@ -680,13 +734,23 @@ def main() -> int:
         report_typos(results, asyncio.run(run_typos(args)))
     elif args.what == "hint":
         if args.tiny:
-            args.n, args.rounds = 200, 3  # 3: the first hinted batch at 200 happens to hint nothing
+            # 3: the first hinted batch at 200 happens to hint nothing; the MCP rounds model off (quick)
+            args.n, args.rounds, args.mcp, args.mcp_rounds = 200, 3, ["off"], 1
         results = Results(f"duplicates-hint-{args.n}", args)
         out = asyncio.run(run_hint(args))
-        headers = ["entities", "rounds", "with (median ms)", "without (median ms)", "paired ratio", "hints"]
-        row = [out["entities"], out["rounds"], out["with_ms"], out["without_ms"], out["ratio"], out["hints"]]
+        headers = ["entities", "rounds", "without (median ms)", "seeks alone (median ms)"]
+        headers += ["with the hint (median ms)", "seeks alone / without", "with / without", "hints"]
+        row = [out["entities"], out["rounds"], out["without_ms"], out["seeks_ms"], out["with_ms"]]
+        row += [out["seeks_ratio"], out["with_ratio"], out["hints"]]
         title = f"create_entities (100) at {out['entities']:,} entities, with and without the duplicate hint"
         print(results.table("hint", headers, [row], title=title))
+        headers = ["model", "rounds", "without (median ms)", "with the hint (median ms)", "with / without"]
+        headers.append("hints")
+        rows = [
+            [m[k] for k in ("model", "rounds", "without_ms", "with_ms", "ratio", "hints")] for m in out["mcp"]
+        ]
+        title = f"the create_entities tool (100) over MCP stdio at {out['entities']:,} entities"
+        print(results.table("hint-mcp", headers, rows, title=title))
     else:
         if args.tiny:
             args.n, args.low = 200, True

@@ -307,9 +307,9 @@ def _add_serve_flags(serve: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--duplicate-hint",
         dest="duplicate_hint",
-        action="store_const",
-        const=True,
-        help="create_entities names the existing entity each new one probably duplicates (not in reference)",
+        action=argparse.BooleanOptionalAction,
+        help="create_entities names the existing entity each new one probably duplicates (not in reference; "
+        "default: on with the embedding model, off without it)",
     )
 
 

@@ -122,7 +122,7 @@ async def open_resources(
                 clock,
                 model,
                 fulltext_analyzer=settings.fulltext_analyzer,
-                duplicate_hint=settings.duplicate_hint,
+                duplicate_hint=settings.hint_on(model is not None),
             )
         elif bootstrap == "schema":
             await run_bootstrap(driver, conn.database, clock)

@@ -80,7 +80,7 @@ ALLOWED: dict[str, str] = {
     "oauth_jwks_lifespan": "a number of seconds from 1 to 86400",
     "http_stateless": "true or false",
     "resolve_writes": "true or false",
-    "duplicate_hint": "true or false",
+    "duplicate_hint": "true or false (unset: on with the embedding model)",
 }
 #: Never echoed in an error.
 _SECRETS = {"neo4j_password", "auth_token", "source_neo4j_password"}
@@ -154,9 +154,10 @@ class Settings(BaseSettings):
     # --- entity resolution (docs/entities.md) ---
     #: create_entities / add_observations outside the reference profile attach to the entity an alias names
     resolve_writes: bool = False
-    #: create_entities outside the reference profile names the existing entity each new one probably duplicates
-    #: (off by default: it costs create_entities more than the 1.2x asked, docs/performance.md#the-duplicate-hint)
-    duplicate_hint: bool = False
+    #: create_entities outside the reference profile names the existing entity each new one probably duplicates;
+    #: None (unset): on where the embedding model is, whose encoding it costs 2% beside, off without it, where
+    #: it costs the write half as much again (docs/performance.md#the-duplicate-hint); see :meth:`hint_on`
+    duplicate_hint: bool | None = None
 
     # --- the knowledge layer (docs/knowledge-model.md) ---
     #: the only directory crystallize_skill and import-skills read skill markdown from (None: crystallize_skill
@@ -312,6 +313,11 @@ class Settings(BaseSettings):
     def local_dir(self) -> Path:
         """Where the local Neo4j keeps its binaries, config, data and logs."""
         return self.home / "neo4j"
+
+    def hint_on(self, model: bool) -> bool:
+        """Whether create_entities' duplicate hint is on, for a server with (``model``) or without the
+        embedding model: as set, else with the model."""
+        return model if self.duplicate_hint is None else self.duplicate_hint
 
 
 def load(overrides: Mapping[str, object], flags: Mapping[str, str]) -> Settings:

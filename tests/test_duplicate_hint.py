@@ -1,7 +1,8 @@
 """Issue 38 item 3: create_entities names the existing entity a new one probably duplicates, with the score
 and reasons find_duplicates gives that pair; nothing is merged; the reference profile's answer keeps its
-shape; off unless asked (--duplicate-hint); entities written before the hint's keys get them from a
-batched, resumable backfill, run at start only when the hint is on."""
+shape; on by default where the embedding model is and off without it, --duplicate-hint and
+--no-duplicate-hint deciding otherwise; entities written before the hint's keys get them from a batched,
+resumable backfill, run at start only when the hint is on."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from kg_neo4j.models import Entity, EntityIn
 from kg_neo4j.store import GraphStore, duplicate_hints
 from kg_neo4j.store.connection import bootstrap
 from support.kg import ent, ok, session
-from support.servers import Neo4jInfo
+from support.servers import Neo4jInfo, server_env, stdio_session
 
 MARTHA = ent("Martha Okafor", "person", ["born 1984-03-12", "id number 48213377"])
 TYPO = ent("Marhta Okafor", "person", ["born 1984-03-12", "lives in Leith"])
@@ -40,10 +41,26 @@ async def test_a_probable_duplicate_is_named_and_nothing_merged(
         assert len(both["entities"]) == 2  # nothing merged
 
 
-async def test_off_by_default(neo4j_info: Neo4jInfo, namespace: str) -> None:
-    async with session("stdio", neo4j_info, namespace) as s:
+@pytest.mark.parametrize(
+    ("model", "flags", "hinted"),
+    [
+        ("none", (), False),  # without the model: off unless asked
+        ("all-MiniLM-L6-v2", (), True),  # with it (the default): on
+        ("all-MiniLM-L6-v2", ("--no-duplicate-hint",), False),
+    ],
+)
+async def test_on_by_default_with_the_model(
+    neo4j_info: Neo4jInfo, namespace: str, model: str, flags: tuple[str, ...], hinted: bool
+) -> None:
+    env = server_env(neo4j_info, KG_NEO4J_EMBEDDING_MODEL=model)
+    async with stdio_session(neo4j_info, "--namespace", namespace, *flags, env=env) as s:
         await ok(s, "create_entities", {"entities": [MARTHA]})
         answer = await ok(s, "create_entities", {"entities": [TYPO]})
+    if hinted:
+        assert [(h["name"], h["duplicateOf"]) for h in answer["duplicates"]] == [
+            ("Marhta Okafor", "Martha Okafor")
+        ]
+    else:
         assert isinstance(answer, list) and [e["name"] for e in answer] == ["Marhta Okafor"]
 
 

@@ -206,7 +206,7 @@ async def create_entities(rt: Runtime, req: CreateEntitiesIn) -> ToolOutput:
         return await store.create_entities(req.entities, candidates), []
 
     hints: list[DuplicateHint] = []
-    if rt.settings.duplicate_hint and rt.profile != "reference":
+    if rt.settings.hint_on(rt.store.embedder is not None) and rt.profile != "reference":
         (made, resolved), hints = await duplicate_hints.with_hints(
             rt.store, write, lambda o: [e.name for e in o[0]]
         )

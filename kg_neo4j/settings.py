@@ -155,8 +155,8 @@ class Settings(BaseSettings):
     #: create_entities / add_observations outside the reference profile attach to the entity an alias names
     resolve_writes: bool = False
     #: create_entities outside the reference profile names the existing entity each new one probably duplicates;
-    #: None (unset): on where the embedding model is, whose encoding it costs 2% beside, off without it, where
-    #: it costs the write half as much again (docs/performance.md#the-duplicate-hint); see :meth:`hint_on`
+    #: None (unset): on where the embedding model is, whose encoding hides its cost, off without it, where
+    #: it does not (docs/performance.md#the-duplicate-hint); see :meth:`hint_on`
     duplicate_hint: bool | None = None
 
     # --- the knowledge layer (docs/knowledge-model.md) ---
